@@ -1,0 +1,23 @@
+from django.apps import AppConfig
+
+
+class DynabenchConfig(AppConfig):
+    name = "dynabench"
+    verbose_name = "Dynabench"
+
+    def ready(self):
+        from django.conf import settings
+        from django.db.models.signals import post_migrate
+
+        post_migrate.connect(_create_role_groups, sender=self)
+
+        if settings.EMBEDDED_REDIS:
+            from dynabench.embedded_redis import ensure_running
+
+            ensure_running(settings.EMBEDDED_REDIS_SOCKET)
+
+
+def _create_role_groups(**kwargs):
+    from dynabench.roles import ensure_role_groups
+
+    ensure_role_groups()
