@@ -149,7 +149,7 @@ class RoundAdmin(OwnerScopedAdmin):
                 changed += before != status
             except RuleError as exc:
                 self.message_user(request, f"{round_}: {exc.message}", messages.ERROR)
-        self.message_user(request, f"{changed} round(s) {status}.", messages.SUCCESS)
+        self.message_user(request, f"{changed} round(s) {'opened' if status == Round.Status.OPEN else 'closed'}.", messages.SUCCESS)
 
     @admin.action(description="Open the selected rounds", permissions=["change"])
     def open_rounds(self, request, queryset):

@@ -342,7 +342,7 @@ def _label_target(task: Task, mapper: _RowMapper, line: int, record: dict) -> di
     label = normalise_label(task.config, raw)
     if label is None:
         aliases = task.config.get("label_aliases", {})
-        known = ", ".join(task.labels) + (f" (or {', '.join(aliases)})" if aliases else "")
+        known = ", ".join(task.labels) + (f" (or {', '.join(sorted(aliases))})" if aliases else "")
         raise ImportRowError(line, f"unknown label '{raw}' in field '{mapper.source('label')}'; expected {known}")
     return {"label": label}
 
@@ -458,7 +458,7 @@ def import_contexts(*, task: Task, round_number: int, spec: FileSpec, create_rou
     mapper = _RowMapper(spec, text_fields=names, optional_fields=[], extra_fields=[])
     reader = _Reader(spec, progress=progress)
     with transaction.atomic():
-        round_ = Round.objects.select_for_update().filter(task=task, number=round_number).first()
+        round_ = Round.objects.select_for_update().filter(task=task, number=round_number).order_by().first()
         if round_ is None:
             if not create_round:
                 raise RuleError(
@@ -533,7 +533,7 @@ def import_dataset(
             round_ = Round.objects.filter(task=task, number=round_number).first()
             if round_ is None:
                 raise RuleError(ImportErrorCode.OPTIONS, f"task {task.code} has no round {round_number}")
-        dataset = Dataset.objects.select_for_update().filter(task=task, name=name).first()
+        dataset = Dataset.objects.select_for_update().filter(task=task, name=name).order_by().first()
         wanted = {"round": round_, "access": access, "split": split, "weight": weight}
         if dataset is None:
             dataset = Dataset.objects.create(

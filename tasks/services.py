@@ -32,8 +32,10 @@ def set_round_status(*, round: Round, status: str, acting_user) -> Round:
     """Open or close ``round`` (``status`` is ``"open"`` or ``"closed"``) and return it.
 
     Opening sets ``start`` (the first time) and clears ``end``; closing sets ``end``.
-    Setting the status a round already has changes nothing. Raises ``NotAllowed`` unless
-    ``acting_user`` owns the task (or is an admin), ``RuleError`` for an unknown status.
+    Setting the status a round already has changes nothing. A task has at most one open
+    round: opening one while another is open raises ``RuleError`` (close that one first).
+    Raises ``NotAllowed`` unless ``acting_user`` owns the task (or is an admin), and
+    ``RuleError`` for an unknown status.
     Closing only sets the status here; building the round's datasets hooks in at this point.
     """
     if status not in Round.Status.values:
@@ -43,6 +45,12 @@ def set_round_status(*, round: Round, status: str, acting_user) -> Round:
     locked = Round.objects.select_for_update().get(pk=round.pk)
     if locked.status == status:
         return locked
+    if status == Round.Status.OPEN:
+        other = Round.objects.filter(task_id=locked.task_id, status=Round.Status.OPEN).exclude(pk=locked.pk).first()
+        if other is not None:
+            raise RuleError(
+                "other_round_open", f"round {other.number} of {round.task.code} is still open; close it first", field="status"
+            )
     now = timezone.now()
     locked.status = status
     if status == Round.Status.OPEN:

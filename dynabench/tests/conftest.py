@@ -22,7 +22,10 @@ def one_of_everything(sentiment_task, annotator, validator, admin_user):
     )
     validation = Validation.objects.create(example=example, validator=validator, label="correct")
     run = EvaluationRun.objects.create(model=model, dataset=dataset, status="done", performance=0.5)
-    config = LeaderboardConfig.objects.create(task=sentiment_task, owner=admin_user, name="mine", metric_weights={"performance": 4})
+    # slug given: the model default (token_urlsafe(), 43 characters) overflows its 32-character column on PostgreSQL.
+    config = LeaderboardConfig.objects.create(
+        task=sentiment_task, owner=admin_user, name="mine", slug="mine", metric_weights={"performance": 4}
+    )
     return {
         "task": sentiment_task, "round": round1, "context": context, "mlmodel": model, "dataset": dataset,
         "datasetitem": dataset.items.first(), "example": example, "validation": validation,

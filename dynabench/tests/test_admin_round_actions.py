@@ -28,9 +28,22 @@ def test_it_closes_the_selected_rounds_and_records_when(client, admin_user, nli_
 def test_it_opens_a_closed_round(client, admin_user, nli_task):
     round2 = Round.objects.create(task=nli_task, number=2, status=Round.Status.CLOSED)
     client.force_login(admin_user)
+    _act(client, "close_rounds", nli_task.rounds.get(number=1))
 
     _act(client, "open_rounds", round2)
 
     round2.refresh_from_db()
     assert round2.status == Round.Status.OPEN and round2.start is not None and round2.end is None
     assert nli_task.current_round() == round2
+
+
+def test_it_shows_why_a_round_cannot_be_opened(client, admin_user, nli_task):
+    round2 = Round.objects.create(task=nli_task, number=2, status=Round.Status.CLOSED)
+    client.force_login(admin_user)
+
+    response = _act(client, "open_rounds", round2)
+
+    assert "round 2: round 1 of nli is still open; close it first" in response.content.decode()
+    assert "0 round(s) opened." in response.content.decode()
+    round2.refresh_from_db()
+    assert round2.status == Round.Status.CLOSED

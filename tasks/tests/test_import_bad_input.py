@@ -70,7 +70,7 @@ def test_it_names_a_bad_label_in_a_csv_file(nli_task, tmp_path):
     path.write_text("uid,context,statement,gold_label\n1,A dog runs.,An animal moves.,e\n2,A cat naps.,It sleeps.,x\n")
 
     _import_fails(
-        path, r"line 3: unknown label 'x' in field 'gold_label'; expected entailment, neutral, contradiction \(or e, n, c\)",
+        path, r"line 3: unknown label 'x' in field 'gold_label'; expected entailment, neutral, contradiction \(or c, e, n\)",
         "--map", "premise=context", "--map", "hypothesis=statement", "--map", "label=gold_label", target=("nli", "broken"),
     )
 

@@ -36,3 +36,13 @@ def test_it_refuses_someone_who_does_not_own_the_task(outsider, nli_task):
 def test_it_refuses_an_unknown_status(owner, nli_task):
     with pytest.raises(RuleError, match="unknown round status 'paused'"):
         set_round_status(round=nli_task.current_round(), status="paused", acting_user=owner)
+
+
+def test_it_refuses_to_open_a_second_round_while_one_is_open(owner, nli_task):
+    round2 = Round.objects.create(task=nli_task, number=2, status=Round.Status.CLOSED)
+
+    with pytest.raises(RuleError, match="round 1 of nli is still open; close it first"):
+        set_round_status(round=round2, status="open", acting_user=owner)
+
+    round2.refresh_from_db()
+    assert round2.status == Round.Status.CLOSED
