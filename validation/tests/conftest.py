@@ -42,6 +42,12 @@ def make_example(task, author, *, model_wrong=True, label=None, text=None, answe
 
 
 @pytest.fixture(autouse=True)
+def fast_passwords(settings):
+    """Users here need passwords only to log in; hash them cheaply."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture(autouse=True)
 def role_groups(db):
     """The role groups (main's post_migrate hook does not fire for the models-less dynabench app)."""
     from dynabench.roles import ensure_role_groups
