@@ -109,7 +109,7 @@ def record_validation(*, example, validator, label, mode="user", metadata=None, 
                     )
         except IntegrityError:
             raise RuleError(Code.ALREADY_VALIDATED, "You already validated this example.") from None
-        settle_example(example)
+        settle_example(example, release_lease_of=validator)
     return validation
 
 
@@ -187,16 +187,17 @@ def _answer_span(example, answer) -> dict:
     return {"text": text, "answer_start": start}
 
 
-def settle_example(example) -> str:
+def settle_example(example, *, release_lease_of=None) -> str:
     """Recompute ``example``'s state and counters from its validations and save them.
 
     Call inside the transaction that changed its validations, with the row locked. Returns
-    the new state. The lease is cleared once the example is settled.
+    the new state. The lease is cleared once the example is settled, or when it is held by
+    ``release_lease_of`` (the validator who just judged it).
     """
     rows = list(Validation.objects.filter(example_id=example.pk).order_by("id").values_list("label", "mode"))
     state = derive_state(rows, example.round.task.validations_needed)
     fields = {**tally(label for label, _ in rows), "validation_state": state}
-    if state != ValidationState.PENDING:
+    if state != ValidationState.PENDING or (release_lease_of is not None and example.leased_to_id == release_lease_of.pk):
         fields.update(leased_to=None, leased_until=None)
     Example.objects.filter(pk=example.pk).update(**fields)
     for name, value in fields.items():
@@ -237,43 +238,81 @@ def next_example_for(*, validator, round, exclude_ids=()) -> Example | None:
     retracted or settled one; ``exclude_ids`` (examples they skipped) left out. A live
     lease they already hold is returned again, so reloading the page is stable.
 
-    Claiming: the candidate is read with ``SELECT … FOR UPDATE SKIP LOCKED`` (PostgreSQL:
-    two validators never wait on or read the same candidate; other backends ignore it),
-    then leased with a conditional UPDATE that succeeds only while the lease is free
-    (``== 1`` row), so the claim is correct on SQLite too. The lease lasts
+    Claiming, one implementation for both databases: the same ``review_queue`` query; on
+    PostgreSQL its first row is locked with ``SELECT … FOR UPDATE SKIP LOCKED`` and leased
+    in the same ``UPDATE … RETURNING`` statement (two validators never wait on or take the
+    same row); elsewhere (SQLite) a few candidates are read and each is leased with a
+    conditional UPDATE that succeeds only while the lease is free (``== 1`` row). The lease lasts
     ``LEASE_DURATION`` (10 minutes); an abandoned example comes back after that.
     """
     now = timezone.now()
-    held = (
-        Example.objects.filter(
-            round=round, leased_to=validator, leased_until__gt=now, validation_state=ValidationState.PENDING, retracted=False
-        )
-        .exclude(pk__in=list(exclude_ids))
-        .filter(~Exists(Validation.objects.filter(example=OuterRef("pk"), validator=validator)))
+    mine = (
+        Example.objects.filter(round=round, leased_to=validator)
         .select_related("context", "round__task")
+        .annotate(judged=Exists(Validation.objects.filter(example=OuterRef("pk"), validator=validator)))
         .first()
     )
-    if held is not None:
-        return held
-    Example.objects.filter(round=round, leased_to=validator).update(leased_to=None, leased_until=None)
+    if mine is not None:
+        if (
+            mine.leased_until > now and mine.validation_state == ValidationState.PENDING and not mine.retracted
+            and not mine.judged and mine.pk not in set(exclude_ids)
+        ):
+            return mine
+        Example.objects.filter(round=round, leased_to=validator).update(leased_to=None, leased_until=None)
     kinds = [True, False] if round.task.config.get("validate_non_fooling") else [True]
-    # With SKIP LOCKED one candidate is enough; without it, a few spares for lost races.
-    batch = 1 if connection.features.has_select_for_update_skip_locked else 4
-    for model_wrong in kinds:
-        while True:
-            with transaction.atomic():
-                candidates = list(
-                    review_queue(validator=validator, round=round, model_wrong=model_wrong, now=now, exclude_ids=exclude_ids)
-                    .select_for_update(skip_locked=True, of=("self",))
-                    .only("pk")[:batch]
-                )
-                if not candidates:
-                    break
+    if connection.features.has_select_for_update_skip_locked:
+        for model_wrong in kinds:
+            queue = review_queue(validator=validator, round=round, model_wrong=model_wrong, now=now, exclude_ids=exclude_ids)
+            example = _claim_first_skip_locked(queue, validator=validator, now=now)
+            if example is not None:
+                example.round = round
+                return example
+        return None
+    while True:
+        found_any = False
+        with transaction.atomic():
+            for model_wrong in kinds:
+                queue = review_queue(validator=validator, round=round, model_wrong=model_wrong, now=now, exclude_ids=exclude_ids)
+                candidates = list(queue.only("pk")[:4])
+                found_any = found_any or bool(candidates)
                 for candidate in candidates:
                     if _claim(candidate.pk, validator=validator, now=now):
                         return Example.objects.select_related("context", "round__task").get(pk=candidate.pk)
-            now = timezone.now()  # every candidate was taken meanwhile: look again
-    return None
+                if candidates:
+                    break  # all taken meanwhile: look again from the top
+        if not found_any:
+            return None
+        now = timezone.now()
+
+
+def _claim_first_skip_locked(queue, *, validator, now):
+    """PostgreSQL: lock the first free example of ``queue`` (``FOR UPDATE SKIP LOCKED``) and
+    lease it in one ``UPDATE … RETURNING`` statement; return it, or None.
+
+    Rows another claim holds are skipped; a row whose lease was taken meanwhile fails
+    PostgreSQL's re-check under the lock and the scan moves on. When the claim is its own
+    transaction it is sent as one round trip together with ``SET LOCAL synchronous_commit
+    = off``: only a lease is written, and a lease lost in a server crash just returns the
+    example to the queue (validations keep synchronous commit).
+    """
+    table = connection.ops.quote_name(Example._meta.db_table)
+    plain, params = queue.values("pk")[:1].query.sql_with_params()
+    locked = f"{plain} {connection.ops.for_update_sql(skip_locked=True, of=(table,))}"
+    fields = Example._meta.concrete_fields
+    columns = ", ".join(connection.ops.quote_name(f.column) for f in fields)
+    sql = f"UPDATE {table} SET leased_to_id = %s, leased_until = %s WHERE id = ({locked}) RETURNING {columns}"
+    own_transaction = not connection.in_atomic_block and not connection.settings_dict["OPTIONS"].get("server_side_binding")
+    if own_transaction:  # one simple-protocol query string runs as one implicit transaction
+        sql = "SET LOCAL synchronous_commit = off; " + sql
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [validator.pk, now + LEASE_DURATION, *params])
+        if own_transaction:
+            cursor.nextset()
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    values = [f.from_db_value(v, None, connection) if hasattr(f, "from_db_value") else v for f, v in zip(fields, row)]
+    return Example.from_db(connection.alias, [f.attname for f in fields], values)
 
 
 def _claim(pk, *, validator, now) -> bool:
