@@ -34,7 +34,7 @@ parser.add_argument("--examples", type=int, default=1_000_000)
 parser.add_argument("--samples", type=int, default=400)
 parser.add_argument("--validators", type=int, default=16)
 parser.add_argument("--seconds", type=float, default=20.0)
-parser.add_argument("--concurrent-examples", type=int, default=3000)
+parser.add_argument("--concurrent-examples", type=int, default=700)
 parser.add_argument("--keep", action="store_true", help="Keep the loaded examples for the next run (same --examples).")
 args = parser.parse_args()
 

@@ -46,9 +46,10 @@ def _skipped(request, round) -> list[int]:
     return request.session.get(SKIPPED_KEY, {}).get(str(round.pk), [])
 
 
-def _review_context(request, task, round, *, example=None, error=None, notice=None, form=None):
+def _review_context(request, task, round, *, example=None, error=None, notice=None, form=None, current=False):
     if example is None:
-        example = services.next_example_for(validator=request.user, round=round, exclude_ids=_skipped(request, round))
+        pick = services.current_example_for if current else services.next_example_for
+        example = pick(validator=request.user, round=round, exclude_ids=_skipped(request, round))
     return {
         "task": task,
         "round": round,
@@ -73,7 +74,7 @@ def review_queue(request, code):
         return render(request, "validation/forbidden.html", {"task": task,
                       "message": "You need the validator role to validate examples; ask a task owner."}, status=403)
     round = _queue_round(request, task)
-    return render(request, "validation/review.html", _review_context(request, task, round))
+    return render(request, "validation/review.html", _review_context(request, task, round, current=True))
 
 
 @login_required

@@ -230,44 +230,48 @@ def review_queue(*, validator, round, model_wrong: bool, now=None, exclude_ids=(
     return queue
 
 
+def current_example_for(*, validator, round, exclude_ids=()) -> Example | None:
+    """Return the example ``validator`` holds a live lease on in ``round`` (pending, not
+    retracted, not judged by them, not in ``exclude_ids``), else ``next_example_for``.
+    The review page calls this on load, so reloading shows the same example."""
+    mine = (
+        Example.objects.filter(
+            round=round, leased_to=validator, leased_until__gt=timezone.now(),
+            validation_state=ValidationState.PENDING, retracted=False,
+        )
+        .exclude(pk__in=list(exclude_ids))
+        .filter(~Exists(Validation.objects.filter(example=OuterRef("pk"), validator=validator)))
+        .select_related("context", "round__task")
+        .first()
+    )
+    return mine or next_example_for(validator=validator, round=round, exclude_ids=exclude_ids)
+
+
 def next_example_for(*, validator, round, exclude_ids=()) -> Example | None:
-    """Return the next example for ``validator`` in ``round``, leased to them, or None.
+    """Give back whatever ``validator`` holds in ``round`` and lease them the next example; or None.
 
     Order: fooling examples first (non-fooling too when the task's ``validate_non_fooling``
     is set), fewest validations, oldest; never their own, never one they judged, never a
-    retracted or settled one; ``exclude_ids`` (examples they skipped) left out. A live
-    lease they already hold is returned again, so reloading the page is stable.
+    retracted or settled one; ``exclude_ids`` (examples they skipped) left out.
 
     Claiming, one implementation for both databases: the same ``review_queue`` query; on
     PostgreSQL its first row is locked with ``SELECT … FOR UPDATE SKIP LOCKED`` and leased
     in the same ``UPDATE … RETURNING`` statement (two validators never wait on or take the
     same row); elsewhere (SQLite) a few candidates are read and each is leased with a
-    conditional UPDATE that succeeds only while the lease is free (``== 1`` row). The lease lasts
-    ``LEASE_DURATION`` (10 minutes); an abandoned example comes back after that.
+    conditional UPDATE that succeeds only while the lease is free (``== 1`` row). The lease
+    lasts ``LEASE_DURATION`` (10 minutes); an abandoned example comes back after that.
     """
     now = timezone.now()
-    mine = (
-        Example.objects.filter(round=round, leased_to=validator)
-        .select_related("context", "round__task")
-        .annotate(judged=Exists(Validation.objects.filter(example=OuterRef("pk"), validator=validator)))
-        .first()
-    )
-    if mine is not None:
-        if (
-            mine.leased_until > now and mine.validation_state == ValidationState.PENDING and not mine.retracted
-            and not mine.judged and mine.pk not in set(exclude_ids)
-        ):
-            return mine
-        Example.objects.filter(round=round, leased_to=validator).update(leased_to=None, leased_until=None)
     kinds = [True, False] if round.task.config.get("validate_non_fooling") else [True]
     if connection.features.has_select_for_update_skip_locked:
-        for model_wrong in kinds:
+        for n, model_wrong in enumerate(kinds):
             queue = review_queue(validator=validator, round=round, model_wrong=model_wrong, now=now, exclude_ids=exclude_ids)
-            example = _claim_first_skip_locked(queue, validator=validator, now=now)
+            example = _claim_first_skip_locked(queue, validator=validator, now=now, release_in=round if n == 0 else None)
             if example is not None:
                 example.round = round
                 return example
         return None
+    Example.objects.filter(round=round, leased_to=validator).update(leased_to=None, leased_until=None)
     while True:
         found_any = False
         with transaction.atomic():
@@ -285,9 +289,11 @@ def next_example_for(*, validator, round, exclude_ids=()) -> Example | None:
         now = timezone.now()
 
 
-def _claim_first_skip_locked(queue, *, validator, now):
+def _claim_first_skip_locked(queue, *, validator, now, release_in):
     """PostgreSQL: lock the first free example of ``queue`` (``FOR UPDATE SKIP LOCKED``) and
-    lease it in one ``UPDATE … RETURNING`` statement; return it, or None.
+    lease it in one ``UPDATE … RETURNING`` statement; return it, or None. With
+    ``release_in`` (a round) the validator's leases in that round are given back first, in
+    the same transaction.
 
     Rows another claim holds are skipped; a row whose lease was taken meanwhile fails
     PostgreSQL's re-check under the lock and the scan moves on. When the claim is its own
@@ -300,14 +306,23 @@ def _claim_first_skip_locked(queue, *, validator, now):
     locked = f"{plain} {connection.ops.for_update_sql(skip_locked=True, of=(table,))}"
     fields = Example._meta.concrete_fields
     columns = ", ".join(connection.ops.quote_name(f.column) for f in fields)
-    sql = f"UPDATE {table} SET leased_to_id = %s, leased_until = %s WHERE id = ({locked}) RETURNING {columns}"
-    own_transaction = not connection.in_atomic_block and not connection.settings_dict["OPTIONS"].get("server_side_binding")
-    if own_transaction:  # one simple-protocol query string runs as one implicit transaction
-        sql = "SET LOCAL synchronous_commit = off; " + sql
+    claim = f"UPDATE {table} SET leased_to_id = %s, leased_until = %s WHERE id = ({locked}) RETURNING {columns}"
+    release = f"UPDATE {table} SET leased_to_id = NULL, leased_until = NULL WHERE round_id = %s AND leased_to_id = %s"
+    one_string = not connection.in_atomic_block and not connection.settings_dict["OPTIONS"].get("server_side_binding")
+    claim_params = [validator.pk, now + LEASE_DURATION, *params]
+    release_first = release_in is not None
+    release_params = [release_in.pk, validator.pk] if release_first else []
     with connection.cursor() as cursor:
-        cursor.execute(sql, [validator.pk, now + LEASE_DURATION, *params])
-        if own_transaction:
-            cursor.nextset()
+        if one_string:
+            # One simple-protocol query string runs as one implicit transaction: one round trip.
+            statements = ["SET LOCAL synchronous_commit = off"] + ([release] if release_first else []) + [claim]
+            cursor.execute("; ".join(statements), release_params + claim_params)
+            for _ in range(len(statements) - 1):
+                cursor.nextset()
+        else:
+            if release_first:
+                cursor.execute(release, release_params)
+            cursor.execute(claim, claim_params)
         row = cursor.fetchone()
     if row is None:
         return None

@@ -5,7 +5,7 @@ from datetime import timedelta
 from django.utils import timezone
 
 from annotation.models import Example
-from validation.services import LEASE_DURATION, next_example_for, release_lease
+from validation.services import LEASE_DURATION, current_example_for, next_example_for, release_lease
 from validation.tests.conftest import make_example
 
 
@@ -24,14 +24,25 @@ def test_two_validators_get_different_examples(sentiment_task, annotator, valida
     assert a.leased_until > timezone.now() + LEASE_DURATION - timedelta(minutes=1)
 
 
-def test_asking_again_returns_the_example_already_leased(sentiment_task, annotator, validator):
+def test_reloading_returns_the_example_already_leased(sentiment_task, annotator, validator):
     round = sentiment_task.current_round()
     make_example(sentiment_task, annotator), make_example(sentiment_task, annotator)
 
     first = next_example_for(validator=validator, round=round)
 
-    assert next_example_for(validator=validator, round=round) == first
+    assert current_example_for(validator=validator, round=round) == first
     assert Example.objects.filter(leased_to=validator).count() == 1
+
+
+def test_a_validator_never_holds_two_leases(sentiment_task, annotator, validator):
+    round = sentiment_task.current_round()
+    make_example(sentiment_task, annotator), make_example(sentiment_task, annotator)
+
+    first = next_example_for(validator=validator, round=round)
+    second = next_example_for(validator=validator, round=round, exclude_ids=[first.pk])
+
+    assert second != first
+    assert list(Example.objects.filter(leased_to=validator)) == [second]
 
 
 def test_an_expired_lease_frees_the_example(sentiment_task, annotator, validators):
