@@ -184,3 +184,6 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
     "loggers": {"django.db.backends": {"level": "INFO"}},
 }
+
+# Annotation: examples one annotator may submit per minute (sandbox tries count too); 0 turns it off.
+ANNOTATION_SUBMISSIONS_PER_MINUTE = int(os.environ.get("ANNOTATION_SUBMISSIONS_PER_MINUTE", "20"))
