@@ -188,8 +188,11 @@ def submit_example(request, code):
         return _render_workspace(request, task, context=form.context, form=form, status=status)
     data = _result(example)
     if request.htmx:
-        return render(request, "annotation/_result.html", data)
-    return render(request, "annotation/create.html", _page(request, task, {**data, "show_result": True}))
+        response = render(request, "annotation/_result.html", data)
+    else:
+        response = render(request, "annotation/create.html", _page(request, task, {**data, "show_result": True}))
+    response["Server-Timing"] = f"model;desc=\"model in the loop\";dur={example.inference_s * 1000:.2f}"
+    return response
 
 
 def _expired(request, task, form):

@@ -321,9 +321,11 @@ def model_input(task: Task, example_input: dict) -> dict:
     return {name: example_input.get(name, "") for name in task.config["model_inputs"]}
 
 
-def _predict(model: MLModel, inputs: dict) -> dict:
+def _predict(model: MLModel, inputs: dict) -> tuple[dict, float]:
+    """Return the model's output for one input and the seconds the registry took (load included)."""
+    started = time.perf_counter()
     try:
-        return get_predictor(model).predict([inputs])[0]
+        return get_predictor(model).predict([inputs])[0], time.perf_counter() - started
     except RuleError:
         raise
     except Exception:
@@ -348,7 +350,7 @@ def _save_example(*, user, context: Context, **fields) -> Example:
     _check_daily_cap(user=user, task=task)
     if not Round.objects.filter(pk=context.round_id, status=Round.Status.OPEN).exists():
         raise RuleError(Code.ROUND_CLOSED, "The round of this context was closed while you wrote; take a new context.")
-    example = Example.objects.create(round_id=context.round_id, context=context, author=user, **fields)
+    example = Example.objects.create(round=context.round, context=context, author=user, **fields)
     Context.objects.filter(pk=context.pk).update(times_used=F("times_used") + 1)
     return example
 
@@ -367,7 +369,8 @@ def create_example(
        server decides ``model_wrong`` (``calculations.decide_model_wrong``).
     5. In one transaction: the daily cap again (under a lock on the author), the example
        with the model's full output, the model, the round and ``time_spent`` (seconds) is
-       created, and ``Context.times_used`` is bumped with ``F()``.
+       created, and ``Context.times_used`` is bumped with ``F()``. The returned example
+       carries ``inference_s``, the seconds the model took (not stored).
 
     Only users with the ``annotator`` role (or admins) write examples. A ``model_explanation``
     sent with an example that turns out not to fool the model is dropped.
@@ -390,14 +393,16 @@ def create_example(
     _check_daily_cap(user=user, task=task)
     check_submission_rate(key=f"user:{user.pk}")
     model = model_in_loop(round)
-    output = _predict(model, model_input(task, example_input))
+    output, inference_s = _predict(model, model_input(task, example_input))
     model_wrong = decide_model_wrong(task, example_target, output)
     if "model_explanation" in explanations and not model_wrong:
         explanations.pop("model_explanation")
-    return _save_example(
+    example = _save_example(
         user=user, context=context, input=example_input, target=example_target, model=model,
         model_output=output, model_wrong=model_wrong, metadata=explanations, tag=tag, time_spent=time_spent,
     )
+    example.inference_s = inference_s  # not stored: the page reports it in a Server-Timing header
+    return example
 
 
 def _check_author(example: Example, user) -> None:
@@ -505,6 +510,6 @@ def try_model(*, task: Task, input: dict, visitor: str, target: dict | None = No
     example_target = clean_target(task=task, example_input=cleaned, target=target) if target else None
     check_submission_rate(key=visitor)
     model = model_in_loop(round)
-    output = _predict(model, cleaned)
+    output, _ = _predict(model, cleaned)
     model_wrong = decide_model_wrong(task, example_target, output) if example_target else None
     return SandboxAnswer(round=round, model=model, input=cleaned, output=output, target=example_target, model_wrong=model_wrong)
