@@ -30,6 +30,13 @@ from tasks.models import Task, TaskKind
 PAGE_SIZE = 25
 
 
+def _problem(message: str, *, status: int = 409) -> HttpResponse:
+    """A workspace that only says what went wrong (it keeps the ``#workspace`` target alive)."""
+    return HttpResponse(
+        f'<section id="workspace" class="card"><p class="error" role="alert">{escape(message)}</p></section>', status=status
+    )
+
+
 def _annotator_page(view):
     """Log-in required; an HTMX request from a visitor is sent to the log-in page with ``HX-Redirect``."""
 
@@ -163,7 +170,7 @@ def new_context(request, code):
         exclude = [int(pk) for pk in request.GET.getlist("exclude") if pk.isdigit()]
         context = services.choose_context(round=round, tag=request.GET.get("tag") or None, exclude=exclude)
     except RuleError as error:
-        return HttpResponse(f'<p class="error" role="alert">{escape(error.message)}</p>', status=409)
+        return _problem(error.message)
     return _render_workspace(request, task, context=context)
 
 
@@ -204,7 +211,7 @@ def _expired(request, task, form):
     except RuleError as error:
         message, context = error.message, None
     if context is None:
-        return HttpResponse(f'<p class="error" role="alert">{escape(message)}</p>', status=409)
+        return _problem(message)
     initial = {name: form.data.get(name, "") for name in form.input_names}
     return _render_workspace(request, task, context=context, initial=initial, status=422, notice=message)
 
@@ -226,7 +233,7 @@ def try_again(request, pk):
         try:
             context = services.choose_context(round=task.current_round())
         except (RuleError, AttributeError):
-            return HttpResponse('<p class="error" role="alert">This task has no open context left.</p>', status=409)
+            return _problem("This task has no open context left.")
         notice = "That context is closed; here is a new one with your text kept."
         initial.pop("answer_text", None), initial.pop("answer_start", None)
     return _render_workspace(request, task, context=context, initial=initial, notice=notice)

@@ -20,7 +20,9 @@ What it does:
    endpoint; after (or before, alternately) each one, this process calls the bare
    predictor (``tasks.registry.get_predictor``) on the same input. Reports p50 of both
    and the p50 of the per-pair difference: the platform's own cost (session, database,
-   rate limit, rendering) on top of inference. Target: <= 15 ms.
+   rate limit, rendering) on top of inference. Target: <= 15 ms. It also reports HTTP time
+   minus the server's own model time for the same request (the page's ``Server-Timing``
+   header), which does not depend on the two processes running the model equally fast.
 4. Load: ``--annotators`` annotators submit concurrently for ``--duration`` seconds.
    Reports throughput, p50 and p95, errors, and checks against the database that every
    successful response has exactly one stored example and no example is stored twice

@@ -105,3 +105,11 @@ def test_it_asks_to_select_an_answer_for_qa(client, annotator, qa_task, qa_conte
     response = submit(client, qa_task, {"token": token_of(page), "question": "What?", "answer_text": "", "answer_start": ""})
     assert response.status_code == 422
     assert 'data-error-for="answer"' in response.content.decode()
+
+
+def test_it_works_without_javascript_as_a_whole_page(client, sentiment_task, page):
+    response = client.post(f"/tasks/{sentiment_task.code}/write/submit", {"token": token_of(page), "text": TEXT, "label": "neutral"})
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "<html" in html and ("You fooled the model!" in html or "The model got it right." in html)
+    assert Example.objects.count() == 1
