@@ -29,9 +29,10 @@ per predictor, because a fast tokenizer's truncation state is not thread-safe).
 
 Inference. ``model.eval()`` under ``torch.inference_mode()``, on CUDA when available, else
 CPU (torch's default thread count). Inputs are tokenised in one call, sorted by token
-length, cut into batches of ``batch_size`` (default ``DEFAULT_BATCH_SIZE``, measured by
-``benchmarks/inference.py``), padded per batch only to that batch's longest input, and put
-back in the caller's order. Classification truncates long inputs to the model's maximum
+length, cut into batches of ``batch_size`` rows (default ``DEFAULT_BATCH_SIZE``, measured by
+``benchmarks/inference.py``) and at most ``MAX_BATCH_TOKENS`` padded tokens (which bounds the
+memory of a batch of long inputs), padded per batch only to that batch's longest input, and
+put back in the caller's order. Classification truncates long inputs to the model's maximum
 length (``longest_first`` for pairs). Extractive QA cuts questions to ``MAX_QUESTION_TOKENS``
 and slides windows of at most ``QA_MAX_LENGTH`` tokens with a stride of ``QA_STRIDE`` over
 the passage; see ``ExtractiveQAPredictor``.
@@ -51,7 +52,8 @@ from tasks.model_checks import ModelCheckCode, check_model_directory, match_labe
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_BATCH_SIZE = 32
+DEFAULT_BATCH_SIZE = 64
+MAX_BATCH_TOKENS = 8192
 QA_MAX_LENGTH = 384
 QA_STRIDE = 128
 MAX_QUESTION_TOKENS = 64
@@ -110,11 +112,17 @@ class Predictor:
         return columns
 
     def _batches(self, lengths: list[int], batch_size: int | None):
-        """Yield lists of row indices: rows sorted by length, cut into batches."""
+        """Yield lists of row indices: rows sorted by length, cut into batches of at most
+        ``batch_size`` rows and ``MAX_BATCH_TOKENS`` padded tokens (a single row may exceed it)."""
         size = max(1, int(batch_size or self.batch_size))
-        order = sorted(range(len(lengths)), key=lengths.__getitem__)
-        for start in range(0, len(order), size):
-            yield order[start : start + size]
+        batch = []
+        for row in sorted(range(len(lengths)), key=lengths.__getitem__):
+            if batch and (len(batch) == size or (len(batch) + 1) * lengths[row] > MAX_BATCH_TOKENS):
+                yield batch
+                batch = []
+            batch.append(row)
+        if batch:
+            yield batch
 
     def _tensors(self, encoding, rows: list[int]) -> dict[str, torch.Tensor]:
         """Pad the rows ``rows`` of an unpadded encoding to their longest and return model tensors."""
