@@ -380,7 +380,12 @@ def get_predictor(model) -> Predictor:
             if predictor is not None:
                 _cache.move_to_end(key)
                 return predictor
-        predictor = load_predictor(key[1], task=model.task)
+        try:
+            predictor = load_predictor(key[1], task=model.task)
+        except BaseException:
+            with _cache_lock:
+                _key_locks.pop(key, None)
+            raise
         _store(key, predictor)
     return predictor
 
