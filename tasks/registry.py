@@ -25,7 +25,9 @@ changed artefact reloads, evicted least-recently-used once there are more than
 more than ``settings.DYNABENCH_REGISTRY_MAX_GIB`` (default 4 GiB). The model just loaded is
 never evicted, even if it alone exceeds the memory bound. A lock per key makes concurrent
 callers wait for one load; prediction itself runs concurrently (tokenisation is serialised
-per predictor, because a fast tokenizer's truncation state is not thread-safe).
+per predictor, because a fast tokenizer's truncation state is not thread-safe). A forked
+child starts with an empty cache and fresh locks (run gunicorn without ``--preload`` so that
+each worker warms up its own models, see ``tasks/apps.py``).
 
 Inference. ``model.eval()`` under ``torch.inference_mode()``, on CUDA when available, else
 CPU (torch's default thread count). Inputs are tokenised in one call, sorted by token
@@ -39,6 +41,7 @@ the passage; see ``ExtractiveQAPredictor``.
 """
 
 import logging
+import os
 import threading
 from collections import OrderedDict
 from pathlib import Path
@@ -82,7 +85,10 @@ class Predictor:
         self.batch_size = int(batch_size or DEFAULT_BATCH_SIZE)
         self.max_length = _max_length(model.config, tokenizer)
         self.nbytes = sum(t.numel() * t.element_size() for t in (*model.parameters(), *model.buffers()))
-        self._input_names = [n for n in tokenizer.model_input_names if n in ("input_ids", "token_type_ids", "attention_mask")]
+        # Padding is only safe with an attention mask, so it is always passed.
+        self._input_names = ["input_ids", "attention_mask"] + (
+            ["token_type_ids"] if "token_type_ids" in tokenizer.model_input_names else []
+        )
         self._pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
         self._pad_type_id = getattr(tokenizer, "pad_token_type_id", 0) or 0
         self._left_pad = tokenizer.padding_side == "left"
@@ -348,6 +354,18 @@ _cache: "OrderedDict[tuple, Predictor]" = OrderedDict()
 _cache_lock = threading.Lock()
 _key_locks: dict[tuple, threading.Lock] = {}
 _loads = 0
+
+
+def _reset_after_fork() -> None:
+    """In a forked child: fresh locks (a parent thread may have held one) and an empty cache."""
+    global _cache_lock, _loads
+    _cache_lock = threading.Lock()
+    _cache.clear()
+    _key_locks.clear()
+    _loads = 0
+
+
+os.register_at_fork(after_in_child=_reset_after_fork)
 
 
 def _key(model) -> tuple:
