@@ -9,11 +9,11 @@ Rules (each refusal is a ``RuleError`` whose message says what to fix):
 
 - weights are safetensors: ``model.safetensors``, or ``model.safetensors.index.json`` with
   every shard it lists present;
-- no pickle-based file anywhere (``*.bin``, ``*.pt``, ``*.pth``, ``*.ckpt``, ``*.pkl``,
+- no links (an archive must not point outside itself), no pickle-based file anywhere (``*.bin``, ``*.pt``, ``*.pth``, ``*.ckpt``, ``*.pkl``,
   ``*.pickle``), no Python file (``*.py``), no ``auto_map`` in ``config.json`` or
   ``tokenizer_config.json`` (custom code is never run: ``trust_remote_code`` stays off);
-- ``config.json`` names a ``model_type`` this version of transformers knows, and an
-  architecture that fits the task kind (``...ForSequenceClassification`` for classification,
+- ``config.json`` names a ``model_type`` this version of transformers knows and has a
+  model class for the task kind, and an architecture that fits the task kind (``...ForSequenceClassification`` for classification,
   ``...ForQuestionAnswering`` for extractive QA);
 - tokenizer files are present (``tokenizer.json``, or a vocabulary file of a known format);
 - classification: the model's ``id2label`` names match the task's labels one to one
@@ -31,6 +31,7 @@ class ModelCheckCode:
     """Stable codes of the ``RuleError``s raised by the checks and the registry."""
 
     NOT_A_DIRECTORY = "model_not_a_directory"
+    SYMLINK = "model_symlink"
     NO_SAFETENSORS = "model_no_safetensors"
     PICKLE_FILE = "model_pickle_file"
     CUSTOM_CODE = "model_custom_code"
@@ -69,6 +70,12 @@ def _read_json(path: Path, what: str) -> dict:
 
 
 def _check_files(path: Path) -> None:
+    links = sorted(str(p.relative_to(path)) for p in path.rglob("*") if p.is_symlink())
+    if links:
+        _refuse(
+            ModelCheckCode.SYMLINK,
+            f"Links are not allowed inside a model directory: replace {', '.join(links)} with the files themselves.",
+        )
     names = [p for p in path.rglob("*") if p.is_file()]
     pickles = sorted(str(p.relative_to(path)) for p in names if p.name.lower().endswith(PICKLE_SUFFIXES))
     if pickles:
@@ -110,6 +117,14 @@ def _check_files(path: Path) -> None:
         )
 
 
+def _auto_mapping_names(kind: str) -> dict:
+    from transformers.models.auto import modeling_auto
+
+    if kind == "classification":
+        return modeling_auto.MODEL_FOR_SEQUENCE_CLASSIFICATION_MAPPING_NAMES
+    return modeling_auto.MODEL_FOR_QUESTION_ANSWERING_MAPPING_NAMES
+
+
 def _check_config(config: dict, *, kind: str) -> None:
     from transformers import CONFIG_MAPPING
 
@@ -129,6 +144,11 @@ def _check_config(config: dict, *, kind: str) -> None:
     suffix = ARCHITECTURE_SUFFIX.get(kind)
     if suffix is None:
         _refuse(ModelCheckCode.WRONG_KIND, f"Tasks of kind '{kind}' have no model registry support.")
+    if model_type not in _auto_mapping_names(kind):
+        _refuse(
+            ModelCheckCode.WRONG_ARCHITECTURE,
+            f"transformers has no *{suffix} model for model_type '{model_type}'; a {kind} task needs one.",
+        )
     architectures = config.get("architectures") or []
     if not isinstance(architectures, list) or not any(str(a).endswith(suffix) for a in architectures):
         _refuse(

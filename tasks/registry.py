@@ -25,19 +25,23 @@ changed artefact reloads, evicted least-recently-used once there are more than
 more than ``settings.DYNABENCH_REGISTRY_MAX_GIB`` (default 4 GiB). The model just loaded is
 never evicted, even if it alone exceeds the memory bound. A lock per key makes concurrent
 callers wait for one load; prediction itself runs concurrently (tokenisation is serialised
-per predictor, because a fast tokenizer's truncation state is not thread-safe).
+per predictor, because a fast tokenizer's truncation state is not thread-safe). A forked
+child starts with an empty cache and fresh locks (run gunicorn without ``--preload`` so that
+each worker warms up its own models, see ``tasks/apps.py``).
 
 Inference. ``model.eval()`` under ``torch.inference_mode()``, on CUDA when available, else
 CPU (torch's default thread count). Inputs are tokenised in one call, sorted by token
-length, cut into batches of ``batch_size`` (default ``DEFAULT_BATCH_SIZE``, measured by
-``benchmarks/inference.py``), padded per batch only to that batch's longest input, and put
-back in the caller's order. Classification truncates long inputs to the model's maximum
+length, cut into batches of ``batch_size`` rows (default ``DEFAULT_BATCH_SIZE``, measured by
+``benchmarks/inference.py``) and at most ``MAX_BATCH_TOKENS`` padded tokens (which bounds the
+memory of a batch of long inputs), padded per batch only to that batch's longest input, and
+put back in the caller's order. Classification truncates long inputs to the model's maximum
 length (``longest_first`` for pairs). Extractive QA cuts questions to ``MAX_QUESTION_TOKENS``
 and slides windows of at most ``QA_MAX_LENGTH`` tokens with a stride of ``QA_STRIDE`` over
 the passage; see ``ExtractiveQAPredictor``.
 """
 
 import logging
+import os
 import threading
 from collections import OrderedDict
 from pathlib import Path
@@ -51,7 +55,8 @@ from tasks.model_checks import ModelCheckCode, check_model_directory, match_labe
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_BATCH_SIZE = 32
+DEFAULT_BATCH_SIZE = 64
+MAX_BATCH_TOKENS = 8192
 QA_MAX_LENGTH = 384
 QA_STRIDE = 128
 MAX_QUESTION_TOKENS = 64
@@ -80,7 +85,10 @@ class Predictor:
         self.batch_size = int(batch_size or DEFAULT_BATCH_SIZE)
         self.max_length = _max_length(model.config, tokenizer)
         self.nbytes = sum(t.numel() * t.element_size() for t in (*model.parameters(), *model.buffers()))
-        self._input_names = [n for n in tokenizer.model_input_names if n in ("input_ids", "token_type_ids", "attention_mask")]
+        # Padding is only safe with an attention mask, so it is always passed.
+        self._input_names = ["input_ids", "attention_mask"] + (
+            ["token_type_ids"] if "token_type_ids" in tokenizer.model_input_names else []
+        )
         self._pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
         self._pad_type_id = getattr(tokenizer, "pad_token_type_id", 0) or 0
         self._left_pad = tokenizer.padding_side == "left"
@@ -110,11 +118,17 @@ class Predictor:
         return columns
 
     def _batches(self, lengths: list[int], batch_size: int | None):
-        """Yield lists of row indices: rows sorted by length, cut into batches."""
+        """Yield lists of row indices: rows sorted by length, cut into batches of at most
+        ``batch_size`` rows and ``MAX_BATCH_TOKENS`` padded tokens (a single row may exceed it)."""
         size = max(1, int(batch_size or self.batch_size))
-        order = sorted(range(len(lengths)), key=lengths.__getitem__)
-        for start in range(0, len(order), size):
-            yield order[start : start + size]
+        batch = []
+        for row in sorted(range(len(lengths)), key=lengths.__getitem__):
+            if batch and (len(batch) == size or (len(batch) + 1) * lengths[row] > MAX_BATCH_TOKENS):
+                yield batch
+                batch = []
+            batch.append(row)
+        if batch:
+            yield batch
 
     def _tensors(self, encoding, rows: list[int]) -> dict[str, torch.Tensor]:
         """Pad the rows ``rows`` of an unpadded encoding to their longest and return model tensors."""
@@ -342,6 +356,18 @@ _key_locks: dict[tuple, threading.Lock] = {}
 _loads = 0
 
 
+def _reset_after_fork() -> None:
+    """In a forked child: fresh locks (a parent thread may have held one) and an empty cache."""
+    global _cache_lock, _loads
+    _cache_lock = threading.Lock()
+    _cache.clear()
+    _key_locks.clear()
+    _loads = 0
+
+
+os.register_at_fork(after_in_child=_reset_after_fork)
+
+
 def _key(model) -> tuple:
     return (model.pk, str(_resolve(model.path)), model.checksum or "")
 
@@ -372,7 +398,12 @@ def get_predictor(model) -> Predictor:
             if predictor is not None:
                 _cache.move_to_end(key)
                 return predictor
-        predictor = load_predictor(key[1], task=model.task)
+        try:
+            predictor = load_predictor(key[1], task=model.task)
+        except BaseException:
+            with _cache_lock:
+                _key_locks.pop(key, None)
+            raise
         _store(key, predictor)
     return predictor
 

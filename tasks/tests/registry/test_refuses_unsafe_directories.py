@@ -67,6 +67,25 @@ def test_it_refuses_python_files(model_dir, sentiment_task):
     assert "modeling_evil.py" in refusal.message
 
 
+def test_it_refuses_links_inside_the_directory(model_dir, sentiment_task, tmp_path):
+    (tmp_path / "elsewhere.txt").write_text("secret")
+    (model_dir / "notes.txt").symlink_to(tmp_path / "elsewhere.txt")
+
+    refusal = _refusal(model_dir, sentiment_task)
+
+    assert refusal.code == "model_symlink"
+    assert "notes.txt" in refusal.message
+
+
+def test_it_refuses_a_model_type_without_a_model_for_the_task_kind(model_dir, sentiment_task):
+    _edit_config(model_dir, model_type="vit", architectures=["ViTForSequenceClassification"])
+
+    refusal = _refusal(model_dir, sentiment_task)
+
+    assert refusal.code == "model_wrong_architecture"
+    assert "'vit'" in refusal.message
+
+
 def test_it_refuses_a_directory_without_safetensors_weights(model_dir, sentiment_task):
     (model_dir / "model.safetensors").unlink()
 
