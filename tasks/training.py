@@ -734,3 +734,53 @@ def train_new_model(
         ),
     )
     return train_model_record(ml_model, examples, data_sources=data_sources, hp=hp, encoder=encoder)
+
+
+# --------------------------------------------------------------------------- default models
+
+#: Name of each default task's seed-trained target model (its directory is MODELS_DIR/<task>/<name>).
+DEFAULT_MODEL_NAME = "minilm-seed"
+_LIVE_STATUSES = (MLModel.Status.UPLOADED, MLModel.Status.QUEUED, MLModel.Status.EVALUATING, MLModel.Status.EVALUATED)
+
+
+@dataclass
+class DefaultModelResult:
+    task: str
+    model: MLModel
+    trained: bool
+    put_in_loop: bool
+    seconds: float = 0.0
+
+
+def ensure_default_model(task: Task, *, encoder: BaseEncoder | None = None, epochs: int | None = None) -> DefaultModelResult:
+    """Make sure ``task`` has its seed-trained default model, intact, and a model in round 1's loop.
+
+    The model (named ``DEFAULT_MODEL_NAME``) is trained from the seed set when its record is
+    missing, failed or unfinished, or its directory is missing or no longer matches the stored
+    checksum (the same record is retrained, its directory replaced). A model trained here is
+    put in the loop of round 1; an existing one is put there only when round 1 has no target
+    model at all, so an owner's choice of models in the loop is kept. ``epochs`` overrides the
+    default number of epochs (``default_hyperparameters``).
+    """
+    started = time.monotonic()
+    model = MLModel.objects.filter(task=task, name=DEFAULT_MODEL_NAME).first()
+    trained = False
+    if model is None or model.status not in _LIVE_STATUSES or not model_files_intact(model):
+        examples = seed_examples(task)
+        sources = {"seed": {"file": f"tasks/seed_data/{seed_data_path(task).name}"}}
+        hp = default_hyperparameters(task)
+        hp.epochs = epochs or hp.epochs
+        if model is None:
+            model = train_new_model(
+                task=task, examples=examples, name=DEFAULT_MODEL_NAME, data_sources=sources, hp=hp, encoder=encoder
+            )
+        else:
+            model = train_model_record(model, examples, data_sources=sources, hp=hp, encoder=encoder)
+        trained = True
+    round1, _ = Round.objects.get_or_create(task=task, number=1)
+    loop = round1.target_models
+    in_loop = False
+    if (trained and not loop.filter(pk=model.pk).exists()) or not loop.exists():
+        loop.add(model)
+        in_loop = True
+    return DefaultModelResult(task=task.code, model=model, trained=trained, put_in_loop=in_loop, seconds=time.monotonic() - started)
