@@ -604,6 +604,10 @@ def describe_sources(examples: list[TrainingExample], extra: dict[str, dict] | N
     return sources
 
 
+# Keys written when training is requested (tasks.services.request_retraining), kept by each run.
+_REQUEST_KEYS = ("job_id", "requested_by", "requested_at", "validated_at_request")
+
+
 class _ProgressWriter:
     """Write ``MLModel.progress`` at most every 2% (one UPDATE, no transaction held)."""
 
@@ -653,7 +657,9 @@ def train_model_record(
         if staging.exists():
             shutil.rmtree(staging)
         figures = train_directory(task, examples, staging, encoder=encoder, hp=hp, on_progress=_ProgressWriter(ml_model))
+        requested = MLModel.objects.filter(pk=ml_model.pk).values_list("training_info", flat=True).first() or {}
         info = {
+            **{key: requested[key] for key in _REQUEST_KEYS if key in requested},
             "task": task.code,
             "kind": task.kind,
             "base_encoder": {"name": encoder.name, "sha256": encoder.sha256},
