@@ -516,9 +516,14 @@ def train_directory(
     if not examples:
         raise RuleError(TrainingErrorCode.NO_EXAMPLES, f"No training examples for task {task.code}.")
     verify_base_encoder(encoder)
-    previous_threads = torch.get_num_threads()
+    from transformers.utils import logging as hf_logging
+
+    previous_threads, previous_verbosity = torch.get_num_threads(), hf_logging.get_verbosity()
     threads = training_threads(hp.num_threads)
     torch.set_num_threads(threads)
+    # The load report lists the new head as "missing": expected here, so keep it out of the output.
+    hf_logging.set_verbosity_error()
+    hf_logging.disable_progress_bar()
     try:
         torch.manual_seed(hp.seed)
         tokenizer = AutoTokenizer.from_pretrained(encoder.path, local_files_only=True)
@@ -556,6 +561,8 @@ def train_directory(
         return figures
     finally:
         torch.set_num_threads(previous_threads)
+        hf_logging.set_verbosity(previous_verbosity)
+        hf_logging.enable_progress_bar()
 
 
 # --------------------------------------------------------------------------- records
