@@ -110,3 +110,20 @@ def test_it_refuses_a_name_the_task_already_uses(sentiment_task, tiny_encoder):
         call_command("train_target_model", "sentiment", "--epochs", "1", "--name", "taken")
 
     assert MLModel.objects.filter(name="taken").count() == 1
+
+
+def test_from_validated_adds_the_task_s_validated_examples_to_the_seed_set(sentiment_task, annotator, tiny_encoder):
+    from annotation.models import Example, ValidationState
+
+    round1 = sentiment_task.rounds.get(number=1)
+    example = Example.objects.create(
+        round=round1, context=round1.contexts.first(), author=annotator,
+        input={"prompt": "p", "text": "Not the worst night out, honestly."}, target={"label": "positive"},
+        model_output={"label": "negative"}, model_wrong=True, validation_state=ValidationState.VERIFIED_CORRECT,
+    )
+
+    summary = call_command("train_target_model", "sentiment", "--from-validated", "--epochs", "1", "--name", "plus")
+
+    assert "on 163 examples (seed 162, validated 1)" in summary
+    validated = MLModel.objects.get(name="plus").training_info["data"][1]
+    assert validated["example_ids"] == [example.pk] and validated["per_round"] == {"1": 1}
