@@ -27,7 +27,6 @@ Flow (``train_model_record``):
 
 from __future__ import annotations
 
-import csv
 import hashlib
 import json
 import logging
@@ -39,7 +38,7 @@ import time
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Iterator
+from typing import Callable
 
 from django.conf import settings
 from django.utils import timezone
@@ -65,8 +64,6 @@ class TrainingErrorCode:
     NO_EXAMPLES = "no_training_examples"
     BAD_NAME = "bad_model_name"
     NAME_TAKEN = "model_name_taken"
-    BAD_DATA_FILE = "bad_data_file"
-    BAD_MAPPING = "bad_field_mapping"
     NO_SEED_DATA = "no_seed_data"
 
 
@@ -146,45 +143,12 @@ class TrainingExample:
     round: int | None = None
 
 
-def _target_from_row(task: Task, row: dict) -> tuple[dict | None, str | None]:
-    """Return ``(target, None)`` for a valid row, or ``(None, reason)`` for one to skip."""
-    if task.kind == TaskKind.EXTRACTIVE_QA:
-        passage = row.get(task.config["model_inputs"][1])
-        answers = row.get("answers")
-        if isinstance(answers, str):
-            try:
-                answers = json.loads(answers)
-            except ValueError:
-                return None, "answers is not JSON"
-        if answers is None and row.get("answer") not in (None, ""):
-            answers = [{"text": row["answer"], "answer_start": row.get("answer_start")}]
-        if isinstance(answers, dict) and "text" in answers:  # HF datasets layout: {"text": [..], "answer_start": [..]}
-            answers = [{"text": t, "answer_start": s} for t, s in zip(answers["text"], answers["answer_start"])]
-        if not answers:
-            return None, "no answer"
-        fixed = []
-        for answer in answers:
-            text = str(answer.get("text", ""))
-            start = answer.get("answer_start")
-            try:
-                start = int(start) if start not in (None, "") else passage.index(text)
-            except ValueError:
-                return None, "answer not in passage"
-            if not text or passage[start:start + len(text)] != text:
-                return None, "answer_start does not point at the answer"
-            fixed.append({"text": text, "answer_start": start})
-        return {"answers": fixed}, None
-    label = normalise_label(task.config, row.get("label"))
-    if label is None:
-        return None, f"label {row.get('label')!r} not in task labels"
-    return {"label": label}, None
-
-
 def example_from_row(task: Task, row: dict, *, uid: str, source: str, round_number: int | None = None):
-    """Build a ``TrainingExample`` from a flat row keyed by model field names.
+    """Build a ``TrainingExample`` from a flat row keyed by model field names (plus ``label`` or ``answers``).
 
-    Returns ``(example, None)`` or ``(None, reason)`` when the row cannot be used (missing or
-    empty input field, unknown label, answer span not in the passage).
+    Used for validated examples (``Example.input`` + ``Example.target``). Returns
+    ``(example, None)`` or ``(None, reason)`` when the row no longer fits the task: a missing or
+    empty input field, a label not in the task, an answer that is not at its offset.
     """
     inputs = {}
     for name in task.config["model_inputs"]:
@@ -192,9 +156,21 @@ def example_from_row(task: Task, row: dict, *, uid: str, source: str, round_numb
         if not isinstance(value, str) or not value.strip():
             return None, f"missing {name}"
         inputs[name] = value
-    target, reason = _target_from_row(task, row)
-    if target is None:
-        return None, reason
+    if task.kind == TaskKind.EXTRACTIVE_QA:
+        passage = inputs[task.config["model_inputs"][1]]
+        answers = [a for a in row.get("answers") or [] if isinstance(a, dict)]
+        if not answers:
+            return None, "no answer"
+        for answer in answers:
+            text, start = answer.get("text"), answer.get("answer_start")
+            if not isinstance(text, str) or not text or not isinstance(start, int) or passage[start:start + len(text)] != text:
+                return None, "answer is not at answer_start in the passage"
+        target = {"answers": [{"text": a["text"], "answer_start": a["answer_start"]} for a in answers]}
+    else:
+        label = normalise_label(task.config, row.get("label"))
+        if label is None:
+            return None, f"label {row.get('label')!r} not in task labels"
+        target = {"label": label}
     return TrainingExample(uid=str(uid), input=inputs, target=target, source=source, round=round_number), None
 
 
@@ -204,118 +180,75 @@ def seed_data_path(task: Task) -> Path:
 
 
 def seed_examples(task: Task) -> list[TrainingExample]:
-    """Return the seed training examples we wrote for ``task``.
+    """Return the seed training examples we wrote for ``task`` (every row must be usable).
 
     Raises ``RuleError(no_seed_data)`` for a task without a seed file, and ``ValueError`` for a
-    broken seed row (a bug in the repository, not user input).
+    seed row that does not fit the task (a bug in the repository, not user input).
     """
     path = seed_data_path(task)
     if not path.is_file():
         raise RuleError(TrainingErrorCode.NO_SEED_DATA, f"Task {task.code} has no seed training data ({path.name}).")
-    examples = []
-    for row in read_rows(path):
-        example, reason = example_from_row(task, row, uid=row["uid"], source="seed")
-        if example is None:
-            raise ValueError(f"{path.name} row {row.get('uid')}: {reason}")
-        examples.append(example)
-    return examples
-
-
-def read_rows(path: Path) -> Iterator[dict]:
-    """Yield the rows of a JSONL (``.jsonl``/``.json``) or CSV/TSV file as dicts.
-
-    Raises ``RuleError(bad_data_file)`` naming the line of a row that is not a JSON object.
-    """
-    path = Path(path)
-    suffix = path.suffix.lower()
-    if suffix in {".csv", ".tsv"}:
-        with open(path, newline="", encoding="utf-8") as fh:
-            yield from csv.DictReader(fh, delimiter="\t" if suffix == ".tsv" else ",")
-        return
-    with open(path, encoding="utf-8") as fh:
-        for number, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except ValueError as exc:
-                raise RuleError(TrainingErrorCode.BAD_DATA_FILE, f"{path.name} line {number}: not JSON ({exc}).")
-            if not isinstance(row, dict):
-                raise RuleError(TrainingErrorCode.BAD_DATA_FILE, f"{path.name} line {number}: not a JSON object.")
-            yield row
-
-
-def _lookup(row: dict, dotted: str):
-    value = row
-    for part in dotted.split("."):
-        if not isinstance(value, dict):
-            return None
-        value = value.get(part)
-    return value
-
-
-def parse_mapping(pairs: Iterable[str]) -> dict[str, str]:
-    """Parse ``["text=sentence", "label=gold_label"]`` into ``{"text": "sentence", ...}``.
-
-    The left side is the model's field, the right side the file's field (dots reach into
-    nested objects: ``prompt_data.prompt_sentence``). Raises ``RuleError(bad_field_mapping)``.
-    """
-    mapping = {}
-    for pair in pairs:
-        model_field, sep, file_field = pair.partition("=")
-        if not sep or not model_field.strip() or not file_field.strip():
-            raise RuleError(TrainingErrorCode.BAD_MAPPING, f"--map {pair!r}: expected model_field=file_field.")
-        mapping[model_field.strip()] = file_field.strip()
-    return mapping
+    read = file_examples(task, path, uid_field="uid", source="seed")
+    if read.skipped:
+        raise ValueError(f"{path.name}: unusable seed rows {dict(read.skipped)}")
+    return read.examples
 
 
 @dataclass
 class FileExamples:
+    """What ``file_examples`` read: the examples, rows read, rows skipped by reason, the file's sha256."""
+
     examples: list[TrainingExample]
-    skipped: Counter = field(default_factory=Counter)
     rows: int = 0
+    skipped: Counter = field(default_factory=Counter)
+    checksum: str = ""
 
 
-def file_examples(task: Task, path: Path, *, mapping: dict[str, str] | None = None, uid_field: str | None = None) -> FileExamples:
-    """Read training examples of ``task`` from a JSONL/CSV file.
+def file_examples(
+    task: Task, path: Path, *, mapping: dict[str, str] | None = None, uid_field: str | None = None, source: str = "file",
+) -> FileExamples:
+    """Read training examples of ``task`` from a JSONL or CSV file, with the importers' rules.
 
-    ``mapping`` maps model fields (``text``, ``premise``, ``label``, ``answers``...) to the
-    file's fields; unmapped model fields are read under their own name. ``uid_field`` names
-    the file's id column (default: the row number). Rows that cannot be used (for example a
-    DynaSent ``mixed`` label) are skipped and counted by reason. Raises ``RuleError`` for a
-    missing or unreadable file.
+    The file is read by ``tasks.importers`` (streamed, JSONL or CSV by extension, UTF-8) and
+    ``mapping`` (``{model field: file field or dotted path}``, e.g. ``{"text": "sentence",
+    "label": "gold_label"}``) has the same meaning as ``--map`` of ``import_dataset``; unmapped
+    fields are read under their own name. ``uid_field`` names the id field (default: the line
+    number). Classification rows whose label is empty or not one of the task's labels (for
+    example DynaSent's ``mixed``) are skipped and counted, since a training file may hold
+    more classes than the task; any other malformed row stops the read with
+    ``ImportRowError`` ("line N: ..."), like an import. Raises ``RuleError`` for a missing file
+    or a mapping that names unknown fields.
     """
-    path = Path(path)
-    if not path.is_file():
-        raise RuleError(TrainingErrorCode.BAD_DATA_FILE, f"Data file {path} does not exist.", field="data")
-    mapping = dict(mapping or {})
-    wanted = list(task.config["model_inputs"])
-    wanted += ["answers", "answer", "answer_start"] if task.kind == TaskKind.EXTRACTIVE_QA else ["label"]
-    unknown = set(mapping) - set(wanted)
-    if unknown:
-        raise RuleError(
-            TrainingErrorCode.BAD_MAPPING,
-            f"--map names {sorted(unknown)}, which are not fields of task {task.code} ({wanted}).",
-            field="map",
-        )
-    result = FileExamples(examples=[])
-    seen = set()
-    for number, raw in enumerate(read_rows(path), start=1):
+    from tasks.importers import _MISSING, FileSpec, ImportRowError, _answers_target, _lookup, _Reader, _RowMapper
+
+    spec = FileSpec(
+        path=Path(path), mapping=dict(mapping or {}), uid_field=uid_field or "uid", uid_from="field" if uid_field else "line",
+    )
+    model_inputs = list(task.config["model_inputs"])
+    is_qa = task.kind == TaskKind.EXTRACTIVE_QA
+    mapper = _RowMapper(spec, text_fields=model_inputs, optional_fields=[], extra_fields=["answers" if is_qa else "label"])
+    reader = _Reader(spec, progress=False)
+    result, seen = FileExamples(examples=[]), {}
+    for line, record in reader:
         result.rows += 1
-        row = {name: _lookup(raw, mapping.get(name, name)) for name in wanted}
-        uid = _lookup(raw, uid_field) if uid_field else number
-        if uid in (None, ""):
-            result.skipped["missing uid"] += 1
-            continue
-        if str(uid) in seen:
-            result.skipped["duplicate uid"] += 1
-            continue
-        example, reason = example_from_row(task, row, uid=str(uid), source="file")
-        if example is None:
-            result.skipped[reason] += 1
-            continue
-        seen.add(str(uid))
-        result.examples.append(example)
+        inputs = mapper.fields(line, record)
+        uid = mapper.uid(line, record, inputs)
+        if uid in seen:
+            raise ImportRowError(line, f"uid '{uid}' repeats line {seen[uid]} of this file")
+        seen[uid] = line
+        if is_qa:
+            target = _answers_target(model_inputs[1], mapper, line, record, inputs)
+        else:
+            raw = _lookup(record, mapper.source("label"))
+            if raw is _MISSING:
+                raise ImportRowError(line, f"missing field '{mapper.source('label')}' (for label)")
+            label = normalise_label(task.config, raw)
+            if label is None:
+                result.skipped["no label" if raw in (None, "") else f"label {raw!r} not in task labels"] += 1
+                continue
+            target = {"label": label}
+        result.examples.append(TrainingExample(uid=uid, input=inputs, target=target, source=source))
+    result.checksum = reader.checksum
     return result
 
 

@@ -90,9 +90,10 @@ def test_it_trains_an_extractive_qa_model(qa_task, tiny_encoder, models_dir):
     [
         (["nope"], "No task with code 'nope'"),
         (["sentiment", "--name", "Bad Name!"], "must be a slug"),
-        (["sentiment", "--data", "/no/such/file.jsonl"], "does not exist"),
-        (["sentiment", "--data", __file__, "--map", "sentence"], "expected model_field=file_field"),
-        (["sentiment", "--data", __file__, "--map", "premise=sentence"], "not fields of task sentiment"),
+        (["sentiment", "--data", "/no/such/file.jsonl"], "no such file"),
+        (["sentiment", "--data", "x.jsonl", "--map", "sentence"], "--map 'sentence': expected NAME=VALUE"),
+        (["sentiment", "--data", __file__, "--map", "premise=sentence"], "unknown task field"),
+        (["sentiment", "--data", __file__], "cannot tell the format"),
         (["sentiment", "--epochs", "0"], "--epochs must be at least 1"),
     ],
 )
@@ -127,3 +128,22 @@ def test_from_validated_adds_the_task_s_validated_examples_to_the_seed_set(senti
     assert "on 163 examples (seed 162, validated 1)" in summary
     validated = MLModel.objects.get(name="plus").training_info["data"][1]
     assert validated["example_ids"] == [example.pk] and validated["per_round"] == {"1": 1}
+
+
+def test_it_reads_qa_training_data_with_answers_checked_against_the_passage(qa_task, tiny_encoder, tmp_path):
+    passage = "The bridge was built in 1890 and rebuilt in 1952."
+    data = tmp_path / "squad-like.jsonl"
+    rows = [
+        {"id": "a", "q": "When was the bridge built?", "context": passage, "answers": {"text": ["1890"], "answer_start": [24]}},
+        {"id": "b", "q": "When was it rebuilt?", "context": passage, "answers": {"text": ["1952"], "answer_start": [3]}},
+    ]
+    data.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    arguments = ["train_target_model", "qa", "--data", str(data), "--map", "question=q", "--map", "passage=context", "--uid", "id"]
+
+    with pytest.raises(CommandError, match="line 2: answers: '1952' is not at character 3 of the passage"):
+        call_command(*arguments, "--epochs", "1", "--name", "squad-bad")
+
+    rows[1]["answers"]["answer_start"] = [passage.index("1952")]
+    data.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    assert "on 2 examples (file 2)" in call_command(*arguments, "--epochs", "1", "--name", "squad-ok")
+    assert MLModel.objects.get(name="squad-ok").training_info["data"][0]["rows"] == 2

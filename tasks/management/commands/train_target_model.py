@@ -14,6 +14,7 @@ from django.utils import timezone
 
 from dynabench.errors import RuleError
 from tasks import training
+from tasks.importers import parse_assignments
 from tasks.models import Task
 
 
@@ -24,8 +25,9 @@ class Command(BaseCommand):
         parser.add_argument("task", help="Task code, e.g. sentiment")
         parser.add_argument("--data", type=Path, help="JSONL or CSV file of training examples (replaces the seed set)")
         parser.add_argument(
-            "--map", action="append", default=[], metavar="MODEL_FIELD=FILE_FIELD",
-            help="Read a model field from another file field, e.g. --map text=sentence --map label=gold_label",
+            "--map", action="append", default=[], metavar="FIELD=SOURCE",
+            help="Read model field FIELD from file field SOURCE (a dotted path reaches into nested JSON), as in "
+        "import_dataset, e.g. --map text=sentence --map label=gold_label. Repeatable.",
         )
         parser.add_argument("--uid", dest="uid_field", help="File field holding each row's id (default: row number)")
         parser.add_argument("--from-validated", action="store_true", help="Add the task's validated examples")
@@ -67,11 +69,12 @@ class Command(BaseCommand):
     def _examples(self, task, data, mapping, uid_field, from_validated):
         sources = {}
         if data:
-            read = training.file_examples(task, data, mapping=training.parse_mapping(mapping), uid_field=uid_field)
+            mapping = parse_assignments(mapping, option="--map")
+            read = training.file_examples(task, data, mapping=mapping, uid_field=uid_field)
             examples = read.examples
             sources["file"] = {
-                "file": str(data.resolve()), "sha256": training.file_sha256(data), "rows": read.rows,
-                "map": training.parse_mapping(mapping), "uid_field": uid_field, "skipped": dict(read.skipped),
+                "file": str(data.resolve()), "sha256": read.checksum, "rows": read.rows,
+                "map": mapping, "uid_field": uid_field, "skipped": dict(read.skipped),
             }
         else:
             examples = training.seed_examples(task)
