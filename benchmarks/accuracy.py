@@ -45,6 +45,9 @@ from tasks import training  # noqa: E402
 from tasks.config import normalise_label  # noqa: E402
 from tasks.models import MLModel, Task  # noqa: E402
 from tasks.registry import get_predictor  # noqa: E402
+from transformers.utils import logging as hf_logging  # noqa: E402
+
+hf_logging.disable_progress_bar()
 
 DATA = next(
     (p for p in (Path(os.environ.get("DYNABENCH_SHARED_DATA", "/nonexistent")), REPO.parent / "shared/data",
@@ -110,11 +113,11 @@ def dynasent_trained_model(task, epochs):
     if model is not None:
         model.delete()
     started = time.perf_counter()
-    summary = call_command(
+    call_command(
         "train_target_model", "sentiment", "--data", str(DATA / DYNASENT_R1), "--map", "text=sentence",
         "--map", "label=gold_label", "--uid", "text_id", "--epochs", str(epochs), "--name", DYNASENT_MODEL,
     )
-    print(f"{summary} (wall {time.perf_counter() - started:.0f}s)")
+    print(f"(wall {time.perf_counter() - started:.0f}s for the command above)")
     return MLModel.objects.get(task=task, name=DYNASENT_MODEL)
 
 
@@ -125,7 +128,7 @@ def main():
     args = parser.parse_args()
     if DATA is None:
         sys.exit("Shared data not found: set DYNABENCH_SHARED_DATA or put it at ../shared/data.")
-    print(call_command("ensure_default_models"))
+    call_command("ensure_default_models")  # prints its own one-line summary
     sentiment, nli = Task.objects.get(code="sentiment"), Task.objects.get(code="nli")
 
     print("\n== Default models (trained on the seed set only)")
