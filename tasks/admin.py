@@ -11,7 +11,7 @@ from annotation.selectors import round_counts
 from dynabench.admin_tools import OwnerScopedAdmin, PrettyJSONField, short
 from dynabench.errors import RuleError
 from tasks.models import Context, Dataset, DatasetItem, MLModel, Round, Task
-from tasks.services import set_round_status
+from tasks.services import request_retraining, set_round_status
 from validation.admin_actions import close_rounds_into_datasets, export_rounds_jsonl
 
 CONTEXT_INLINE_LIMIT = 25
@@ -44,6 +44,7 @@ class TaskAdmin(OwnerScopedAdmin):
     search_fields = ("code", "name")
     autocomplete_fields = ("owners",)
     inlines = (RoundInline,)
+    actions = ("retrain_target_models",)
     fieldsets = (
         (None, {"fields": ("code", "name", "kind", "active", "owners")}),
         ("Instructions", {"fields": ("instructions",)}),
@@ -77,6 +78,19 @@ class TaskAdmin(OwnerScopedAdmin):
     @admin.display(description="owners")
     def owner_list(self, obj):
         return ", ".join(u.username for u in obj.owners.all()) or "—"
+
+    @admin.action(description="Retrain the target model from validated examples (plus the seed set)", permissions=["change"])
+    def retrain_target_models(self, request, queryset):
+        for task in queryset:
+            try:
+                model = request_retraining(task=task, acting_user=request.user)
+            except RuleError as exc:
+                self.message_user(request, f"{task}: {exc.message}", messages.ERROR)
+                continue
+            self.message_user(
+                request, f"{task}: training model {model.name} on the training queue; its progress shows on the model.",
+                messages.SUCCESS,
+            )
 
 
 class LimitedContextFormSet(BaseInlineFormSet):
