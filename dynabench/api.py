@@ -13,7 +13,8 @@ import ``rest_framework.views`` (DRF resolves them while defining ``APIView``):
 """
 
 from django.conf import settings
-from django.core.exceptions import RequestDataTooBig
+from django.http import Http404
+from django.core.exceptions import PermissionDenied, RequestDataTooBig
 from django.core.exceptions import ValidationError as DjangoValidationError
 from rest_framework import exceptions, serializers
 from rest_framework.response import Response
@@ -48,6 +49,10 @@ def exception_handler(exc, context):
         return Response(exc.as_dict(), status=exc.status_code)
     if isinstance(exc, DjangoValidationError):
         exc = exceptions.ValidationError(exc.message_dict if hasattr(exc, "error_dict") else exc.messages)
+    elif isinstance(exc, Http404):
+        exc = exceptions.NotFound(*exc.args)
+    elif isinstance(exc, PermissionDenied):
+        exc = exceptions.PermissionDenied(*exc.args)
     elif isinstance(exc, RequestDataTooBig):
         exc = RequestTooLarge(f"The request body is larger than {settings.DATA_UPLOAD_MAX_MEMORY_SIZE} bytes.")
     response = drf_exception_handler(exc, context)
