@@ -1,6 +1,6 @@
 """``/api/v1/``: the account endpoints here; each app registers its viewsets in ``<app>/api_urls.py``."""
 
-from django.urls import include, path
+from django.urls import include, path, re_path
 
 from dynabench import api_views
 
@@ -11,4 +11,5 @@ urlpatterns = [
     path("", include("annotation.api_urls")),
     path("", include("validation.api_urls")),
     path("", include("leaderboard.api_urls")),
+    re_path(r"", api_views.not_found),
 ]

@@ -4,7 +4,8 @@ from django.contrib.auth import authenticate
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.authtoken.models import Token
-from rest_framework.exceptions import AuthenticationFailed, NotAuthenticated
+from rest_framework.decorators import api_view, authentication_classes, permission_classes
+from rest_framework.exceptions import AuthenticationFailed, NotAuthenticated, NotFound
 from rest_framework.permissions import AllowAny, IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -21,6 +22,15 @@ def _counts(counts) -> dict:
         "collected": counts.collected, "fooled": counts.fooled, "verified_fooled": counts.verified_fooled,
         "vmer": counts.vmer, "mer": counts.mer,
     }
+
+
+@extend_schema(exclude=True)
+@api_view(["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"])
+@permission_classes([AllowAny])
+@authentication_classes([])
+def not_found(request):
+    """Any other path under ``/api/v1/``: a JSON 404 like every other API error."""
+    raise NotFound(f"There is no API endpoint at {request.path}; see /api/docs/ for the list.")
 
 
 class TokenView(APIView):
