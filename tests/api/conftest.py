@@ -11,6 +11,12 @@ from tasks.models import Dataset, DatasetItem, MLModel
 
 
 @pytest.fixture(autouse=True)
+def _fast_password_hashing(settings):
+    """Users are created in every test; the production hasher's cost is not what these tests measure."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture(autouse=True)
 def _role_groups(db):
     """The role groups, before any user fixture adds users to them.
 
