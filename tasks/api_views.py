@@ -126,7 +126,7 @@ class RoundViewSet(TaskScopedMixin, mixins.ListModelMixin, mixins.RetrieveModelM
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
         new_round = services.open_round(
-            task=self.get_task(), actor=request.user, target_model_ids=data["target_models"],
+            task=self.get_task(), acting_user=request.user, target_model_ids=data["target_models"],
             start=data.get("start"), end=data.get("end"),
         )
         return Response(self.get_serializer(new_round).data, status=status.HTTP_201_CREATED)

@@ -4,7 +4,6 @@ from enum import StrEnum
 
 
 class TaskErrorCode(StrEnum):
-    PREVIOUS_ROUND_OPEN = "previous_round_open"
     MODEL_NOT_OF_TASK = "model_not_of_task"
     MODEL_NOT_LOADABLE = "model_not_loadable"
     BAD_ROUND_DATES = "bad_round_dates"

@@ -6,24 +6,7 @@ from django.core.cache import cache
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from dynabench.roles import ensure_role_groups
 from tasks.models import Dataset, DatasetItem, MLModel
-
-
-@pytest.fixture(autouse=True)
-def _fast_password_hashing(settings):
-    """Users are created in every test; the production hasher's cost is not what these tests measure."""
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
-@pytest.fixture(autouse=True)
-def _role_groups(db):
-    """The role groups, before any user fixture adds users to them.
-
-    ``dynabench/apps.py`` connects its ``post_migrate`` handler with ``sender=`` an app
-    without models, which Django never signals, so the test database has no groups.
-    """
-    ensure_role_groups()
 
 
 @pytest.fixture(autouse=True)

@@ -34,8 +34,8 @@ def test_a_refused_rule_raises_bad_request_with_the_services_code(live_server, o
     with pytest.raises(BadRequest) as error:
         client._request("POST", "/tasks/sentiment/rounds", json={})
 
-    assert error.value.code == "previous_round_open"
-    assert error.value.detail == "Round 1 is still open; close it before opening round 2."
+    assert error.value.code == "other_round_open"
+    assert error.value.detail == "round 1 of sentiment is still open; close it first"
 
 
 def test_a_forbidden_action_raises_permission_denied(live_server, researcher, sentiment_task):

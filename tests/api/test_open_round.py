@@ -22,7 +22,7 @@ def test_it_refuses_while_the_previous_round_is_open(owner, sentiment_task):
     response = client_for(owner).post("/api/v1/tasks/sentiment/rounds", {}, format="json")
 
     assert response.status_code == 400
-    assert response.json() == {"code": "previous_round_open", "detail": "Round 1 is still open; close it before opening round 2."}
+    assert response.json() == {"code": "other_round_open", "detail": "round 1 of sentiment is still open; close it first", "field": "status"}
     assert sentiment_task.rounds.count() == 1
 
 
