@@ -4,6 +4,9 @@ Rules live in ``tasks/services.py`` (opening a round) and ``tasks/access.py`` (w
 read); counts come from ``annotation/selectors.py``.
 """
 
+import tempfile
+from pathlib import Path
+
 from django.db.models import Count
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
@@ -11,23 +14,29 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.permissions import AllowAny
+from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 
 from annotation.selectors import counts_by_round
 from dynabench.api import query_bool, query_choice, query_int
+from dynabench.parsers import RequestTooLarge
 from dynabench.permissions import IsTaskOwner
 from tasks import access, services
+from tasks.importers import FileSpec, import_contexts, parse_assignments
 from tasks.models import Context, Dataset, Round
 from tasks.serializers import (
     ContextSerializer,
+    ContextUploadSerializer,
     DatasetItemSerializer,
     DatasetSerializer,
+    ImportResultSerializer,
     RoundCreateSerializer,
     RoundSerializer,
     TaskSerializer,
 )
 
 TASK_CODE = OpenApiParameter("task_code", OpenApiTypes.STR, OpenApiParameter.PATH, description="The task's code, e.g. `sentiment`.")
+MAX_CONTEXT_FILE_BYTES = 64 * 1024 * 1024
 ROUND_NUMBER = OpenApiParameter("round_number", OpenApiTypes.INT, OpenApiParameter.PATH, description="The round's number (1, 2, ...).")
 
 
@@ -137,12 +146,23 @@ class RoundViewSet(TaskScopedMixin, mixins.ListModelMixin, mixins.RetrieveModelM
         summary="List a round's contexts (owners)",
         parameters=[TASK_CODE, ROUND_NUMBER, OpenApiParameter("tag", OpenApiTypes.STR), OpenApiParameter("active", OpenApiTypes.BOOL)],
     ),
+    create=extend_schema(
+        summary="Upload contexts to a round from a JSONL or CSV file (owners)",
+        parameters=[TASK_CODE, ROUND_NUMBER],
+        request={"multipart/form-data": ContextUploadSerializer},
+        responses={201: ImportResultSerializer},
+    ),
 )
-class ContextViewSet(RoundScopedMixin, mixins.ListModelMixin, viewsets.GenericViewSet):
-    """A round's contexts, for the task's owners."""
+class ContextViewSet(RoundScopedMixin, mixins.ListModelMixin, mixins.CreateModelMixin, viewsets.GenericViewSet):
+    """A round's contexts, for the task's owners: list them, or upload more.
+
+    Uploads go through the foundation importer (``tasks.importers.import_contexts``):
+    all-or-nothing, idempotent by uid, with a line-numbered message for a bad row.
+    """
 
     serializer_class = ContextSerializer
     permission_classes = [IsTaskOwner]
+    parser_classes = [MultiPartParser]
 
     def get_queryset(self):
         contexts = Context.objects.filter(round=self.get_round()).select_related("round").order_by("id")
@@ -153,6 +173,27 @@ class ContextViewSet(RoundScopedMixin, mixins.ListModelMixin, viewsets.GenericVi
         if active is not None:
             contexts = contexts.filter(active=active)
         return contexts
+
+    def create(self, request, *args, **kwargs):
+        serializer = ContextUploadSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        upload = data["file"]
+        if upload.size > MAX_CONTEXT_FILE_BYTES:
+            raise RequestTooLarge(f"The file has {upload.size} bytes; the limit is {MAX_CONTEXT_FILE_BYTES} bytes.")
+        fmt = data.get("format")
+        suffix = f".{fmt}" if fmt else Path(upload.name).suffix.lower()
+        with tempfile.NamedTemporaryFile(suffix=suffix) as staged:
+            for chunk in upload.chunks():
+                staged.write(chunk)
+            staged.flush()
+            spec = FileSpec(
+                path=Path(staged.name), format=fmt, mapping=parse_assignments(data["map"], option="map"),
+                uid_field=data["uid_field"], uid_from=data["uid_from"], tag_field=data.get("tag_field"),
+            )
+            result = import_contexts(task=self.get_task(), round_number=self.get_round().number, spec=spec, progress=False)
+        body = {**{f: getattr(result, f) for f in ("added", "unchanged", "repeated", "filtered_out", "checksum")}, "summary": result.summary()}
+        return Response(ImportResultSerializer(body).data, status=status.HTTP_201_CREATED)
 
 
 @extend_schema_view(

@@ -92,6 +92,32 @@ class ContextSerializer(serializers.ModelSerializer):
         fields = ["id", "uid", "round", "data", "tag", "times_used", "active"]
 
 
+class ContextUploadSerializer(StrictSerializerMixin, serializers.Serializer):
+    """A JSONL or CSV file of contexts for a round, read by the foundation importer (``tasks.importers``)."""
+
+    file = serializers.FileField(help_text="JSONL (one JSON object per line) or CSV with a header row, UTF-8.")
+    format = serializers.ChoiceField(choices=["jsonl", "csv"], required=False, help_text="Default: from the file name's extension.")
+    map = serializers.ListField(
+        child=serializers.CharField(max_length=200), required=False, default=list, max_length=50,
+        help_text="`context field=file field` pairs, e.g. `prompt=sentence`; repeat the field for several.",
+    )
+    uid_field = serializers.CharField(required=False, default="uid", max_length=200, help_text="The file field holding each row's uid.")
+    uid_from = serializers.ChoiceField(
+        choices=["field", "line", "content"], required=False, default="field",
+        help_text="Where uids come from: `uid_field`, the line number, or a hash of the content.",
+    )
+    tag_field = serializers.CharField(required=False, max_length=200, help_text="The file field copied to each context's tag.")
+
+
+class ImportResultSerializer(serializers.Serializer):
+    added = serializers.IntegerField(help_text="Rows stored now.")
+    unchanged = serializers.IntegerField(help_text="Rows already stored with the same content (skipped).")
+    repeated = serializers.IntegerField()
+    filtered_out = serializers.IntegerField()
+    checksum = serializers.CharField(help_text="sha256 of the file.")
+    summary = serializers.CharField()
+
+
 class DatasetSerializer(serializers.ModelSerializer):
     """A dataset; ``labels_hidden`` says whether its items come without labels."""
 

@@ -1,10 +1,13 @@
 """Who may call what: every API operation × every kind of user, with the expected status.
 
-Each row is ``(method, path template, body, prepare, expected)``; ``expected`` lists the
+Each row is ``(method, path template, body, prepare, expected)`` (a callable body is sent
+as multipart); ``expected`` lists the
 status for, in order: anonymous, annotator, validator, researcher, owner of another task
 (``nli``), owner of the task (``sentiment``), admin. A test checks that the table covers
 every operation of the OpenAPI schema, so a new endpoint cannot go without a row.
 """
+
+import io
 
 import pytest
 from drf_spectacular.generators import SchemaGenerator
@@ -18,6 +21,13 @@ ROLES = ("anonymous", "annotator", "validator", "researcher", "other_owner", "ow
 
 def _close_round_one(world):
     Round.objects.filter(task=world["task"], number=1).update(status=Round.Status.CLOSED)
+
+
+def _context_file():
+    """A multipart body: one new context as a JSONL file."""
+    upload = io.BytesIO(b'{"uid": "matrix-1", "prompt": "The bus was on time."}')
+    upload.name = "contexts.jsonl"
+    return {"file": upload}
 
 
 ALL_200 = (200,) * 7
@@ -42,7 +52,7 @@ MATRIX = [
     ("GET", "/api/v1/tasks/{task_code}/rounds/{round_number}", None, None, ALL_200),
     ("DELETE", "/api/v1/tasks/{task_code}/rounds/{round_number}", None, None, (401, 403, 403, 403, 403, 405, 405)),
     ("GET", "/api/v1/tasks/{task_code}/rounds/{round_number}/contexts", None, None, OWNERS_ONLY_READ),
-    ("POST", "/api/v1/tasks/{task_code}/rounds/{round_number}/contexts", {"contexts": []}, None, (401, 403, 403, 403, 403, 405, 405)),
+    ("POST", "/api/v1/tasks/{task_code}/rounds/{round_number}/contexts", _context_file, None, (401, 403, 403, 403, 403, 201, 201)),
     ("GET", "/api/v1/datasets", None, None, ALL_200),
     ("POST", "/api/v1/datasets", {"name": "x"}, None, ALL_405),
     ("GET", "/api/v1/datasets/{id}", None, None, ALL_200),
@@ -82,7 +92,8 @@ def test_permission_matrix(method, path, body, prepare, role, expected, people, 
         prepare(world)
     client = client_for(people[role]) if people[role] else APIClient()
 
-    response = getattr(client, method.lower())(_url(path, world), body, format="json")
+    data, fmt = (body(), "multipart") if callable(body) else (body, "json")
+    response = getattr(client, method.lower())(_url(path, world), data, format=fmt)
 
     assert response.status_code == expected, response.content[:300]
     if expected >= 400:
