@@ -213,3 +213,6 @@ LOGGING = {
 DYNABENCH_REGISTRY_MAX_MODELS = int(os.environ.get("DYNABENCH_REGISTRY_MAX_MODELS", "4"))
 DYNABENCH_REGISTRY_MAX_GIB = float(os.environ.get("DYNABENCH_REGISTRY_MAX_GIB", "4"))
 DYNABENCH_WARM_MODELS = _env_bool("DYNABENCH_WARM_MODELS", False)
+
+# Annotation: examples one annotator may submit per minute (sandbox tries count too); 0 turns it off.
+ANNOTATION_SUBMISSIONS_PER_MINUTE = int(os.environ.get("ANNOTATION_SUBMISSIONS_PER_MINUTE", "20"))

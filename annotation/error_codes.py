@@ -1,0 +1,40 @@
+"""Stable codes of the rules that refuse an annotation action.
+
+Services raise ``dynabench.errors.RuleError(code, message, field=...)`` with one of these
+codes; the REST API returns it as ``{"code", "detail", "field"}`` and the HTMX pages show
+``message`` next to ``field``.
+"""
+
+from enum import StrEnum
+
+
+class AnnotationErrorCode(StrEnum):
+    # Task, round, context
+    TASK_INACTIVE = "task_inactive"
+    ROUND_CLOSED = "round_closed"
+    NO_ROUND = "no_round"
+    NO_CONTEXT = "no_context"
+    CONTEXT_NOT_AVAILABLE = "context_not_available"
+    UNKNOWN_STRATEGY = "unknown_strategy"
+    # The annotator's input and target
+    REQUIRED = "required"
+    TOO_LONG = "too_long"
+    UNKNOWN_FIELD = "unknown_field"
+    INVALID_LABEL = "invalid_label"
+    INVALID_ANSWER = "invalid_answer"
+    ANSWER_NOT_IN_PASSAGE = "answer_not_in_passage"
+    INVALID_TIME_SPENT = "invalid_time_spent"
+    INVALID_METADATA = "invalid_metadata"
+    # Limits
+    DAILY_CAP_REACHED = "daily_cap_reached"
+    RATE_LIMITED = "rate_limited"
+    # The model in the loop
+    NO_MODEL_IN_LOOP = "no_model_in_loop"
+    MODEL_FAILED = "model_failed"
+    # Acting on an example
+    NOT_ANNOTATOR = "not_annotator"
+    NOT_AUTHOR = "not_author"
+    RETRACTED = "retracted"
+    UNKNOWN_EXPLANATION = "unknown_explanation"
+    EXPLANATION_NOT_APPLICABLE = "explanation_not_applicable"
+    FLAG_REASON_REQUIRED = "flag_reason_required"

@@ -1,0 +1,358 @@
+"""The annotator's pages: write an example, see the model's answer, explain, retract, flag.
+
+Views parse the request and render; every rule is in ``annotation/services.py``. HTMX
+requests get fragments; a refused action answers with a 4xx status and the fragment
+showing the message next to the field at fault (``templates/annotation/_htmx_config.html``
+tells htmx to swap 4xx answers). Without JavaScript the same views render whole pages.
+"""
+
+from functools import wraps
+from urllib.parse import urlencode
+
+from django.conf import settings
+from django.contrib.auth.decorators import login_required
+from django.contrib.auth.views import redirect_to_login
+from django.core.paginator import Paginator
+from django.http import HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render, resolve_url
+from django.utils.html import escape
+from django.views.decorators.http import require_GET, require_POST
+
+from annotation import services
+from annotation.calculations import qa_answer_f1
+from annotation.display import label_bars, passage_segments
+from annotation.forms import ExampleForm, ExplanationForm, FlagForm, SandboxForm, context_token
+from annotation.models import Example
+from annotation.selectors import user_counts
+from dynabench.errors import RuleError
+from tasks.models import Task, TaskKind
+
+PAGE_SIZE = 25
+
+
+def _problem(message: str, *, status: int = 409) -> HttpResponse:
+    """A workspace that only says what went wrong (it keeps the ``#workspace`` target alive)."""
+    return HttpResponse(
+        f'<section id="workspace" class="card"><p class="error" role="alert">{escape(message)}</p></section>', status=status
+    )
+
+
+def _annotator_page(view):
+    """Log-in required; an HTMX request from a visitor is sent to the log-in page with ``HX-Redirect``."""
+
+    @wraps(view)
+    def wrapper(request, *args, **kwargs):
+        if request.user.is_authenticated:
+            return view(request, *args, **kwargs)
+        if request.htmx:
+            page = request.htmx.current_url_abs_path or request.get_full_path()
+            login = f"{resolve_url(settings.LOGIN_URL)}?{urlencode({'next': page})}"
+            return HttpResponse("Log in to write examples.", status=401, headers={"HX-Redirect": login})
+        return redirect_to_login(request.get_full_path())
+
+    return wrapper
+
+
+def _active_task(code: str) -> Task:
+    return get_object_or_404(Task, code=code, active=True)
+
+
+def _own_example(request, pk: int) -> Example:
+    """The example ``pk`` if ``request.user`` wrote it (404 otherwise: others' examples are not shown)."""
+    return get_object_or_404(Example.objects.select_related("round__task", "context", "model"), pk=pk, author=request.user)
+
+
+def _context_fields(task: Task, context) -> list[tuple[str, str, str]]:
+    """``[(name, label, value)]`` of the context shown to the annotator."""
+    return [(f["name"], f.get("label", f["name"]), context.data.get(f["name"], "")) for f in task.config["context_fields"]]
+
+
+def _passage_field(task: Task) -> str | None:
+    return task.config["model_inputs"][1] if task.kind == TaskKind.EXTRACTIVE_QA else None
+
+
+def _workspace(task: Task, context, *, form: ExampleForm | None = None, initial: dict | None = None, notice: str = ""):
+    """Template context of ``_workspace.html``: the context, the example form, the buttons."""
+    if form is None:
+        initial = dict(initial or {})
+        for field in task.config["input_fields"]:
+            source = field.get("prefill_from")
+            if source and field["name"] not in initial:
+                initial[field["name"]] = context.data.get(source, "")
+        initial["token"] = context_token(context)
+        form = ExampleForm(task=task, initial=initial)
+    passage_field = _passage_field(task)
+    return {
+        "task": task,
+        "context": context,
+        "form": form,
+        "context_fields": [f for f in _context_fields(task, context) if f[0] != passage_field],
+        "passage": context.data.get(passage_field, "") if passage_field else None,
+        "notice": notice,
+    }
+
+
+def _render_workspace(request, task, *, status=200, **kwargs):
+    data = _workspace(task, **kwargs)
+    if request.htmx:
+        return render(request, "annotation/_workspace.html", data, status=status)
+    return render(request, "annotation/create.html", _page(request, task, data), status=status)
+
+
+def _page(request, task, data: dict) -> dict:
+    round = task.current_round()
+    return {
+        **data,
+        "task": task,
+        "round": round,
+        "my_counts": user_counts(request.user, round=round) if round else None,
+    }
+
+
+def _answer(task: Task, example_input: dict, target: dict | None, output: dict) -> dict:
+    """Template context that draws the model's answer next to the annotator's (if any)."""
+    if task.kind == TaskKind.CLASSIFICATION:
+        return {"bars": label_bars(task.labels, output, yours=(target or {}).get("label"))}
+    passage = example_input.get(_passage_field(task), "")
+    yours = target["answers"][0] if target else None
+    model_span = (output["start"], output["end"]) if "start" in output and "end" in output else None
+    your_span = (yours["answer_start"], yours["answer_start"] + len(yours["text"])) if yours else None
+    return {
+        "segments": passage_segments(passage, model_span=model_span, your_span=your_span),
+        "f1": qa_answer_f1(target=target, model_output=output) if target else None,
+    }
+
+
+def _result(example: Example) -> dict:
+    task = example.round.task
+    data = {
+        "task": task,
+        "example": example,
+        "context_fields": [f for f in _context_fields(task, example.context) if f[0] != _passage_field(task)],
+        "your_fields": [(f.get("label", f["name"]), example.input.get(f["name"], "")) for f in task.config["input_fields"]],
+        "answer": _answer(task, example.input, example.target, example.model_output),
+        "explain_form": ExplanationForm(example=example),
+        "flag_form": FlagForm(),
+    }
+    return data
+
+
+# --- Pages ------------------------------------------------------------------------------
+
+
+@require_GET
+@_annotator_page
+def create_page(request, code):
+    """The create page: instructions, a context chosen by the task's strategy, the example form."""
+    task = _active_task(code)
+    round = task.current_round()
+    data = {"task": task, "round": round, "problem": None}
+    try:
+        if round is None:
+            raise RuleError("no_round", f"{task.name} has no round yet.")
+        services.model_in_loop(round)
+        context = services.choose_context(round=round, tag=request.GET.get("tag") or None)
+    except RuleError as error:
+        data["problem"] = error.message
+        return render(request, "annotation/create.html", _page(request, task, data), status=409)
+    return render(request, "annotation/create.html", _page(request, task, {**data, **_workspace(task, context)}))
+
+
+@require_GET
+@_annotator_page
+def new_context(request, code):
+    """A fresh workspace on another context (``exclude``: the one shown; ``tag``: keep to a tag)."""
+    task = _active_task(code)
+    round = task.current_round()
+    try:
+        if round is None:
+            raise RuleError("no_round", f"{task.name} has no round yet.")
+        exclude = [int(pk) for pk in request.GET.getlist("exclude") if pk.isdigit()]
+        context = services.choose_context(round=round, tag=request.GET.get("tag") or None, exclude=exclude)
+    except RuleError as error:
+        return _problem(error.message)
+    return _render_workspace(request, task, context=context)
+
+
+@require_POST
+@_annotator_page
+def submit_example(request, code):
+    """Create the example (``services.create_example``) and show the model's answer, or the form with errors."""
+    task = _active_task(code)
+    form = ExampleForm(request.POST, task=task)
+    if not form.is_valid():
+        if form.context is None:
+            return _expired(request, task, form)
+        return _render_workspace(request, task, context=form.context, form=form, status=422)
+    try:
+        example = services.create_example(
+            user=request.user, context=form.context, input=form.annotator_input(), target=form.target(),
+            time_spent=form.time_spent(),
+        )
+    except RuleError as error:
+        form.add_rule_error(error)
+        status = 422 if error.status_code == 400 else error.status_code
+        return _render_workspace(request, task, context=form.context, form=form, status=status)
+    data = _result(example)
+    if request.htmx:
+        response = render(request, "annotation/_result.html", data)
+    else:
+        response = render(request, "annotation/create.html", _page(request, task, {**data, "show_result": True}))
+    response["Server-Timing"] = f"model;desc=\"model in the loop\";dur={example.inference_s * 1000:.2f}"
+    return response
+
+
+def _expired(request, task, form):
+    """The token was bad or stale: keep what was typed, on a new context, and say why."""
+    round = task.current_round()
+    message = "; ".join(form.errors.get("token", [])) or "Take a new context."
+    try:
+        context = services.choose_context(round=round) if round else None
+    except RuleError as error:
+        message, context = error.message, None
+    if context is None:
+        return _problem(message)
+    initial = {name: form.data.get(name, "") for name in form.input_names}
+    return _render_workspace(request, task, context=context, initial=initial, status=422, notice=message)
+
+
+@require_GET
+@_annotator_page
+def try_again(request, pk):
+    """The form again with the example's input and label kept (same context, if still open)."""
+    example = _own_example(request, pk)
+    task = example.round.task
+    initial = {f["name"]: example.input.get(f["name"], "") for f in task.config["input_fields"]}
+    if task.kind == TaskKind.CLASSIFICATION:
+        initial["label"] = example.target.get("label")
+    else:
+        answer = example.target["answers"][0]
+        initial.update(answer_text=answer["text"], answer_start=answer["answer_start"])
+    context, notice = example.context, ""
+    if not context.active or context.round.status != context.round.Status.OPEN:
+        try:
+            context = services.choose_context(round=task.current_round())
+        except (RuleError, AttributeError):
+            return _problem("This task has no open context left.")
+        notice = "That context is closed; here is a new one with your text kept."
+        initial.pop("answer_text", None), initial.pop("answer_start", None)
+    return _render_workspace(request, task, context=context, initial=initial, notice=notice)
+
+
+@require_POST
+@_annotator_page
+def explain_example(request, pk):
+    example = _own_example(request, pk)
+    form = ExplanationForm(request.POST, example=example)
+    status = 200
+    if form.is_valid():
+        try:
+            example = services.add_explanations(
+                example=example, user=request.user,
+                explanations={name: value for name, value in form.cleaned_data.items() if value},
+            )
+        except RuleError as error:
+            form.add_rule_error(error)
+            status = 422 if error.status_code == 400 else error.status_code
+        else:
+            form = ExplanationForm(example=example)
+    else:
+        status = 422
+    if not request.htmx:
+        return redirect("annotation:my_examples")
+    return render(
+        request, "annotation/_explain.html",
+        {"example": example, "explain_form": form, "saved": status == 200}, status=status,
+    )
+
+
+@require_POST
+@_annotator_page
+def retract_example(request, pk):
+    example = services.retract_example(example=_own_example(request, pk), user=request.user)
+    if not request.htmx:
+        return redirect("annotation:my_examples")
+    return render(request, "annotation/_actions.html", {"example": example, "flag_form": FlagForm(), "task": example.round.task})
+
+
+@require_POST
+@_annotator_page
+def flag_example(request, pk):
+    example = _own_example(request, pk)
+    form = FlagForm(request.POST)
+    status = 200
+    if form.is_valid():
+        try:
+            example = services.flag_example(example=example, user=request.user, reason=form.cleaned_data["reason"])
+        except RuleError as error:
+            form.add_rule_error(error)
+            status = 422 if error.status_code == 400 else error.status_code
+    if not request.htmx:
+        return redirect("annotation:my_examples")
+    return render(
+        request, "annotation/_actions.html",
+        {"example": example, "flag_form": form, "task": example.round.task}, status=status,
+    )
+
+
+def sandbox(request, code):
+    """Try the model in the loop without logging in; nothing is saved."""
+    task = _active_task(code)
+    round = task.current_round()
+    data = {"task": task, "round": round, "problem": None, "answer": None}
+    if request.method == "POST":
+        form = SandboxForm(request.POST, task=task)
+        status = 200
+        if form.is_valid():
+            visitor = f"user:{request.user.pk}" if request.user.is_authenticated else f"ip:{request.META.get('REMOTE_ADDR', '')}"
+            try:
+                result = services.try_model(task=task, input=form.model_inputs(), target=form.target(), visitor=visitor)
+            except RuleError as error:
+                form.add_rule_error(error)
+                status = 422 if error.status_code == 400 else error.status_code
+            else:
+                data["result"] = result
+                data["answer"] = _answer(task, result.input, result.target, result.output)
+        else:
+            status = 422
+    else:
+        status, initial = 200, {}
+        try:
+            if round is None:
+                raise RuleError("no_round", f"{task.name} has no round yet.")
+            services.model_in_loop(round)
+            context = services.choose_context(round=round)
+            initial = {name: context.data.get(name, "") for name in task.config["model_inputs"] if name in context.data}
+            for field in task.config["input_fields"]:
+                if field.get("prefill_from"):
+                    initial[field["name"]] = context.data.get(field["prefill_from"], "")
+        except RuleError as error:
+            data["problem"], status = error.message, 409
+        form = SandboxForm(task=task, initial=initial)
+    data["form"] = form
+    data["passage_field"] = _passage_field(task)
+    template = "annotation/_sandbox.html" if request.htmx else "annotation/sandbox.html"
+    return render(request, template, data, status=status)
+
+
+@login_required
+@require_GET
+def my_examples(request):
+    """The annotator's own examples with outcome and validation state, and their counts and vMER."""
+    examples = Example.objects.filter(author=request.user).select_related("round__task", "model")
+    tasks = Task.objects.filter(rounds__examples__author=request.user).distinct()
+    per_task = [(task, user_counts(request.user, task=task)) for task in tasks]
+    chosen = request.GET.get("task")
+    if chosen:
+        examples = examples.filter(round__task__code=chosen)
+    page = Paginator(examples.order_by("-created_at", "-pk"), PAGE_SIZE).get_page(request.GET.get("page"))
+    for example in page:
+        fields = example.round.task.config["input_fields"]
+        example.summary = " / ".join(str(example.input.get(f["name"], "")) for f in fields)
+    return render(request, "annotation/my_examples.html", {
+        "counts": user_counts(request.user),
+        "per_task": per_task,
+        "page": page,
+        "chosen": chosen,
+    })
+

@@ -1,0 +1,23 @@
+"""Template filters of the annotation and task pages: safe Markdown and rates as percentages."""
+
+import markdown as markdown_lib
+import nh3
+from django import template
+from django.utils.safestring import mark_safe
+
+register = template.Library()
+
+
+@register.filter
+def safe_markdown(text: str) -> str:
+    """Render Markdown to HTML and clean it with nh3 (no scripts, styles or event handlers)."""
+    html = markdown_lib.markdown(text or "", extensions=["extra", "sane_lists"])
+    return mark_safe(nh3.clean(html, link_rel="noopener noreferrer nofollow"))
+
+
+@register.filter
+def percent(value, digits: int = 1) -> str:
+    """Format a rate in [0, 1] as ``"12.5%"``; None (nothing collected) as an em dash."""
+    if value is None:
+        return "—"
+    return f"{value * 100:.{int(digits)}f}%"
