@@ -1,4 +1,17 @@
-from django.urls import path  # noqa: F401
+from django.urls import path
+
+from validation import htmx_views as views
 
 app_name = "validation"
-urlpatterns = []
+urlpatterns = [
+    path("tasks/<slug:code>/validate/", views.review_queue, name="queue"),
+    path("tasks/<slug:code>/validate/<int:example_id>/", views.submit_validation, name="submit"),
+    path("tasks/<slug:code>/validate/<int:example_id>/skip/", views.skip_example, name="skip"),
+    path("tasks/<slug:code>/export.jsonl", views.export_task, name="export_task"),
+    path("tasks/<slug:code>/rounds/<int:number>/", views.round_page, name="round"),
+    path("tasks/<slug:code>/rounds/<int:number>/close/", views.close_round_view, name="close_round"),
+    path("tasks/<slug:code>/rounds/<int:number>/export.jsonl", views.export_round, name="export_round"),
+    path("tasks/<slug:code>/rounds/<int:number>/owner/", views.owner_queue, name="owner_queue"),
+    path("tasks/<slug:code>/rounds/<int:number>/owner/<int:example_id>/", views.owner_decide, name="owner_decide"),
+    path("users/<str:username>/", views.user_page, name="user"),
+]

@@ -1,0 +1,49 @@
+"""Forms of the validation pages: they parse input; the rules live in ``services``."""
+
+from django import forms
+
+from annotation.models import ValidationState
+
+
+class ValidationForm(forms.Form):
+    """A verdict as posted by the review queue or the owner queue."""
+
+    label = forms.CharField(max_length=16, error_messages={"required": "Choose correct, incorrect or flagged."})
+    corrected_label = forms.CharField(max_length=64, required=False)
+    corrected_answer = forms.CharField(max_length=2000, required=False, strip=False)
+    answer_start = forms.IntegerField(required=False, min_value=0)
+    flag_reason = forms.CharField(max_length=2000, required=False)
+    explanation = forms.CharField(max_length=2000, required=False, widget=forms.Textarea)
+    expected_state = forms.ChoiceField(choices=ValidationState.choices, required=False)
+
+    def metadata(self) -> dict:
+        data = self.cleaned_data
+        meta = {k: data.get(k) for k in ("corrected_label", "flag_reason", "explanation")}
+        if data.get("corrected_answer"):
+            meta["corrected_answer"] = {"text": data["corrected_answer"], "answer_start": data.get("answer_start")}
+        return meta
+
+    def first_error(self) -> str:
+        field, errors = next(iter(self.errors.items()))
+        return f"{field}: {errors[0]}" if field != "__all__" else errors[0]
+
+
+class CloseRoundForm(forms.Form):
+    """Optional overrides of the task's split ratios and seed when closing a round."""
+
+    train = forms.FloatField(required=False, min_value=0, max_value=1)
+    dev = forms.FloatField(required=False, min_value=0, max_value=1)
+    test = forms.FloatField(required=False, min_value=0, max_value=1)
+    seed = forms.IntegerField(required=False)
+
+    def ratios(self) -> dict | None:
+        values = [self.cleaned_data.get(s) for s in ("train", "dev", "test")]
+        if all(v is None for v in values):
+            return None
+        return {s: (v or 0.0) for s, v in zip(("train", "dev", "test"), values)}
+
+
+class OwnerQueueFilter(forms.Form):
+    min_flags = forms.IntegerField(required=False, min_value=0, label="At least this many flags")
+    disagreement = forms.BooleanField(required=False, label="Validators disagree")
+    state = forms.ChoiceField(choices=[("", "Any state"), *ValidationState.choices], required=False)

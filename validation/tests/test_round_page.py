@@ -1,0 +1,42 @@
+"""The round page shows counts, vMER, agreement and the annotators."""
+
+from validation.services import record_validation
+from validation.tests.conftest import make_example, make_user
+
+
+def test_it_shows_vmer_and_agreement(client, sentiment_task, annotator, owner):
+    people = [make_user(f"rater{i}", "validator") for i in range(3)]
+    fooled = [make_example(sentiment_task, annotator) for _ in range(3)]
+    make_example(sentiment_task, annotator, model_wrong=False)
+    for labels, example in zip([("correct",) * 3, ("correct", "incorrect", "correct", ), ("incorrect",) * 3], fooled):
+        for person, label in zip(people, labels):
+            record_validation(example=example, validator=person, label=label)
+    client.force_login(owner)
+
+    response = client.get("/tasks/sentiment/rounds/1/")
+
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert '<td id="collected">4</td>' in html
+    assert '<td id="vmer"><strong>25.0%</strong></td>' in html  # 1 verified fooled of 4 collected
+    assert 'data-metric="fleiss_kappa">0.' in html or 'data-metric="fleiss_kappa">-0.' in html
+    assert "annie" in html and "Close round and build datasets" in html
+
+
+def test_it_says_why_agreement_is_missing(client, sentiment_task):
+    html = client.get("/tasks/sentiment/rounds/1/").content.decode()
+
+    assert 'data-metric="fleiss_kappa">—' in html and "needs at least 2 examples" in html
+    assert "Close round" not in html
+
+
+def test_an_owner_closes_the_round_from_it(client, sentiment_task, annotator, owner):
+    example = make_example(sentiment_task, annotator)
+    record_validation(example=example, validator=owner, label="correct", mode="owner")
+    client.force_login(owner)
+
+    response = client.post("/tasks/sentiment/rounds/1/close/", {"train": "0", "dev": "0", "test": "1", "seed": "1"}, follow=True)
+
+    html = response.content.decode()
+    assert "is closed. Datasets: sentiment-r1-train (0), sentiment-r1-dev (0), sentiment-r1-test (1)" in html
+    assert "Rebuild datasets" in html
