@@ -30,12 +30,16 @@ def labels_hidden(dataset: Dataset) -> bool:
     return dataset.access == Dataset.Access.HIDDEN
 
 
+def hidden_splits() -> set[tuple[int, str]]:
+    """Return the ``(round id, split)`` pairs whose examples went into a hidden dataset."""
+    hidden = Dataset.objects.filter(access=Dataset.Access.HIDDEN, round__isnull=False).exclude(split="")
+    return set(hidden.values_list("round_id", "split"))
+
+
 def hidden_example_filter() -> Q:
     """A ``Q`` on ``Example`` matching examples that belong to a hidden dataset's split of their round."""
-    hidden = Dataset.objects.filter(access=Dataset.Access.HIDDEN, round__isnull=False).exclude(split="")
-    pairs = list(hidden.values_list("round_id", "split"))
     query = Q(pk__in=[])
-    for round_id, split in pairs:
+    for round_id, split in hidden_splits():
         query |= Q(round_id=round_id, split=split)
     return query
 
@@ -57,8 +61,11 @@ def downloadable_examples(round: Round) -> QuerySet:
     )
 
 
-def example_labels_hidden(example: Example) -> bool:
-    """True when ``example`` went into a hidden dataset's split: its label stays on the server."""
+def example_labels_hidden(example: Example, splits: set[tuple[int, str]] | None = None) -> bool:
+    """True when ``example`` went into a hidden dataset's split: its label stays on the server.
+
+    ``splits``: ``hidden_splits()`` computed once for many examples.
+    """
     if not example.split:
         return False
-    return Dataset.objects.filter(round_id=example.round_id, split=example.split, access=Dataset.Access.HIDDEN).exists()
+    return (example.round_id, example.split) in (hidden_splits() if splits is None else splits)

@@ -30,10 +30,13 @@ from tasks.serializers import (
     DatasetItemSerializer,
     DatasetSerializer,
     ImportResultSerializer,
+    RoundClosedSerializer,
+    RoundCloseSerializer,
     RoundCreateSerializer,
     RoundSerializer,
     TaskSerializer,
 )
+from validation.services import close_round
 
 TASK_CODE = OpenApiParameter("task_code", OpenApiTypes.STR, OpenApiParameter.PATH, description="The task's code, e.g. `sentiment`.")
 MAX_CONTEXT_FILE_BYTES = 64 * 1024 * 1024
@@ -103,6 +106,12 @@ class TaskViewSet(viewsets.ReadOnlyModelViewSet):
         request=RoundCreateSerializer,
         responses={201: RoundSerializer},
     ),
+    close=extend_schema(
+        summary="Close a round and build its train/dev/test datasets (owners)",
+        parameters=[TASK_CODE, ROUND_NUMBER],
+        request=RoundCloseSerializer,
+        responses={200: RoundClosedSerializer},
+    ),
 )
 class RoundViewSet(TaskScopedMixin, mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.CreateModelMixin, viewsets.GenericViewSet):
     """A task's rounds. Everyone reads; owners open the next round."""
@@ -139,6 +148,21 @@ class RoundViewSet(TaskScopedMixin, mixins.ListModelMixin, mixins.RetrieveModelM
             start=data.get("start"), end=data.get("end"),
         )
         return Response(self.get_serializer(new_round).data, status=status.HTTP_201_CREATED)
+
+    @action(detail=True, methods=["post"])
+    def close(self, request, *args, **kwargs):
+        serializer = RoundCloseSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        round = self.get_object()
+        datasets = close_round(round=round, acting_user=request.user, ratios=data.get("ratios"), seed=data.get("seed"))
+        round.refresh_from_db()
+        annotated = Dataset.objects.filter(pk__in=[d.pk for d in datasets]).select_related("task", "round").annotate(item_count=Count("items"))
+        body = {
+            "round": self.get_serializer(round).data,
+            "datasets": DatasetSerializer(annotated.order_by("pk"), many=True, context=self.get_serializer_context()).data,
+        }
+        return Response(body)
 
 
 @extend_schema_view(

@@ -84,6 +84,16 @@ class RoundCreateSerializer(StrictSerializerMixin, serializers.Serializer):
     end = serializers.DateTimeField(required=False, allow_null=True)
 
 
+class RoundCloseSerializer(StrictSerializerMixin, serializers.Serializer):
+    """How to split the round's verified examples into datasets when it closes."""
+
+    ratios = serializers.DictField(
+        child=serializers.FloatField(min_value=0, max_value=1), required=False,
+        help_text='`{"train": .8, "dev": .1, "test": .1}`; default the task\'s `split_ratios`.',
+    )
+    seed = serializers.IntegerField(required=False, help_text="Default the task's `split_seed`.")
+
+
 class ContextSerializer(serializers.ModelSerializer):
     round = serializers.IntegerField(source="round.number", read_only=True)
 
@@ -107,6 +117,11 @@ class ContextUploadSerializer(StrictSerializerMixin, serializers.Serializer):
         help_text="Where uids come from: `uid_field`, the line number, or a hash of the content.",
     )
     tag_field = serializers.CharField(required=False, max_length=200, help_text="The file field copied to each context's tag.")
+
+
+class RoundClosedSerializer(serializers.Serializer):
+    round = RoundSerializer()
+    datasets = serializers.ListField(child=serializers.DictField(), help_text="The datasets built from the round (train, dev, test).")
 
 
 class ImportResultSerializer(serializers.Serializer):

@@ -1,7 +1,7 @@
 """Who may call what: every API operation × every kind of user, with the expected status.
 
-Each row is ``(method, path template, body, prepare, expected)`` (a callable body is sent
-as multipart); ``expected`` lists the
+Each row is ``(method, path template, body, prepare, expected)`` (a callable body is built
+from the world; one marked ``multipart`` is sent as multipart); ``expected`` lists the
 status for, in order: anonymous, annotator, validator, researcher, owner of another task
 (``nli``), owner of the task (``sentiment``), admin. A test checks that the table covers
 every operation of the OpenAPI schema, so a new endpoint cannot go without a row.
@@ -13,6 +13,7 @@ import pytest
 from drf_spectacular.generators import SchemaGenerator
 from rest_framework.test import APIClient
 
+from annotation.models import Example
 from tasks.models import Round
 from tests.api.conftest import client_for
 
@@ -23,11 +24,22 @@ def _close_round_one(world):
     Round.objects.filter(task=world["task"], number=1).update(status=Round.Status.CLOSED)
 
 
-def _context_file():
+def _context_file(world):
     """A multipart body: one new context as a JSONL file."""
     upload = io.BytesIO(b'{"uid": "matrix-1", "prompt": "The bus was on time."}')
     upload.name = "contexts.jsonl"
     return {"file": upload}
+
+
+_context_file.multipart = True
+
+
+def _new_example(world):
+    return {"context": world["context"].pk, "input": {"text": "Lovely rooms, awful breakfast."}, "target": {"label": "negative"}}
+
+
+def _verdict(world):
+    return {"example": world["example"].pk, "label": "correct"}
 
 
 ALL_200 = (200,) * 7
@@ -53,6 +65,20 @@ MATRIX = [
     ("DELETE", "/api/v1/tasks/{task_code}/rounds/{round_number}", None, None, (401, 403, 403, 403, 403, 405, 405)),
     ("GET", "/api/v1/tasks/{task_code}/rounds/{round_number}/contexts", None, None, OWNERS_ONLY_READ),
     ("POST", "/api/v1/tasks/{task_code}/rounds/{round_number}/contexts", _context_file, None, (401, 403, 403, 403, 403, 201, 201)),
+    ("GET", "/api/v1/tasks/{task_code}/context", None, None, (401, 200, 403, 403, 200, 200, 200)),
+    ("POST", "/api/v1/tasks/{task_code}/rounds/{round_number}/close", {}, None, (401, 403, 403, 403, 403, 200, 200)),
+    ("GET", "/api/v1/tasks/{task_code}/rounds/{round_number}/examples", None, None, OWNERS_ONLY_READ),
+    ("GET", "/api/v1/tasks/{task_code}/rounds/{round_number}/examples", None, _close_round_one, ALL_200),
+    ("GET", "/api/v1/examples", None, None, SIGNED_IN_200),
+    ("POST", "/api/v1/examples", _new_example, None, (401, 201, 403, 403, 201, 201, 201)),
+    ("GET", "/api/v1/examples/{id}", None, None, (401, 200, 404, 404, 404, 200, 200)),
+    ("DELETE", "/api/v1/examples/{id}", None, None, (401, 405, 405, 405, 405, 405, 405)),
+    ("POST", "/api/v1/examples/{id}/retract", None, None, (401, 200, 404, 404, 404, 403, 403)),
+    ("POST", "/api/v1/examples/{id}/flag", {"reason": "unclear label"}, None, (401, 200, 404, 404, 404, 403, 403)),
+    ("POST", "/api/v1/examples/{id}/explanations", {"explanations": {"example_explanation": "sarcasm"}}, None, (401, 200, 404, 404, 404, 403, 403)),
+    ("GET", "/api/v1/validations", None, None, SIGNED_IN_200),
+    ("POST", "/api/v1/validations", _verdict, None, (401, 403, 201, 403, 201, 201, 201)),
+    ("GET", "/api/v1/validations/next", {"task": "sentiment"}, None, (401, 403, 200, 403, 200, 200, 200)),
     ("GET", "/api/v1/datasets", None, None, ALL_200),
     ("POST", "/api/v1/datasets", {"name": "x"}, None, ALL_405),
     ("GET", "/api/v1/datasets/{id}", None, None, ALL_200),
@@ -67,12 +93,22 @@ def people(annotator, validator, researcher, nli_owner, owner, admin_user):
 
 
 @pytest.fixture
-def world(sentiment_task, sentiment_datasets, sentiment_model):
-    return {"task": sentiment_task, "task_code": "sentiment", "round_number": 1, "datasets": sentiment_datasets, "model": sentiment_model}
+def world(sentiment_task, sentiment_datasets, sentiment_model, annotator):
+    """Round 1 of sentiment with a model in the loop, datasets, and a fooling example by the annotator."""
+    round1 = sentiment_task.current_round()
+    context = round1.contexts.order_by("pk").first()
+    example = Example.objects.create(
+        round=round1, context=context, author=annotator, model=sentiment_model, input={"text": "Sure, wait an hour."},
+        target={"label": "negative"}, model_output={"label": "positive", "probs": {}}, model_wrong=True,
+    )
+    return {
+        "task": sentiment_task, "task_code": "sentiment", "round_number": 1, "datasets": sentiment_datasets,
+        "model": sentiment_model, "context": context, "example": example,
+    }
 
 
 def _url(path, world):
-    ids = {"/api/v1/datasets/": world["datasets"]["hidden"].pk, "/api/v1/models/": world["model"].pk}
+    ids = {"/api/v1/datasets/": world["datasets"]["hidden"].pk, "/api/v1/models/": world["model"].pk, "/api/v1/examples/": world["example"].pk}
     for prefix, pk in ids.items():
         if path.startswith(prefix):
             path = path.replace("{id}", str(pk))
@@ -80,7 +116,7 @@ def _url(path, world):
 
 
 CASES = [
-    pytest.param(method, path, body, prepare, role, expected[i], id=f"{method} {path} as {role}")
+    pytest.param(method, path, body, prepare, role, expected[i], id=f"{method} {path}{' after ' + prepare.__name__ if prepare else ''} as {role}")
     for method, path, body, prepare, expected in MATRIX
     for i, role in enumerate(ROLES)
 ]
@@ -92,7 +128,8 @@ def test_permission_matrix(method, path, body, prepare, role, expected, people, 
         prepare(world)
     client = client_for(people[role]) if people[role] else APIClient()
 
-    data, fmt = (body(), "multipart") if callable(body) else (body, "json")
+    data = body(world) if callable(body) else body
+    fmt = "multipart" if getattr(body, "multipart", False) else "json"
     response = getattr(client, method.lower())(_url(path, world), data, format=fmt)
 
     assert response.status_code == expected, response.content[:300]
