@@ -2,7 +2,7 @@
 
 ``model_wrong`` and ``model_output`` are read-only: the server decides them
 (``annotation.services.create_example``). An example that went into a hidden dataset's
-split shows neither its label nor the model's answer (``tasks.access``).
+split shows neither its label, nor the model's answer, nor its explanations (``tasks.access``).
 """
 
 from drf_spectacular.utils import extend_schema_field
@@ -41,6 +41,7 @@ class ExampleSerializer(serializers.ModelSerializer):
         help_text='`{"label", "probs"}` or `{"answer", "start", "end", "score"}`; null when the example is in a hidden split.'
     )
     model_wrong = serializers.SerializerMethodField(help_text="Whether the example fooled the model, decided by the server.")
+    metadata = serializers.SerializerMethodField(help_text="Explanations and flag reason; null when the example is in a hidden split.")
     labels_hidden = serializers.SerializerMethodField(help_text="True when the example went into a hidden dataset.")
 
     class Meta:
@@ -63,6 +64,10 @@ class ExampleSerializer(serializers.ModelSerializer):
     @extend_schema_field(NULLABLE_JSON_OBJECT)
     def get_model_output(self, example):
         return None if self._hidden(example) else example.model_output
+
+    @extend_schema_field(NULLABLE_JSON_OBJECT)
+    def get_metadata(self, example):
+        return None if self._hidden(example) else example.metadata
 
     @extend_schema_field({"type": "boolean", "nullable": True})
     def get_model_wrong(self, example):

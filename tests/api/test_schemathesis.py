@@ -29,6 +29,8 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
+from annotation.models import Example
+
 EXAMPLES = int(os.environ.get("SCHEMATHESIS_EXAMPLES", "20"))
 NEGATIVE_EXAMPLES = int(os.environ.get("SCHEMATHESIS_NEGATIVE_EXAMPLES", "8"))
 CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance, response_headers_conformance]
@@ -38,15 +40,16 @@ HIGH_RATES = {
 }
 
 
-def _path_parameters(world) -> dict:
-    return {"task_code": "sentiment", "round_number": 1, **world}
-
-
 @pytest.mark.slow
 @override_settings(REST_FRAMEWORK=HIGH_RATES)
-def test_schemathesis_finds_no_server_error_and_no_schema_violation(live_server, owner, sentiment_datasets, sentiment_model):
+def test_schemathesis_finds_no_server_error_and_no_schema_violation(live_server, owner, annotator, sentiment_datasets, sentiment_model):
     schema = schemathesis.openapi.from_dict(SchemaGenerator().get_schema(request=None, public=True))
-    ids = {"/api/v1/datasets/": sentiment_datasets["scoring"].pk, "/api/v1/models/": sentiment_model.pk}
+    round1 = sentiment_model.task.current_round()
+    example = Example.objects.create(
+        round=round1, context=round1.contexts.first(), author=annotator, model=sentiment_model, input={"text": "Oh great."},
+        target={"label": "negative"}, model_output={"label": "positive", "probs": {}}, model_wrong=True,
+    )
+    ids = {"/api/v1/datasets/": sentiment_datasets["scoring"].pk, "/api/v1/models/": sentiment_model.pk, "/api/v1/examples/": example.pk}
     statuses, failures, operations = Counter(), [], 0
 
     for result in schema.get_all_operations():
