@@ -37,21 +37,31 @@ PY
 redis_was_up=$(embedded_redis check)
 
 pids=()
+signalled=""
+alive() { local p; for p in "${pids[@]}"; do kill -0 "$p" 2>/dev/null && echo "$p"; done; return 0; }
+wait_for_exit() {  # up to $1 seconds for every started process to be gone
+    local deadline=$((SECONDS + $1))
+    while [ -n "$(alive)" ] && [ $SECONDS -lt $deadline ]; do sleep 0.2; done
+}
 cleanup() {
     local code=$?
     trap - EXIT INT TERM
     if [ ${#pids[@]} -gt 0 ]; then
         echo "Stopping the web server and the worker(s)..."
-        kill -TERM "${pids[@]}" 2>/dev/null || true
-        wait "${pids[@]}" 2>/dev/null || true
+        # On Ctrl-C (or a TERM to the process group) they got the signal too: let them finish
+        # on their own first, since a second signal mid-shutdown can hang gunicorn's workers.
+        wait_for_exit "$([ -n "$signalled" ] && echo 15 || echo 5)"
+        if [ -n "$(alive)" ]; then kill -TERM $(alive) 2>/dev/null || true; wait_for_exit 20; fi
+        if [ -n "$(alive)" ]; then kill -KILL $(alive) 2>/dev/null || true; fi
+        wait 2>/dev/null || true
     fi
     if [ -z "$redis_was_up" ]; then embedded_redis stop || true; fi
     echo "Stopped."
     exit "$code"
 }
 trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+trap 'signalled=1; exit 130' INT
+trap 'signalled=1; exit 143' TERM
 
 echo "== Migrating the database"
 "$PY" manage.py migrate --noinput
@@ -64,7 +74,7 @@ echo "== Building the default target models (trained once, on the first run)"
 
 echo "== Starting the web server ($WEB_WORKERS workers) and $RQ_WORKERS RQ worker(s)"
 .venv/bin/gunicorn dynabench.wsgi:application --bind "$HOST:$PORT" --workers "$WEB_WORKERS" \
-    --threads "$WEB_THREADS" --timeout 120 --graceful-timeout 10 --access-logfile - &
+    --threads "$WEB_THREADS" --timeout 120 --graceful-timeout 10 --no-control-socket --access-logfile - &
 pids+=($!)
 for _ in $(seq "$RQ_WORKERS"); do
     "$PY" manage.py rqworker default evaluation training &
