@@ -430,12 +430,20 @@ def bootstrap_performance(
         if n == 0:
             continue
         counts = rng.multinomial(n, np.full(n, 1.0 / n), size=n_resamples).astype(float)  # (B, n)
-        for i, model in enumerate(models):
-            result = per_model.get(model)
-            if result is None:
-                continue
-            out[:, i, j] = 100.0 * _resampled_metric(result, counts, perf_metric)
+        present = [(i, per_model[model]) for i, model in enumerate(models) if model in per_model]
+        if perf_metric == "macro_f1":
+            for i, result in present:
+                out[:, i, j] = 100.0 * _resampled_metric(result, counts, perf_metric)
+        else:  # a mean of per-item values: one matrix product for every model at once
+            values = np.stack([_item_values(result) for _, result in present], axis=1)  # (n, M')
+            out[:, [i for i, _ in present], j] = 100.0 * (counts @ values) / n
     return out
+
+
+def _item_values(result: ItemResults) -> np.ndarray:
+    if result.values is not None:
+        return result.values.astype(float)
+    return (result.gold == result.predicted).astype(float)
 
 
 def _resampled_metric(result: ItemResults, counts: np.ndarray, perf_metric: str) -> np.ndarray:
@@ -453,11 +461,7 @@ def _resampled_metric(result: ItemResults, counts: np.ndarray, perf_metric: str)
             f1_sum += np.where(support > 0, 2 * tp / np.where(support > 0, support, 1), 0.0)
             present += support > 0
         return f1_sum / np.maximum(present, 1)
-    if result.values is not None:
-        values = result.values.astype(float)
-    else:
-        values = (result.gold == result.predicted).astype(float)
-    return counts @ values / n
+    return counts @ _item_values(result) / n
 
 
 def percentile_interval(replicates: np.ndarray, *, level: float = 0.95, axis: int = 0) -> np.ndarray:
