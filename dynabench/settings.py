@@ -184,3 +184,10 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
     "loggers": {"django.db.backends": {"level": "INFO"}},
 }
+
+# Model registry (tasks/registry.py): the per-process cache of loaded target models, bounded by
+# count and by the bytes of their parameters; DYNABENCH_WARM_MODELS=1 loads the models in the
+# loop of open rounds when a web process starts (in a background thread).
+DYNABENCH_REGISTRY_MAX_MODELS = int(os.environ.get("DYNABENCH_REGISTRY_MAX_MODELS", "4"))
+DYNABENCH_REGISTRY_MAX_GIB = float(os.environ.get("DYNABENCH_REGISTRY_MAX_GIB", "4"))
+DYNABENCH_WARM_MODELS = _env_bool("DYNABENCH_WARM_MODELS", False)

@@ -1,0 +1,205 @@
+"""Checks that a Hugging Face model directory is safe to load and fits a task, before loading it.
+
+Every model that reaches ``transformers`` goes through ``check_model_directory`` first: the
+registry calls it before each load, the submission checks call it on uploaded archives once
+they are unpacked, and training calls it on what it saved. Nothing here imports weights or
+runs code from the directory: it reads file names and the two JSON configs only.
+
+Rules (each refusal is a ``RuleError`` whose message says what to fix):
+
+- weights are safetensors: ``model.safetensors``, or ``model.safetensors.index.json`` with
+  every shard it lists present;
+- no pickle-based file anywhere (``*.bin``, ``*.pt``, ``*.pth``, ``*.ckpt``, ``*.pkl``,
+  ``*.pickle``), no Python file (``*.py``), no ``auto_map`` in ``config.json`` or
+  ``tokenizer_config.json`` (custom code is never run: ``trust_remote_code`` stays off);
+- ``config.json`` names a ``model_type`` this version of transformers knows, and an
+  architecture that fits the task kind (``...ForSequenceClassification`` for classification,
+  ``...ForQuestionAnswering`` for extractive QA);
+- tokenizer files are present (``tokenizer.json``, or a vocabulary file of a known format);
+- classification: the model's ``id2label`` names match the task's labels one to one
+  (case-insensitive, the task's ``label_aliases`` allowed).
+"""
+
+import hashlib
+import json
+from pathlib import Path
+
+from dynabench.errors import RuleError
+
+
+class ModelCheckCode:
+    """Stable codes of the ``RuleError``s raised by the checks and the registry."""
+
+    NOT_A_DIRECTORY = "model_not_a_directory"
+    NO_SAFETENSORS = "model_no_safetensors"
+    PICKLE_FILE = "model_pickle_file"
+    CUSTOM_CODE = "model_custom_code"
+    BAD_CONFIG = "model_bad_config"
+    UNKNOWN_MODEL_TYPE = "model_unknown_type"
+    WRONG_ARCHITECTURE = "model_wrong_architecture"
+    NO_TOKENIZER = "model_no_tokenizer"
+    LABEL_MISMATCH = "model_label_mismatch"
+    WRONG_KIND = "model_wrong_kind"
+    LOAD_FAILED = "model_load_failed"
+    BAD_INPUT = "model_bad_input"
+
+
+PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt", ".pkl", ".pickle")
+CODE_SUFFIXES = (".py", ".pyc", ".so")
+# A fast tokenizer file, or a vocabulary that transformers converts to one (WordPiece, BPE, SentencePiece).
+TOKENIZER_FILES = ("tokenizer.json", "vocab.txt", "vocab.json", "spiece.model", "sentencepiece.bpe.model", "tokenizer.model")
+ARCHITECTURE_SUFFIX = {"classification": "ForSequenceClassification", "extractive_qa": "ForQuestionAnswering"}
+MAX_CONFIG_BYTES = 1024 * 1024
+
+
+def _refuse(code: str, message: str):
+    raise RuleError(code, message, field="model")
+
+
+def _read_json(path: Path, what: str) -> dict:
+    if path.stat().st_size > MAX_CONFIG_BYTES:
+        _refuse(ModelCheckCode.BAD_CONFIG, f"{what} is larger than 1 MiB; it should be a small JSON file.")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        _refuse(ModelCheckCode.BAD_CONFIG, f"{what} is not valid JSON ({error}); save it again with save_pretrained().")
+    if not isinstance(data, dict):
+        _refuse(ModelCheckCode.BAD_CONFIG, f"{what} must hold a JSON object.")
+    return data
+
+
+def _check_files(path: Path) -> None:
+    names = [p for p in path.rglob("*") if p.is_file()]
+    pickles = sorted(str(p.relative_to(path)) for p in names if p.name.lower().endswith(PICKLE_SUFFIXES))
+    if pickles:
+        _refuse(
+            ModelCheckCode.PICKLE_FILE,
+            f"Pickle-based files are never loaded: remove {', '.join(pickles)} and ship the weights as "
+            "model.safetensors (save_pretrained(..., safe_serialization=True)).",
+        )
+    code = sorted(str(p.relative_to(path)) for p in names if p.name.lower().endswith(CODE_SUFFIXES))
+    if code:
+        _refuse(
+            ModelCheckCode.CUSTOM_CODE,
+            f"Custom code is never run: remove {', '.join(code)}; use an architecture built into transformers.",
+        )
+    if not (path / "model.safetensors").is_file():
+        index = path / "model.safetensors.index.json"
+        if not index.is_file():
+            _refuse(
+                ModelCheckCode.NO_SAFETENSORS,
+                "No model.safetensors (or model.safetensors.index.json for sharded weights) in the directory; "
+                "save the model with save_pretrained(..., safe_serialization=True).",
+            )
+        shards = sorted(set(_read_json(index, "model.safetensors.index.json").get("weight_map", {}).values()))
+        if not shards:
+            _refuse(ModelCheckCode.NO_SAFETENSORS, "model.safetensors.index.json has an empty weight_map.")
+        for shard in shards:
+            shard_path = (path / shard).resolve()
+            if not shard.endswith(".safetensors") or shard_path.parent != path.resolve() or not shard_path.is_file():
+                _refuse(
+                    ModelCheckCode.NO_SAFETENSORS,
+                    f"model.safetensors.index.json lists the shard '{shard}', which is not a .safetensors file "
+                    "next to it; ship every shard.",
+                )
+    if not any((path / name).is_file() for name in TOKENIZER_FILES):
+        _refuse(
+            ModelCheckCode.NO_TOKENIZER,
+            f"No tokenizer files: add the tokenizer saved with tokenizer.save_pretrained() "
+            f"(one of {', '.join(TOKENIZER_FILES)}).",
+        )
+
+
+def _check_config(config: dict, *, kind: str) -> None:
+    from transformers import CONFIG_MAPPING
+
+    if "auto_map" in config:
+        _refuse(
+            ModelCheckCode.CUSTOM_CODE,
+            "config.json has an 'auto_map' entry, which asks for custom code; remote code is never run. "
+            "Remove 'auto_map' and use an architecture built into transformers.",
+        )
+    model_type = config.get("model_type")
+    if not model_type or model_type not in CONFIG_MAPPING:
+        _refuse(
+            ModelCheckCode.UNKNOWN_MODEL_TYPE,
+            f"config.json has model_type {model_type!r}, which transformers does not know; use a built-in "
+            "model type such as 'bert', 'roberta', 'deberta-v2' or 'distilbert'.",
+        )
+    suffix = ARCHITECTURE_SUFFIX.get(kind)
+    if suffix is None:
+        _refuse(ModelCheckCode.WRONG_KIND, f"Tasks of kind '{kind}' have no model registry support.")
+    architectures = config.get("architectures") or []
+    if not isinstance(architectures, list) or not any(str(a).endswith(suffix) for a in architectures):
+        _refuse(
+            ModelCheckCode.WRONG_ARCHITECTURE,
+            f"config.json lists architectures {architectures or '(none)'}, but a {kind} task needs a "
+            f"*{suffix} model (e.g. AutoModel{suffix}.from_pretrained(...) then save_pretrained()).",
+        )
+
+
+def match_labels(id2label: dict, task) -> list[str]:
+    """Return the task label of each model output index, in index order.
+
+    ``id2label`` is the model config's mapping (keys may be strings, as in ``config.json``).
+    Names match case-insensitively, directly or through the task's ``label_aliases``.
+    Raises ``RuleError`` (``model_label_mismatch``) listing both label sets when the model's
+    labels are not exactly the task's labels (generic ``LABEL_0`` names never match).
+    """
+    task_labels = task.labels
+    by_name = {label.lower(): label for label in task_labels}
+    for alias, label in task.config.get("label_aliases", {}).items():
+        by_name.setdefault(str(alias).strip().lower(), label)
+    try:
+        model_labels = [str(id2label[key]) for key in sorted(id2label, key=int)]
+        indices_ok = sorted(int(k) for k in id2label) == list(range(len(id2label)))
+    except (TypeError, ValueError):
+        model_labels, indices_ok = [str(v) for v in dict(id2label).values()], False
+    mapped = [by_name.get(name.strip().lower()) for name in model_labels]
+    if not indices_ok or None in mapped or sorted(mapped) != sorted(task_labels):
+        _refuse(
+            ModelCheckCode.LABEL_MISMATCH,
+            f"The model's labels {model_labels} do not match the task's labels {task_labels}. "
+            "Set id2label/label2id in config.json to the task's label names (one output per label).",
+        )
+    return mapped
+
+
+def check_model_directory(path, *, task) -> dict:
+    """Check the directory ``path`` against the rules above for ``task``; return its parsed config.json.
+
+    Raises ``RuleError`` (codes in ``ModelCheckCode``, ``field="model"``) naming what to fix.
+    """
+    path = Path(path)
+    if not path.is_dir():
+        _refuse(ModelCheckCode.NOT_A_DIRECTORY, f"The model path '{path}' is not a directory.")
+    _check_files(path)
+    if not (path / "config.json").is_file():
+        _refuse(ModelCheckCode.BAD_CONFIG, "No config.json in the directory; save the model with save_pretrained().")
+    config = _read_json(path / "config.json", "config.json")
+    _check_config(config, kind=task.kind)
+    if (path / "tokenizer_config.json").is_file():
+        if "auto_map" in _read_json(path / "tokenizer_config.json", "tokenizer_config.json"):
+            _refuse(
+                ModelCheckCode.CUSTOM_CODE,
+                "tokenizer_config.json has an 'auto_map' entry, which asks for custom tokenizer code; remove it.",
+            )
+    if task.kind == "classification":
+        match_labels(config.get("id2label") or {}, task)
+    return config
+
+
+def directory_checksum(path) -> str:
+    """Return the sha256 (hex) of a model directory: every file's relative path and bytes, in path order.
+
+    Stored as ``MLModel.checksum``; the registry keys its cache on it, so a changed artefact reloads.
+    """
+    path = Path(path)
+    digest = hashlib.sha256()
+    for file in sorted(p for p in path.rglob("*") if p.is_file()):
+        digest.update(str(file.relative_to(path)).encode() + b"\0")
+        with file.open("rb") as fh:
+            for chunk in iter(lambda: fh.read(1 << 20), b""):
+                digest.update(chunk)
+        digest.update(b"\0")
+    return digest.hexdigest()
