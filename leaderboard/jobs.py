@@ -115,8 +115,10 @@ _RESET = dict(
 )
 
 
-def evaluate_model(model_id: int) -> str:
+def evaluate_model(model_id: int, *, enqueue: bool = True) -> str:
     """Create or reset the model's evaluation runs and enqueue one job per dataset.
+
+    ``enqueue=False`` leaves the runs queued for the caller to run (``manage.py evaluate_model --inline``).
 
     Reruns replace: each (model, dataset) has one run, reset to ``queued`` with its scores
     cleared; a worker still busy with the old attempt will find its results refused.
@@ -141,7 +143,8 @@ def evaluate_model(model_id: int) -> str:
             EvaluationRun.objects.filter(pk=run.pk).update(**_RESET, queued_at=timezone.now())
             run_ids.append(run.pk)
         MLModel.objects.filter(pk=model_id).update(status=MLModel.Status.QUEUED, progress=0.0, failure_reason="")
-        transaction.on_commit(lambda: [enqueue_run(pk) for pk in run_ids])
+        if enqueue:
+            transaction.on_commit(lambda: [enqueue_run(pk) for pk in run_ids])
     return f"model {model_id} ({model.name}): {len(run_ids)} evaluation runs queued"
 
 
