@@ -113,3 +113,32 @@ def evaluate_now(model) -> list[str]:
     for run in EvaluationRun.objects.filter(model=model).order_by("pk"):
         summaries.append(evaluate_run(run.pk))
     return summaries
+
+
+def answers(correct: int, items=SENTIMENT_ITEMS, prefix=""):
+    """Predictions right on the first ``correct`` items and wrong on the rest."""
+    wrong = {"positive": "negative", "negative": "neutral", "neutral": "positive"}
+    return [{"uid": prefix + uid, "label": label if i < correct else wrong[label]} for i, (uid, _, label, _) in enumerate(items)]
+
+
+@pytest.fixture
+def ranked_sentiment(researcher, outsider, sentiment_task, sentiment_datasets, settings):
+    """Three evaluated prediction-file models on two scoring datasets (round 1: 6 items, round 2: 3 items):
+    alpha 6/6 and 1/3, beta 4/6 and 3/3, gamma 2/6 and 0/3. With equal dataset weights the order
+    is beta (83.3), alpha (66.7), gamma (16.7); weighting round 1 only gives alpha, beta, gamma.
+    ``beta`` belongs to the outsider and is anonymous.
+    """
+    from leaderboard.jobs import recompute_leaderboard
+    from leaderboard.services import submit_predictions
+
+    settings.MODEL_SUBMISSIONS_PER_DAY = 100
+    r2 = SENTIMENT_ITEMS[:3]
+    models = {}
+    for name, user, first, second, anonymous in [("alpha", researcher, 6, 1, False), ("beta", outsider, 4, 3, True), ("gamma", researcher, 2, 0, False)]:
+        rows = [{**row, "dataset": "sentiment-r1-dev"} for row in answers(first)]
+        rows += [{"uid": f"r2-{i}", "label": row["label"], "dataset": "sentiment-r2-dev"} for i, row in enumerate(answers(second, r2))]
+        model = submit_predictions(user=user, task=sentiment_task, upload=predictions_jsonl(rows), name=name, anonymous=anonymous)
+        evaluate_now(model)
+        models[name] = model
+    recompute_leaderboard(sentiment_task.pk)
+    return models
