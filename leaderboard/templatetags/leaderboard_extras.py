@@ -28,9 +28,10 @@ def num(value, digits=1):
 @register.filter
 def percent(value, digits=1):
     """Format a 0..1 fraction as a percentage."""
-    if value is None:
+    try:
+        return f"{100 * float(value):.{int(digits)}f}"
+    except (TypeError, ValueError):
         return "—"
-    return f"{100 * float(value):.{int(digits)}f}"
 
 
 @register.filter
