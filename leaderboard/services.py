@@ -73,12 +73,12 @@ def models_root() -> Path:
 # --- shared checks -----------------------------------------------------------------------
 
 
-def check_can_submit(*, user, task: Task, name: str) -> str:
+def check_can_submit(*, user, task: Task, name: str, rate_limited: bool = True) -> str:
     """Return the cleaned model name, or raise when ``user`` may not submit to ``task`` now.
 
     Rules: logged in; the task is active; a name of 1–200 characters; at most
     ``settings.MODEL_SUBMISSIONS_PER_DAY`` submissions in the last 24 hours (superusers are
-    exempt), else ``RateLimited``.
+    exempt, and so are platform scripts that pass ``rate_limited=False``), else ``RateLimited``.
     """
     if not getattr(user, "is_authenticated", False):
         raise NotAllowed(Code.NOT_OWNER, "Log in to submit a model.")
@@ -88,7 +88,7 @@ def check_can_submit(*, user, task: Task, name: str) -> str:
     if not name or len(name) > 200:
         raise RuleError(Code.BAD_NAME, "Give the model a name of 1 to 200 characters.", field="name")
     limit = daily_submission_limit()
-    if not user.is_superuser:
+    if rate_limited and not user.is_superuser:
         since = timezone.now() - timedelta(days=1)
         recent = MLModel.objects.filter(owner=user, created_at__gte=since).order_by("created_at")
         count = recent.count()
@@ -319,7 +319,8 @@ def _model_folder(staging: Path) -> Path:
 
 
 def submit_model_archive(
-    *, user, task: Task, upload, name: str, description: str = "", anonymous: bool = False, published: bool = True
+    *, user, task: Task, upload, name: str, description: str = "", anonymous: bool = False, published: bool = True,
+    rate_limited: bool = True,
 ) -> MLModel:
     """Check, unpack and register a model archive of ``task`` for ``user``; queue its evaluation.
 
@@ -332,7 +333,7 @@ def submit_model_archive(
     ``pickle_weights``, ``no_weights``, ``bad_config`` or the registry's ``model_*`` codes
     (architecture, labels, tokenizer). Nothing is stored when it raises.
     """
-    name = check_can_submit(user=user, task=task, name=name)
+    name = check_can_submit(user=user, task=task, name=name, rate_limited=rate_limited)
     root = models_root()
     archive_path = _stage_upload(upload, max_bytes=max_archive_bytes(), what="archive", directory=root)
     staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=root))
@@ -499,7 +500,8 @@ def parse_predictions(task: Task, lines, *, datasets: dict[str, dict[str, int]],
 
 
 def submit_predictions(
-    *, user, task: Task, upload, name: str, description: str = "", anonymous: bool = False, published: bool = True
+    *, user, task: Task, upload, name: str, description: str = "", anonymous: bool = False, published: bool = True,
+    rate_limited: bool = True,
 ) -> MLModel:
     """Check a JSONL predictions file against the task's scoring datasets, store it, queue its evaluation.
 
@@ -510,7 +512,7 @@ def submit_predictions(
     ``incomplete_predictions``: each problem listed with line numbers). Nothing is stored when
     it raises.
     """
-    name = check_can_submit(user=user, task=task, name=name)
+    name = check_can_submit(user=user, task=task, name=name, rate_limited=rate_limited)
     datasets = scoring_items(task)
     if not datasets:
         raise RuleError(Code.NO_SCORING_DATASETS, f"The task '{task.code}' has no scoring datasets yet, so predictions cannot be scored.")
