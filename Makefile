@@ -15,5 +15,8 @@ $(VENV)/.installed: $(BIN)/python requirements.txt requirements-dev.txt
 
 install: $(VENV)/.installed
 
+run: install
+	./scripts/run.sh
+
 test: install
 	$(BIN)/pytest -q

@@ -6,6 +6,12 @@ from django.contrib.auth.models import Group, User
 from tests.tiny_models import build_tiny_classifier, build_tiny_qa_model
 
 
+@pytest.fixture(autouse=True)
+def _fast_password_hashing(settings):
+    """Tests create many users: hash their passwords cheaply (production keeps Django's default)."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
 def _user(username, *roles, **extra):
     user = User.objects.create_user(username=username, password="pw-" + username, **extra)
     user.groups.add(*Group.objects.filter(name__in=roles))

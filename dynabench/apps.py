@@ -6,10 +6,12 @@ class DynabenchConfig(AppConfig):
     verbose_name = "Dynabench"
 
     def ready(self):
+        from django.apps import apps
         from django.conf import settings
         from django.db.models.signals import post_migrate
 
-        post_migrate.connect(_create_role_groups, sender=self)
+        # post_migrate is only sent for apps with models: hang the role groups on auth's.
+        post_migrate.connect(_create_role_groups, sender=apps.get_app_config("auth"))
 
         if settings.EMBEDDED_REDIS:
             from dynabench.embedded_redis import ensure_running

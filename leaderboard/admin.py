@@ -1,10 +1,12 @@
-"""Admin for evaluation runs and saved leaderboards, and the owners' "register a model directory" form."""
+"""The maintainers' admin for evaluation runs, leaderboard configs and caches, and the owners'
+"register a model directory" form (which calls ``leaderboard.services.register_model_directory``)."""
 
 from django import forms
 from django.contrib import admin, messages
 from django.shortcuts import redirect, render
 from django.urls import path, reverse
 
+from dynabench.admin_tools import OwnerScopedAdmin, scope_to_owner
 from dynabench.errors import RuleError
 from leaderboard.jobs import enqueue_evaluation
 from leaderboard.models import EvaluationRun, LeaderboardCache, LeaderboardConfig
@@ -13,24 +15,43 @@ from tasks.models import Task
 
 
 class RegisterModelDirectoryForm(forms.Form):
-    task = forms.ModelChoiceField(queryset=Task.objects.all())
+    task = forms.ModelChoiceField(queryset=Task.objects.none())
     name = forms.CharField(max_length=200)
     path = forms.CharField(max_length=1024, help_text="Absolute path of a Hugging Face directory on this server (safetensors).")
     description = forms.CharField(widget=forms.Textarea, required=False, help_text="Model card, Markdown.")
     published = forms.BooleanField(required=False, initial=True)
 
+    def __init__(self, *args, user, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["task"].queryset = scope_to_owner(Task.objects.all(), user)
+
 
 @admin.register(EvaluationRun)
-class EvaluationRunAdmin(admin.ModelAdmin):
-    list_display = ("model", "dataset", "status", "progress", "performance", "throughput", "memory_gib", "attempt", "finished_at")
-    list_filter = ("status", "dataset__task", "dataset")
-    search_fields = ("model__name", "dataset__name", "error")
-    readonly_fields = [f.name for f in EvaluationRun._meta.fields]
+class EvaluationRunAdmin(OwnerScopedAdmin):
+    list_display = (
+        "model", "dataset", "status", "progress_display", "performance", "throughput", "memory_gib",
+        "robustness", "fairness", "attempt", "finished_at",
+    )
+    list_filter = ("status", "dataset__task", "dataset__access")
+    list_select_related = ("model__task", "dataset__task")
+    search_fields = ("model__name", "dataset__name", "job_id", "error")
+    raw_id_fields = ("model", "dataset")
+    date_hierarchy = "queued_at"
+    readonly_fields = (
+        "status", "progress", "error", "job_id", "attempt", "n_examples", "performance", "metrics", "per_tag",
+        "throughput", "memory_gib", "robustness", "fairness", "predictions_file", "queued_at", "started_at",
+        "finished_at", "heartbeat_at",
+    )
+    exclude = ("item_results",)
     actions = ["re_evaluate"]
     change_list_template = "admin/leaderboard/evaluationrun/change_list.html"
 
     def has_add_permission(self, request):
         return False
+
+    @admin.display(description="progress")
+    def progress_display(self, obj):
+        return f"{obj.progress:.0%}"
 
     @admin.action(description="Re-evaluate the models of the selected runs")
     def re_evaluate(self, request, queryset):
@@ -44,7 +65,7 @@ class EvaluationRunAdmin(admin.ModelAdmin):
 
     def register_model(self, request):
         """Task owners register a model directory already on the server; it is checked and queued."""
-        form = RegisterModelDirectoryForm(request.POST or None)
+        form = RegisterModelDirectoryForm(request.POST or None, user=request.user)
         if request.method == "POST" and form.is_valid():
             data = form.cleaned_data
             try:
@@ -60,11 +81,13 @@ class EvaluationRunAdmin(admin.ModelAdmin):
 
 
 @admin.register(LeaderboardConfig)
-class LeaderboardConfigAdmin(admin.ModelAdmin):
-    list_display = ("name", "task", "owner", "frozen", "created_at")
-    list_filter = ("task", "frozen")
-    search_fields = ("name", "slug")
-    readonly_fields = ("slug", "snapshot", "created_at")
+class LeaderboardConfigAdmin(OwnerScopedAdmin):
+    list_display = ("name", "task", "owner", "frozen", "slug", "created_at")
+    list_filter = ("frozen", "task")
+    list_select_related = ("task", "owner")
+    search_fields = ("name", "slug", "owner__username")
+    raw_id_fields = ("owner",)
+    readonly_fields = ("created_at",)
 
 
 @admin.register(LeaderboardCache)
@@ -73,6 +96,9 @@ class LeaderboardCacheAdmin(admin.ModelAdmin):
     readonly_fields = ("task", "rows", "datasets", "computed_at")
     exclude = ("replicates",)
     actions = ["recompute"]
+
+    def has_add_permission(self, request):
+        return False
 
     @admin.action(description="Recompute now")
     def recompute(self, request, queryset):

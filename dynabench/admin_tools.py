@@ -1,0 +1,76 @@
+"""Admin plumbing shared by every app's ``admin.py``.
+
+``OwnerScopedAdmin``: admins (superusers) see everything; a task owner who is staff sees
+and picks only rows of the tasks they own, in lists, change pages and foreign-key
+choices (including autocomplete and raw-id fields, whose submitted values are checked
+against the same scoped querysets).
+"""
+
+import json
+
+from django import forms
+from django.contrib import admin
+from django.utils.text import Truncator
+
+# How to reach a task's owners from each model that hangs off a task.
+OWNER_PATHS = {
+    ("tasks", "task"): "owners",
+    ("tasks", "round"): "task__owners",
+    ("tasks", "context"): "round__task__owners",
+    ("tasks", "mlmodel"): "task__owners",
+    ("tasks", "dataset"): "task__owners",
+    ("tasks", "datasetitem"): "dataset__task__owners",
+    ("annotation", "example"): "round__task__owners",
+    ("validation", "validation"): "example__round__task__owners",
+    ("leaderboard", "evaluationrun"): "model__task__owners",
+    ("leaderboard", "leaderboardconfig"): "task__owners",
+}
+
+
+def scope_to_owner(queryset, user):
+    """Return ``queryset`` limited to rows of tasks ``user`` owns (unchanged for admins)."""
+    if user.is_superuser:
+        return queryset
+    path = OWNER_PATHS.get((queryset.model._meta.app_label, queryset.model._meta.model_name))
+    if path is None:
+        return queryset
+    return queryset.filter(**{path: user}).distinct()
+
+
+class OwnerScopedMixin:
+    def get_queryset(self, request):
+        return scope_to_owner(super().get_queryset(request), request.user)
+
+    def formfield_for_foreignkey(self, db_field, request, **kwargs):
+        if not request.user.is_superuser and "queryset" not in kwargs:
+            kwargs["queryset"] = scope_to_owner(db_field.remote_field.model._default_manager.all(), request.user)
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)
+
+    def formfield_for_manytomany(self, db_field, request, **kwargs):
+        if not request.user.is_superuser and "queryset" not in kwargs:
+            kwargs["queryset"] = scope_to_owner(db_field.remote_field.model._default_manager.all(), request.user)
+        return super().formfield_for_manytomany(db_field, request, **kwargs)
+
+
+class OwnerScopedAdmin(OwnerScopedMixin, admin.ModelAdmin):
+    list_per_page = 50
+
+
+class PrettyJSONField(forms.JSONField):
+    """A JSON form field shown indented in a monospace textarea."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("widget", forms.Textarea(attrs={"rows": 24, "cols": 100, "style": "font-family: monospace"}))
+        super().__init__(*args, **kwargs)
+
+    def prepare_value(self, value):
+        if isinstance(value, forms.fields.InvalidJSONInput):
+            return value
+        return json.dumps(value, indent=2, ensure_ascii=False, cls=self.encoder)
+
+
+def short(value, length: int = 80) -> str:
+    """Return ``value`` (text or JSON) on one line, cut to ``length`` characters, for list columns."""
+    if not isinstance(value, str):
+        value = json.dumps(value, ensure_ascii=False)
+    return Truncator(" ".join(value.split())).chars(length)

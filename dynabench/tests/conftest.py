@@ -1,0 +1,30 @@
+import pytest
+
+from annotation.models import Example
+from leaderboard.models import EvaluationRun, LeaderboardConfig
+from tasks.models import Dataset, DatasetItem, MLModel
+from validation.models import Validation
+
+
+@pytest.fixture
+def one_of_everything(sentiment_task, annotator, validator, admin_user):
+    """A row of every entity on the sentiment task, so admin lists and change pages have data to show."""
+    round1 = sentiment_task.current_round()
+    context = round1.contexts.first()
+    model = MLModel.objects.create(task=sentiment_task, owner=admin_user, name="tiny-sentiment", path="/tmp/none")
+    round1.target_models.add(model)
+    dataset = Dataset.objects.create(task=sentiment_task, round=round1, name="dev", split="dev")
+    DatasetItem.objects.create(dataset=dataset, uid="1", input={"text": "Nice"}, target={"label": "positive"})
+    example = Example.objects.create(
+        round=round1, context=context, author=annotator, input={"text": "Not bad at all"}, target={"label": "positive"},
+        model=model, model_output={"label": "negative", "probs": {"positive": 0.2, "negative": 0.7, "neutral": 0.1}},
+        model_wrong=True,
+    )
+    validation = Validation.objects.create(example=example, validator=validator, label="correct")
+    run = EvaluationRun.objects.create(model=model, dataset=dataset, status="done", performance=0.5)
+    config = LeaderboardConfig.objects.create(task=sentiment_task, owner=admin_user, name="mine", metric_weights={"performance": 4})
+    return {
+        "task": sentiment_task, "round": round1, "context": context, "mlmodel": model, "dataset": dataset,
+        "datasetitem": dataset.items.first(), "example": example, "validation": validation,
+        "evaluationrun": run, "leaderboardconfig": config,
+    }

@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# `make run`: bring the whole platform up on this machine and keep it up until Ctrl-C.
+#
+# Migrates, collects static files, seeds the four tasks and the demo users, builds the
+# default target models (first run only: this trains them and takes a few minutes), then
+# starts the web server (gunicorn) and RQ worker(s) and prints the URL and the logins.
+# Ctrl-C (or SIGTERM) stops every process it started, and the embedded Redis if it started it.
+#
+# Environment: HOST (127.0.0.1), PORT (8000), WEB_WORKERS (2), WEB_THREADS (4), RQ_WORKERS (1),
+# plus the platform's own settings (DATABASE_URL, REDIS_URL, ... see README.md).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+PY=.venv/bin/python
+HOST=${HOST:-127.0.0.1}
+PORT=${PORT:-8000}
+WEB_WORKERS=${WEB_WORKERS:-2}
+WEB_THREADS=${WEB_THREADS:-4}
+RQ_WORKERS=${RQ_WORKERS:-1}
+URL="http://${HOST}:${PORT}"
+export DJANGO_SETTINGS_MODULE=dynabench.settings
+
+[ -x "$PY" ] || make install
+
+embedded_redis() {  # prints "up" when REDIS_URL is unset and the embedded Redis answers
+    "$PY" - "$1" <<'PY'
+import sys
+from django.conf import settings
+from dynabench import embedded_redis
+if settings.EMBEDDED_REDIS:
+    if sys.argv[1] == "stop":
+        embedded_redis.stop(settings.EMBEDDED_REDIS_SOCKET)
+    elif embedded_redis._answers(settings.EMBEDDED_REDIS_SOCKET):
+        print("up")
+PY
+}
+redis_was_up=$(embedded_redis check)
+
+pids=()
+cleanup() {
+    local code=$?
+    trap - EXIT INT TERM
+    if [ ${#pids[@]} -gt 0 ]; then
+        echo "Stopping the web server and the worker(s)..."
+        kill -TERM "${pids[@]}" 2>/dev/null || true
+        wait "${pids[@]}" 2>/dev/null || true
+    fi
+    if [ -z "$redis_was_up" ]; then embedded_redis stop || true; fi
+    echo "Stopped."
+    exit "$code"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+echo "== Migrating the database"
+"$PY" manage.py migrate --noinput
+"$PY" manage.py collectstatic --noinput -v0
+echo "== Seeding the tasks and the demo users"
+logins=$("$PY" manage.py seed --demo)
+echo "$logins"
+echo "== Building the default target models (trained once, on the first run)"
+"$PY" manage.py ensure_default_models
+
+echo "== Starting the web server ($WEB_WORKERS workers) and $RQ_WORKERS RQ worker(s)"
+.venv/bin/gunicorn dynabench.wsgi:application --bind "$HOST:$PORT" --workers "$WEB_WORKERS" \
+    --threads "$WEB_THREADS" --timeout 120 --graceful-timeout 10 --access-logfile - &
+pids+=($!)
+for _ in $(seq "$RQ_WORKERS"); do
+    "$PY" manage.py rqworker default evaluation training &
+    pids+=($!)
+done
+
+"$PY" - "$URL/healthz" <<'PY' || echo "warning: $URL/healthz did not answer yet; see the logs above"
+import sys, time, urllib.request
+deadline = time.monotonic() + 60
+while time.monotonic() < deadline:
+    try:
+        with urllib.request.urlopen(sys.argv[1], timeout=2) as response:
+            if response.status == 200:
+                sys.exit(0)
+    except OSError:
+        pass
+    time.sleep(0.5)
+sys.exit(1)
+PY
+
+cat <<BANNER
+
+  Dynabench is running at $URL
+  Admin: $URL/admin/    Health: $URL/healthz    API docs: $URL/api/docs/
+
+$logins
+
+  Press Ctrl-C to stop.
+
+BANNER
+wait -n "${pids[@]}"
+echo "A process exited; stopping the others."
+exit 1

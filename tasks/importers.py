@@ -1,0 +1,574 @@
+"""Import contexts and datasets from JSONL or CSV files: streamed, batched, all-or-nothing.
+
+Both importers read the file one line at a time (memory stays flat in the file's size),
+map each record onto the task's fields, check it, and insert in batches of
+``BATCH_SIZE`` rows inside one ``transaction.atomic()``. The first malformed record stops
+the import with ``ImportRowError`` (``"line N: reason"``) and nothing of that file is kept.
+
+Mapping (``FileSpec.mapping``): ``{task field: file field}``. A task field not mapped reads
+the file field of the same name. A file field is looked up as a key first (CSV columns
+such as ``round.base``), then as a dotted path into nested JSON
+(``prompt_data.prompt_sentence``, ``answers.0.text``).
+
+Identity and idempotency: every row has a uid (``FileSpec.uid_field``, or the line number
+with ``uid_from="line"``, or a hash of the mapped content with ``uid_from="content"``).
+A uid already stored with the *same* content is skipped, so re-importing a file adds
+nothing. A uid already stored with *different* content is an error (we refuse to
+overwrite or silently keep stale data). A uid repeated within one file is an error,
+except with ``uid_from="content"`` where repeats are identical by construction and skipped.
+"""
+
+from __future__ import annotations
+
+import codecs
+import csv
+import hashlib
+import json
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from django.db import transaction
+from django.db.models import Max
+from django.utils.text import slugify
+from tqdm import tqdm
+
+from dynabench.errors import RuleError
+from tasks.config import normalise_label
+from tasks.models import Context, Dataset, DatasetItem, Round, Task, TaskKind
+
+BATCH_SIZE = 1000
+FORMATS = ("jsonl", "csv")
+_EXTENSIONS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl", ".csv": "csv"}
+_TAG_MAX = DatasetItem._meta.get_field("tag").max_length
+_UID_MAX = DatasetItem._meta.get_field("uid").max_length
+
+csv.field_size_limit(2**31 - 1)
+
+
+class ImportErrorCode:
+    FILE = "import_file_invalid"
+    ROW = "import_row_invalid"
+    OPTIONS = "import_options_invalid"
+
+
+class ImportRowError(RuleError):
+    """A record of the file is malformed; ``line`` is its 1-based line number in the file."""
+
+    def __init__(self, line: int, reason: str):
+        super().__init__(ImportErrorCode.ROW, f"line {line}: {reason}")
+        self.line = line
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class FileSpec:
+    """How to read one file.
+
+    - ``format``: ``"jsonl"`` or ``"csv"``; ``None`` picks it from the extension.
+    - ``mapping``: ``{task field: file field or dotted path}``.
+    - ``uid_field``: the file field holding each row's uid; ``uid_from``: ``"field"``
+      (default), ``"line"`` (``line-<N>``) or ``"content"`` (a sha256 of the mapped fields).
+    - ``tag_field``: the file field copied to the row's ``tag`` (at most 64 characters).
+    - ``filters``: ``{file field: value}``; only rows whose fields all equal the values (as
+      text; JSON ``true``/``false``/``null`` read as ``true``/``false``/``null``) are imported.
+    - ``meta_fields``: file fields copied into ``DatasetItem.metadata`` (datasets only).
+    - ``encoding``: the file's text encoding (default UTF-8; a UTF-8 BOM is ignored).
+    """
+
+    path: Path
+    format: str | None = None
+    mapping: dict[str, str] = field(default_factory=dict)
+    uid_field: str = "uid"
+    uid_from: str = "field"
+    tag_field: str | None = None
+    filters: dict[str, str] = field(default_factory=dict)
+    meta_fields: tuple[str, ...] = ()
+    encoding: str = "utf-8"
+
+    def resolved_format(self) -> str:
+        if self.format:
+            if self.format not in FORMATS:
+                raise RuleError(ImportErrorCode.OPTIONS, f"unknown format '{self.format}' (use jsonl or csv)")
+            return self.format
+        fmt = _EXTENSIONS.get(Path(self.path).suffix.lower())
+        if fmt is None:
+            raise RuleError(
+                ImportErrorCode.OPTIONS,
+                f"cannot tell the format of '{Path(self.path).name}' from its extension; pass --format jsonl or --format csv",
+            )
+        return fmt
+
+
+@dataclass
+class ImportResult:
+    """What an import did. ``added`` rows are new; ``unchanged`` were already stored with the
+    same content; ``repeated`` were identical repeats within the file (``uid_from="content"``);
+    ``filtered_out`` did not match the filters."""
+
+    target: str
+    added: int = 0
+    unchanged: int = 0
+    repeated: int = 0
+    filtered_out: int = 0
+    checksum: str = ""
+
+    def summary(self) -> str:
+        parts = [f"{self.added} added", f"{self.unchanged} already present"]
+        if self.repeated:
+            parts.append(f"{self.repeated} repeats skipped")
+        if self.filtered_out:
+            parts.append(f"{self.filtered_out} filtered out")
+        return f"{self.target}: " + ", ".join(parts)
+
+
+def parse_assignments(values, *, option: str) -> dict[str, str]:
+    """Parse ``["a=b", ...]`` (from ``--map`` or ``--filter``) into ``{"a": "b"}``.
+
+    Raises ``RuleError`` naming the option for a value without ``=`` or with an empty side.
+    """
+    parsed = {}
+    for value in values or []:
+        key, sep, val = value.partition("=")
+        if not sep or not key.strip() or (option == "--map" and not val.strip()):
+            raise RuleError(ImportErrorCode.OPTIONS, f"{option} '{value}': expected NAME=VALUE")
+        parsed[key.strip()] = val.strip()
+    return parsed
+
+
+# --- reading -----------------------------------------------------------------------------
+
+
+class _Reader:
+    """Iterate ``(line number, record)`` over a JSONL or CSV file, one line at a time.
+
+    Also feeds every byte read to a sha256 (``checksum``) and to the progress bar.
+    """
+
+    def __init__(self, spec: FileSpec, *, progress: bool | None):
+        self.spec = spec
+        self.path = Path(spec.path)
+        self.format = spec.resolved_format()
+        try:
+            codecs.lookup(spec.encoding)
+        except LookupError:
+            raise RuleError(ImportErrorCode.OPTIONS, f"unknown encoding '{spec.encoding}'") from None
+        if not self.path.is_file():
+            raise RuleError(ImportErrorCode.FILE, f"no such file: {self.path}")
+        self._sha = hashlib.sha256()
+        self._progress = progress
+
+    @property
+    def checksum(self) -> str:
+        return self._sha.hexdigest()
+
+    def __iter__(self) -> Iterator[tuple[int, dict]]:
+        with open(self.path, "rb") as fh, tqdm(
+            total=self.path.stat().st_size, unit="B", unit_scale=True, desc=self.path.name,
+            file=sys.stderr, disable=None if self._progress is None else not self._progress, leave=False,
+        ) as bar:
+            lines = self._decoded_lines(fh, bar)
+            yield from (self._jsonl(lines) if self.format == "jsonl" else self._csv(lines))
+
+    def _decoded_lines(self, fh, bar) -> Iterator[str]:
+        encoding = self.spec.encoding
+        bom_encoding = "utf-8-sig" if codecs.lookup(encoding).name == "utf-8" else encoding
+        for number, raw in enumerate(fh, start=1):
+            self._sha.update(raw)
+            bar.update(len(raw))
+            try:
+                yield raw.decode(bom_encoding if number == 1 else encoding)
+            except UnicodeDecodeError as exc:
+                raise ImportRowError(
+                    number,
+                    f"not valid {encoding} text (byte 0x{raw[exc.start]:02x} at column {exc.start + 1}); "
+                    "save the file as UTF-8 or pass --encoding",
+                ) from None
+
+    def _jsonl(self, lines) -> Iterator[tuple[int, dict]]:
+        for number, line in enumerate(lines, start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ImportRowError(number, f"bad JSON: {exc.msg} (column {exc.colno})") from None
+            if not isinstance(record, dict):
+                raise ImportRowError(number, f"expected a JSON object, found {type(record).__name__}")
+            yield number, record
+
+    def _csv(self, lines) -> Iterator[tuple[int, dict]]:
+        reader = csv.reader(lines)
+        try:
+            header = next(reader)
+        except StopIteration:
+            raise ImportRowError(1, "the file is empty: a CSV file needs a header row") from None
+        except csv.Error as exc:
+            raise ImportRowError(1, f"bad CSV header: {exc}") from None
+        seen = set()
+        for name in header:
+            if name in seen:
+                raise ImportRowError(1, f"column '{name}' appears twice in the header")
+            seen.add(name)
+        while True:
+            start = reader.line_num + 1
+            try:
+                row = next(reader)
+            except StopIteration:
+                return
+            except csv.Error as exc:
+                raise ImportRowError(start, f"bad CSV: {exc}") from None
+            if not row or (len(row) == 1 and not row[0].strip()):
+                continue
+            if len(row) != len(header):
+                raise ImportRowError(start, f"expected {len(header)} fields as in the header, found {len(row)}")
+            yield start, dict(zip(header, row))
+
+
+_MISSING = object()
+
+
+def _lookup(record: dict, path: str):
+    """Return ``record[path]``, else the value at dotted ``path``, else ``_MISSING``."""
+    if path in record:
+        return record[path]
+    value = record
+    for part in path.split("."):
+        if isinstance(value, dict) and part in value:
+            value = value[part]
+        elif isinstance(value, list) and part.isdigit() and int(part) < len(value):
+            value = value[int(part)]
+        else:
+            return _MISSING
+    return value
+
+
+def _as_filter_text(value) -> str:
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+# --- mapping records onto task fields ----------------------------------------------------
+
+
+class _RowMapper:
+    """Turns a file record into ``(uid, fields, tag, metadata)`` for one task."""
+
+    def __init__(self, spec: FileSpec, *, text_fields: list[str], optional_fields: list[str], extra_fields: list[str]):
+        self.spec = spec
+        self.text_fields = text_fields
+        known = set(text_fields) | set(optional_fields) | set(extra_fields)
+        unknown = sorted(set(spec.mapping) - known)
+        if unknown:
+            raise RuleError(
+                ImportErrorCode.OPTIONS,
+                f"--map names unknown task field(s) {', '.join(unknown)}; this import takes {', '.join(sorted(known))}",
+            )
+        if spec.uid_from not in ("field", "line", "content"):
+            raise RuleError(ImportErrorCode.OPTIONS, f"unknown uid source '{spec.uid_from}'")
+        self.optional_fields = [f for f in optional_fields if f in spec.mapping]
+
+    def source(self, name: str) -> str:
+        return self.spec.mapping.get(name, name)
+
+    def matches(self, line: int, record: dict) -> bool:
+        for path, wanted in self.spec.filters.items():
+            value = _lookup(record, path)
+            if value is _MISSING:
+                raise ImportRowError(line, f"missing field '{path}' (used by --filter)")
+            if _as_filter_text(value) != wanted:
+                return False
+        return True
+
+    def value(self, line: int, record: dict, name: str):
+        value = _lookup(record, self.source(name))
+        if value is _MISSING or value is None:
+            raise ImportRowError(line, f"missing field '{self.source(name)}' (for {name})")
+        return value
+
+    def text(self, line: int, record: dict, name: str) -> str:
+        value = self.value(line, record, name)
+        if isinstance(value, (dict, list, bool)):
+            raise ImportRowError(line, f"field '{self.source(name)}' (for {name}) must be text, found {type(value).__name__}")
+        value = str(value)
+        if not value.strip():
+            raise ImportRowError(line, f"empty text in field '{self.source(name)}' (for {name})")
+        return value
+
+    def fields(self, line: int, record: dict) -> dict:
+        data = {name: self.text(line, record, name) for name in self.text_fields}
+        data.update({name: self.text(line, record, name) for name in self.optional_fields})
+        return data
+
+    def uid(self, line: int, record: dict, content) -> str:
+        if self.spec.uid_from == "line":
+            return f"line-{line}"
+        if self.spec.uid_from == "content":
+            canonical = json.dumps(content, sort_keys=True, ensure_ascii=False).encode()
+            return "sha256-" + hashlib.sha256(canonical).hexdigest()[:40]
+        value = _lookup(record, self.spec.uid_field)
+        if value is _MISSING or value is None or not str(value).strip():
+            raise ImportRowError(
+                line, f"missing uid field '{self.spec.uid_field}' (name the uid column with --uid FIELD, or pass --uid-from-line)"
+            )
+        uid = str(value).strip()
+        if len(uid) > _UID_MAX:
+            raise ImportRowError(line, f"uid is longer than {_UID_MAX} characters")
+        return uid
+
+    def tag(self, line: int, record: dict) -> str:
+        if not self.spec.tag_field:
+            return ""
+        value = _lookup(record, self.spec.tag_field)
+        if value is _MISSING:
+            raise ImportRowError(line, f"missing tag field '{self.spec.tag_field}'")
+        tag = "" if value is None else _as_filter_text(value)
+        if len(tag) > _TAG_MAX:
+            raise ImportRowError(line, f"tag '{tag[:20]}…' is longer than {_TAG_MAX} characters")
+        return tag
+
+    def metadata(self, line: int, record: dict) -> dict:
+        meta = {}
+        for path in self.spec.meta_fields:
+            value = _lookup(record, path)
+            if value is _MISSING:
+                raise ImportRowError(line, f"missing field '{path}' (used by --meta)")
+            meta[path] = value
+        return meta
+
+
+def _label_target(task: Task, mapper: _RowMapper, line: int, record: dict) -> dict:
+    raw = mapper.value(line, record, "label")
+    label = normalise_label(task.config, raw)
+    if label is None:
+        aliases = task.config.get("label_aliases", {})
+        known = ", ".join(task.labels) + (f" (or {', '.join(aliases)})" if aliases else "")
+        raise ImportRowError(line, f"unknown label '{raw}' in field '{mapper.source('label')}'; expected {known}")
+    return {"label": label}
+
+
+def _answers_target(passage_field: str, mapper: _RowMapper, line: int, record: dict, inputs: dict) -> dict:
+    """Read SQuAD answers: a list of ``{"text", "answer_start"}``, or ``{"text": [..], "answer_start": [..]}``,
+    or either as a JSON string (CSV). Each answer must be found at ``answer_start`` in the passage."""
+    raw = mapper.value(line, record, "answers")
+    if isinstance(raw, str):
+        try:
+            raw = json.loads(raw)
+        except json.JSONDecodeError:
+            raise ImportRowError(line, f"field '{mapper.source('answers')}' is not JSON answers") from None
+    if isinstance(raw, dict) and isinstance(raw.get("text"), list):
+        starts = raw.get("answer_start", [])
+        if not isinstance(starts, list) or len(starts) != len(raw["text"]):
+            raise ImportRowError(line, "answers: 'text' and 'answer_start' lists differ in length")
+        raw = [{"text": t, "answer_start": s} for t, s in zip(raw["text"], starts)]
+    if not isinstance(raw, list) or not raw:
+        raise ImportRowError(line, "answers: expected a non-empty list of {text, answer_start}")
+    passage = inputs[passage_field]
+    answers = []
+    for answer in raw:
+        if not isinstance(answer, dict):
+            raise ImportRowError(line, "answers: each answer must be an object with text and answer_start")
+        text, start = answer.get("text"), answer.get("answer_start")
+        if not isinstance(text, str) or not text.strip():
+            raise ImportRowError(line, "answers: empty answer text")
+        if isinstance(start, bool) or not isinstance(start, int) or start < 0:
+            raise ImportRowError(line, f"answers: answer_start must be a whole number ≥ 0, found {start!r}")
+        if passage[start:start + len(text)] != text:
+            raise ImportRowError(line, f"answers: '{text}' is not at character {start} of the {passage_field}")
+        answers.append({"text": text, "answer_start": start})
+    return {"answers": answers}
+
+
+# --- writing -----------------------------------------------------------------------------
+
+
+class _BatchWriter:
+    """Collect rows and insert them ``BATCH_SIZE`` at a time, skipping rows already stored
+    with the same content and refusing a uid stored with different content or repeated in
+    the file. Memory holds one batch. ``content_fields`` are compared to decide "same"."""
+
+    def __init__(self, *, model, parent: dict, content_fields: tuple[str, ...], describe: str, repeats_ok: bool, result: ImportResult):
+        self.model = model
+        self.parent = parent
+        self.content_fields = content_fields
+        self.describe = describe
+        self.repeats_ok = repeats_ok
+        self.result = result
+        # Rows with a larger pk were written by this import: a uid found there repeats within the file.
+        self.first_new_pk = (model.objects.aggregate(m=Max("pk"))["m"] or 0) + 1
+        self.batch: dict[str, tuple[int, dict]] = {}
+
+    def add(self, line: int, uid: str, values: dict) -> None:
+        if uid in self.batch:
+            if self.repeats_ok:
+                self.result.repeated += 1
+                return
+            raise ImportRowError(line, f"uid '{uid}' repeats line {self.batch[uid][0]} of this file")
+        self.batch[uid] = (line, values)
+        if len(self.batch) >= BATCH_SIZE:
+            self.flush()
+
+    def flush(self) -> None:
+        if not self.batch:
+            return
+        stored = self.model.objects.filter(**self.parent, uid__in=list(self.batch)).values("pk", "uid", *self.content_fields)
+        for row in stored:
+            line, values = self.batch.pop(row["uid"])
+            if row["pk"] >= self.first_new_pk:
+                if self.repeats_ok:
+                    self.result.repeated += 1
+                    continue
+                raise ImportRowError(line, f"uid '{row['uid']}' appears earlier in this file")
+            changed = [f for f in self.content_fields if row[f] != values[f]]
+            if changed:
+                raise ImportRowError(
+                    line,
+                    f"uid '{row['uid']}' is already in {self.describe} with a different {' and '.join(changed)}; "
+                    "nothing was imported (give the row a new uid, or delete the stored one first)",
+                )
+            self.result.unchanged += 1
+        self.model.objects.bulk_create(
+            [self.model(**self.parent, uid=uid, **values) for uid, (_, values) in self.batch.items()], batch_size=BATCH_SIZE
+        )
+        self.result.added += len(self.batch)
+        self.batch = {}
+
+
+def _no_rows_error(spec: FileSpec, result: ImportResult) -> None:
+    if result.added + result.unchanged + result.repeated == 0:
+        why = f" matched --filter {spec.filters}" if spec.filters else ""
+        raise RuleError(ImportErrorCode.FILE, f"{Path(spec.path).name}: no rows{why}; nothing was imported")
+
+
+# --- the two importers -------------------------------------------------------------------
+
+
+def import_contexts(*, task: Task, round_number: int, spec: FileSpec, create_round: bool = False, progress: bool | None = None) -> ImportResult:
+    """Import contexts for ``task``'s round ``round_number`` from ``spec.path``.
+
+    Each record gives the task's context fields (``task.config["context_fields"]``, e.g.
+    ``premise`` for NLI, ``passage`` for QA, ``prompt`` for sentiment), read through
+    ``spec.mapping``. With ``create_round`` a missing round is created *closed* (an owner
+    opens it from the admin). All-or-nothing; raises ``ImportRowError`` (``"line N: ..."``)
+    or ``RuleError`` and then stores nothing. Returns the ``ImportResult``.
+    """
+    names = [f["name"] for f in task.config.get("context_fields", [])]
+    if not names:
+        raise RuleError(ImportErrorCode.OPTIONS, f"task {task.code} has no context fields to import")
+    mapper = _RowMapper(spec, text_fields=names, optional_fields=[], extra_fields=[])
+    reader = _Reader(spec, progress=progress)
+    with transaction.atomic():
+        round_ = Round.objects.select_for_update().filter(task=task, number=round_number).first()
+        if round_ is None:
+            if not create_round:
+                raise RuleError(
+                    ImportErrorCode.OPTIONS,
+                    f"task {task.code} has no round {round_number}; create it in the admin or pass --create-round",
+                )
+            round_ = Round.objects.create(task=task, number=round_number, status=Round.Status.CLOSED)
+        result = ImportResult(target=f"{task.code} round {round_number} contexts")
+        writer = _BatchWriter(
+            model=Context, parent={"round": round_}, content_fields=("data", "tag"),
+            describe=f"{task.code} round {round_number}", repeats_ok=spec.uid_from == "content", result=result,
+        )
+        for line, record in reader:
+            if not mapper.matches(line, record):
+                result.filtered_out += 1
+                continue
+            data = mapper.fields(line, record)
+            writer.add(line, mapper.uid(line, record, data), {"data": data, "tag": mapper.tag(line, record)})
+        writer.flush()
+        _no_rows_error(spec, result)
+    result.checksum = reader.checksum
+    return result
+
+
+def import_dataset(
+    *,
+    task: Task,
+    name: str,
+    spec: FileSpec,
+    round_number: int | None = None,
+    access: str | None = None,
+    split: str | None = None,
+    weight: float | None = None,
+    progress: bool | None = None,
+) -> ImportResult:
+    """Import dataset ``name`` of ``task`` from ``spec.path``; create the dataset if it is new.
+
+    Items: ``input`` = ``{field: text}`` for each of ``task.config["model_inputs"]`` (plus any
+    other context/input field named in ``spec.mapping``); ``target`` = ``{"label": ...}``
+    (classification; labels normalised with ``tasks.config.normalise_label``, so ANLI's
+    ``e/n/c`` load as ``entailment/neutral/contradiction``) or ``{"answers": [{"text",
+    "answer_start"}]}`` (extractive QA, each answer checked against the passage).
+
+    ``round_number``, ``access`` (scoring|standard|hidden), ``split`` and ``weight`` are set
+    when the dataset is created; for an existing dataset any given value must equal the
+    stored one. ``Dataset.source`` and ``checksum`` (sha256 of the file) record the last file
+    that was imported into it. All-or-nothing; raises ``ImportRowError``/``RuleError``.
+    """
+    if slugify(name) != name:
+        raise RuleError(ImportErrorCode.OPTIONS, f"dataset name '{name}' must be a slug (lower-case letters, digits, hyphens), e.g. '{slugify(name)}'")
+    if access is not None and access not in Dataset.Access.values:
+        raise RuleError(ImportErrorCode.OPTIONS, f"access must be one of {', '.join(Dataset.Access.values)}")
+    if split is not None and split not in Dataset.Split.values:
+        raise RuleError(ImportErrorCode.OPTIONS, f"split must be one of {', '.join(v for v in Dataset.Split.values if v)}")
+    if weight is not None and weight < 0:
+        raise RuleError(ImportErrorCode.OPTIONS, "weight must be ≥ 0")
+
+    config = task.config
+    model_inputs = list(config["model_inputs"])
+    all_fields = [f["name"] for f in config.get("context_fields", [])] + [f["name"] for f in config.get("input_fields", [])]
+    target_field = "answers" if task.kind == TaskKind.EXTRACTIVE_QA else "label"
+    mapper = _RowMapper(
+        spec, text_fields=model_inputs, optional_fields=[f for f in all_fields if f not in model_inputs], extra_fields=[target_field],
+    )
+    context_names = {f["name"] for f in config.get("context_fields", [])}
+    passage_field = next((n for n in model_inputs if n in context_names), model_inputs[-1])
+    reader = _Reader(spec, progress=progress)
+
+    with transaction.atomic():
+        round_ = None
+        if round_number is not None:
+            round_ = Round.objects.filter(task=task, number=round_number).first()
+            if round_ is None:
+                raise RuleError(ImportErrorCode.OPTIONS, f"task {task.code} has no round {round_number}")
+        dataset = Dataset.objects.select_for_update().filter(task=task, name=name).first()
+        wanted = {"round": round_, "access": access, "split": split, "weight": weight}
+        if dataset is None:
+            dataset = Dataset.objects.create(
+                task=task, name=name, round=round_, access=access or Dataset.Access.SCORING,
+                split=split or "", weight=1.0 if weight is None else weight,
+            )
+        else:
+            for attr, value in wanted.items():
+                if value is not None and getattr(dataset, attr) != value:
+                    raise RuleError(
+                        ImportErrorCode.OPTIONS,
+                        f"dataset {dataset} exists with {attr}={getattr(dataset, attr)}, not {value}; "
+                        "change it in the admin or choose another name",
+                    )
+        result = ImportResult(target=f"dataset {dataset}")
+        writer = _BatchWriter(
+            model=DatasetItem, parent={"dataset": dataset}, content_fields=("input", "target", "tag"),
+            describe=f"dataset {dataset}", repeats_ok=spec.uid_from == "content", result=result,
+        )
+        for line, record in reader:
+            if not mapper.matches(line, record):
+                result.filtered_out += 1
+                continue
+            inputs = mapper.fields(line, record)
+            if target_field == "label":
+                target = _label_target(task, mapper, line, record)
+            else:
+                target = _answers_target(passage_field, mapper, line, record, inputs)
+            values = {"input": inputs, "target": target, "tag": mapper.tag(line, record), "metadata": mapper.metadata(line, record)}
+            writer.add(line, mapper.uid(line, record, {"input": inputs, "target": target}), values)
+        writer.flush()
+        _no_rows_error(spec, result)
+        if result.added:
+            dataset.source = str(Path(spec.path).resolve())[-1024:]
+            dataset.checksum = reader.checksum
+            dataset.save(update_fields=["source", "checksum"])
+    result.checksum = reader.checksum
+    return result
