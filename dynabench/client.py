@@ -271,7 +271,7 @@ class DynabenchClient:
         model = self.get_model(model_id)
         short = METRIC_SHORT_NAMES.get(model.get("perf_metric"), model.get("perf_metric") or "perf")
         results = {
-            "id": model["id"], "name": model["name"], "task": model["task"], "status": model["status"],
+            "id": model["id"], "name": model["name"], "task": model["task"], "status": model["status"], "published": model["published"],
             "dynascore": model.get("dynascore"), "failure_reason": model.get("failure_reason", ""),
             "datasets": {run["dataset"]: run for run in model.get("evaluations", [])},
         }
@@ -279,12 +279,23 @@ class DynabenchClient:
             results[f"round{row['round']}_{short}"] = row["performance"]
         return results
 
-    def wait_for_results(self, model_id: int, timeout: float = 600, poll: float = 2.0) -> dict:
-        """Poll ``get_results`` until the model is evaluated or failed; raise ``TimeoutError`` after ``timeout`` s."""
+    def wait_for_results(self, model_id: int, timeout: float = 600, poll: float = 2.0, ranking_grace: float = 60.0) -> dict:
+        """Poll ``get_results`` until the model is evaluated or failed; raise ``TimeoutError`` after ``timeout`` s.
+
+        A published model is ranked by a leaderboard job that runs just after its last
+        evaluation: once evaluated, this waits up to ``ranking_grace`` more seconds for its
+        ``dynascore`` (which stays None if the model cannot be ranked, e.g. missing scores).
+        """
         deadline = time.monotonic() + timeout
         while True:
             results = self.get_results(model_id)
-            if results["status"] in ("evaluated", "failed"):
+            if results["status"] == "failed":
+                return results
+            if results["status"] == "evaluated":
+                ranked_by = min(deadline, time.monotonic() + ranking_grace)
+                while results["published"] and results["dynascore"] is None and time.monotonic() < ranked_by:
+                    time.sleep(poll)
+                    results = self.get_results(model_id)
                 return results
             if time.monotonic() > deadline:
                 raise TimeoutError(f"model {model_id} is still {results['status']} after {timeout} s")
