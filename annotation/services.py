@@ -122,14 +122,10 @@ def check_submission_rate(*, key: str) -> None:
         return
     now = time.time()
     cache_key = f"annotation:rate:{key}:{int(now // _RATE_WINDOW_S)}"
-    if cache.add(cache_key, 1, timeout=_RATE_WINDOW_S + 5):
-        count = 1
-    else:
-        try:
-            count = cache.incr(cache_key)
-        except ValueError:  # expired between add and incr: a new window
-            cache.add(cache_key, 1, timeout=_RATE_WINDOW_S + 5)
-            count = 1
+    try:
+        count = cache.incr(cache_key)  # one round trip in the common case
+    except ValueError:  # the first submission of this window
+        count = 1 if cache.add(cache_key, 1, timeout=_RATE_WINDOW_S + 5) else cache.incr(cache_key)
     if count > limit:
         wait = math.ceil(_RATE_WINDOW_S - now % _RATE_WINDOW_S)
         raise RateLimited(
@@ -363,11 +359,11 @@ def create_example(
     1. The task must be active, the context's round open and the context active.
     2. ``input`` (the annotator's fields) and ``target`` are checked (``clean_example_input``,
        ``clean_target``); ``metadata`` may hold the task's explanation fields only.
-    3. The daily cap (``daily_example_cap`` per user per task, UTC day) and the per-user
-       submission rate (``check_submission_rate``) are checked before the model runs.
+    3. The per-user submission rate (``check_submission_rate``) is checked before the model runs.
     4. The round's model in the loop (``model_in_loop``) answers through the registry; the
        server decides ``model_wrong`` (``calculations.decide_model_wrong``).
-    5. In one transaction: the daily cap again (under a lock on the author), the example
+    5. In one transaction: the daily cap (``daily_example_cap`` per user per task, UTC day,
+       retracted examples included; checked under a lock on the author), the example
        with the model's full output, the model, the round and ``time_spent`` (seconds) is
        created, and ``Context.times_used`` is bumped with ``F()``. The returned example
        carries ``inference_s``, the seconds the model took (not stored).
@@ -390,7 +386,6 @@ def create_example(
     tag = (tag or context.tag or "").strip()
     if len(tag) > TAG_MAX_LENGTH:
         raise RuleError(Code.TOO_LONG, f"The tag is longer than {TAG_MAX_LENGTH} characters.", field="tag")
-    _check_daily_cap(user=user, task=task)
     check_submission_rate(key=f"user:{user.pk}")
     model = model_in_loop(round)
     output, inference_s = _predict(model, model_input(task, example_input))

@@ -12,6 +12,7 @@ while the size ratio is 8.
 import csv
 import json
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -76,4 +77,13 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    finally:
+        from django.conf import settings
+
+        from dynabench.embedded_redis import stop
+
+        if settings.EMBEDDED_REDIS:
+            stop(settings.EMBEDDED_REDIS_SOCKET)
+        shutil.rmtree(os.environ["DYNABENCH_VAR_DIR"], ignore_errors=True)

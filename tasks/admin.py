@@ -12,6 +12,7 @@ from dynabench.admin_tools import OwnerScopedAdmin, PrettyJSONField, short
 from dynabench.errors import RuleError
 from tasks.models import Context, Dataset, DatasetItem, MLModel, Round, Task
 from tasks.services import set_round_status
+from validation.admin_actions import close_rounds_into_datasets, export_rounds_jsonl
 
 CONTEXT_INLINE_LIMIT = 25
 
@@ -107,7 +108,7 @@ class RoundAdmin(OwnerScopedAdmin):
     readonly_fields = ("status", "all_contexts", "example_counts", "created_at")
     fields = ("task", "number", "status", "start", "end", "target_models", "all_contexts", "example_counts", "created_at")
     inlines = (ContextInline,)
-    actions = ("open_rounds", "close_rounds")
+    actions = ("open_rounds", close_rounds_into_datasets, export_rounds_jsonl)
 
     def get_queryset(self, request):
         return super().get_queryset(request).annotate(
@@ -154,10 +155,6 @@ class RoundAdmin(OwnerScopedAdmin):
     @admin.action(description="Open the selected rounds", permissions=["change"])
     def open_rounds(self, request, queryset):
         self._set_status(request, queryset, Round.Status.OPEN)
-
-    @admin.action(description="Close the selected rounds", permissions=["change"])
-    def close_rounds(self, request, queryset):
-        self._set_status(request, queryset, Round.Status.CLOSED)
 
 
 @admin.register(Context)

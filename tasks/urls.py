@@ -6,5 +6,4 @@ app_name = "tasks"
 urlpatterns = [
     path("", views.task_list, name="list"),
     path("tasks/<slug:code>/", views.task_detail, name="detail"),
-    path("tasks/<slug:code>/rounds/<int:number>/", views.round_detail, name="round"),
 ]

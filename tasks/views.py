@@ -4,11 +4,10 @@ Counts come from ``annotation/selectors.py`` (one grouped query for all rounds s
 never from a second copy of the vMER rule.
 """
 
-from django.contrib.auth import get_user_model
 from django.shortcuts import get_object_or_404, render
 
-from annotation.selectors import counts_by_author, counts_by_round, round_counts, user_counts
-from tasks.models import Round, Task
+from annotation.selectors import counts_by_round, user_counts
+from tasks.models import Task
 
 
 def task_list(request):
@@ -31,19 +30,4 @@ def task_detail(request, code):
         "current": task.current_round(),
         "rounds": [(r, counts[r.pk]) for r in rounds],
         "my_counts": my_counts,
-    })
-
-
-def round_detail(request, code, number):
-    """One round: its statistics and the table of annotators (counts by author)."""
-    task = get_object_or_404(Task, code=code, active=True)
-    round = get_object_or_404(Round.objects.prefetch_related("target_models"), task=task, number=number)
-    by_author = counts_by_author(round)
-    names = dict(get_user_model().objects.filter(pk__in=[a for a, _ in by_author]).values_list("pk", "username"))
-    return render(request, "tasks/round_detail.html", {
-        "task": task,
-        "round": round,
-        "counts": round_counts(round),
-        "contexts": round.contexts.filter(active=True).count(),
-        "annotators": [(names.get(author_id, "?"), c) for author_id, c in by_author],
     })

@@ -14,6 +14,7 @@ class ValidationAdmin(OwnerScopedAdmin):
     list_select_related = ("example__round__task", "validator")
     search_fields = ("=example__id", "validator__username")
     date_hierarchy = "created_at"
+    raw_id_fields = ("example", "validator")
     readonly_fields = ("example", "validator", "label", "mode", "metadata", "created_at")
 
     def has_add_permission(self, request):

@@ -17,6 +17,7 @@ from annotation.models import Example, ValidationState
 from dynabench.errors import NotAllowed, RuleError
 from dynabench.roles import has_role
 from tasks.config import normalise_label
+from tasks.services import set_round_status
 from tasks.models import Dataset, DatasetItem, Round, TaskKind
 from validation.calculations import (
     CORRECT,
@@ -394,10 +395,7 @@ def close_round(*, round, acting_user, ratios=None, seed=None) -> list[Dataset]:
     ratios = _check_ratios(ratios if ratios is not None else task.config.get("split_ratios", DEFAULT_SPLIT_RATIOS))
     seed = int(seed if seed is not None else task.config.get("split_seed", 0))
     with transaction.atomic():
-        round = Round.objects.select_for_update().get(pk=round.pk)
-        round.status = Round.Status.CLOSED
-        round.end = round.end or timezone.now()
-        round.save(update_fields=["status", "end"])
+        round = set_round_status(round=round, status=Round.Status.CLOSED, acting_user=acting_user)
         examples = list(
             Example.objects.filter(round=round, retracted=False, validation_state=ValidationState.VERIFIED_CORRECT)
             .select_related("context")

@@ -42,18 +42,3 @@ def test_it_renders_instructions_as_markdown_without_scripts(client, nli_task):
     page = client.get(f"/tasks/{nli_task.code}/").content.decode()
     assert "<strong>well</strong>" in page
     assert "<script>alert" not in page and "onerror" not in page and "javascript:" not in page
-
-
-def test_it_shows_the_round_page_with_a_table_of_annotators(client, nli_task, annotator, owner):
-    seed_examples(nli_task, annotator)
-    Example.objects.create(round=nli_task.current_round(), context=nli_task.current_round().contexts.first(), author=owner, model_wrong=False)
-    response = client.get(f"/tasks/{nli_task.code}/rounds/1/")
-    assert response.status_code == 200
-    page = response.content.decode()
-    assert '<tr data-annotator="annie"><td>annie</td><td>3</td><td>2</td><td>1</td>' in page
-    assert '<tr data-annotator="olga"><td>olga</td><td>1</td><td>0</td><td>0</td>' in page
-    assert page.index('data-annotator="annie"') < page.index('data-annotator="olga"')
-
-
-def test_it_answers_404_for_a_missing_round(client, nli_task):
-    assert client.get(f"/tasks/{nli_task.code}/rounds/9/").status_code == 404

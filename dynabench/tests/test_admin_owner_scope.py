@@ -35,7 +35,7 @@ def test_it_hides_another_tasks_round(client, nli_owner, qa_task):
 def test_it_lets_the_owner_close_their_round_but_not_add_a_task(client, nli_owner, nli_task):
     client.force_login(nli_owner)
 
-    client.post(reverse("admin:tasks_round_changelist"), {"action": "close_rounds", "_selected_action": [nli_task.current_round().pk]})
+    client.post(reverse("admin:tasks_round_changelist"), {"action": "close_rounds_into_datasets", "_selected_action": [nli_task.current_round().pk]})
 
     assert nli_task.rounds.get(number=1).status == Round.Status.CLOSED
     assert client.get(reverse("admin:tasks_task_add")).status_code == 403

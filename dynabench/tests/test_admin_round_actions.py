@@ -1,4 +1,5 @@
-"""Admin actions open and close rounds through ``tasks.services.set_round_status``."""
+"""Admin actions open rounds (``tasks.services.set_round_status``) and close them into datasets
+(``validation.services.close_round``, which sets the status through the same service)."""
 
 from django.urls import reverse
 
@@ -17,18 +18,19 @@ def test_it_closes_the_selected_rounds_and_records_when(client, admin_user, nli_
     nli_round, qa_round = nli_task.current_round(), qa_task.current_round()
     client.force_login(admin_user)
 
-    response = _act(client, "close_rounds", nli_round, qa_round)
+    response = _act(client, "close_rounds_into_datasets", nli_round, qa_round)
 
     assert response.status_code == 200
-    assert "2 round(s) closed." in response.content.decode()
+    assert "Nli round 1 closed: nli-r1-train (0), nli-r1-dev (0), nli-r1-test (0)" in response.content.decode()
     nli_round.refresh_from_db()
     assert nli_round.status == Round.Status.CLOSED and nli_round.end is not None
+    assert qa_task.datasets.filter(round=qa_round).count() == 3
 
 
 def test_it_opens_a_closed_round(client, admin_user, nli_task):
     round2 = Round.objects.create(task=nli_task, number=2, status=Round.Status.CLOSED)
     client.force_login(admin_user)
-    _act(client, "close_rounds", nli_task.rounds.get(number=1))
+    _act(client, "close_rounds_into_datasets", nli_task.rounds.get(number=1))
 
     _act(client, "open_rounds", round2)
 

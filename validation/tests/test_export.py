@@ -17,7 +17,7 @@ def test_an_owner_downloads_the_round_with_anonymised_ids(client, sentiment_task
     record_validation(example=example, validator=validator, label="correct", metadata={"explanation": "très bien"})
     client.force_login(owner)
 
-    response = client.get(f"/tasks/sentiment/rounds/1/export.jsonl")
+    response = client.get("/tasks/sentiment/rounds/1/export.jsonl")
 
     assert response.status_code == 200
     assert response["Content-Disposition"] == 'attachment; filename="sentiment-r1.jsonl"'

@@ -1,5 +1,7 @@
 """The round page shows counts, vMER, agreement and the annotators."""
 
+import re
+
 from validation.services import record_validation
 from validation.tests.conftest import make_example, make_user
 
@@ -40,3 +42,22 @@ def test_an_owner_closes_the_round_from_it(client, sentiment_task, annotator, ow
     html = response.content.decode()
     assert "is closed. Datasets: sentiment-r1-train (0), sentiment-r1-dev (0), sentiment-r1-test (1)" in html
     assert "Rebuild datasets" in html
+
+
+def test_it_lists_annotators_most_verified_fooled_first(client, nli_task, annotator, owner):
+    fooled = make_example(nli_task, annotator)
+    for i in range(3):
+        record_validation(example=fooled, validator=make_user(f"rater{i}", "validator"), label="correct")
+    make_example(nli_task, annotator)
+    make_example(nli_task, owner, model_wrong=False)
+
+    html = client.get(f"/tasks/{nli_task.code}/rounds/1/").content.decode()
+
+    rows = dict(re.findall(r'<tr data-annotator="(\w+)">(.*?)</tr>', html, re.S))
+    cells = {name: re.findall(r"<td>([^<]*)</td>", row) for name, row in rows.items()}
+    assert cells["annie"][:4] == ["annie", "2", "2", "1"] and cells["olga"][:4] == ["olga", "1", "0", "0"]
+    assert html.index('data-annotator="annie"') < html.index('data-annotator="olga"')
+
+
+def test_it_answers_404_for_a_missing_round(client, nli_task):
+    assert client.get(f"/tasks/{nli_task.code}/rounds/9/").status_code == 404
