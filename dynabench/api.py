@@ -5,7 +5,8 @@
   bad input. ``RuleError`` from a service keeps its own status, code and message.
 - ``StrictSerializerMixin``: a serializer that refuses fields it does not know, so a typo
   (``lable``) or an attempt to set a server-decided field (``model_wrong``) is a 400.
-- ``query_int`` / ``query_choice`` / ``query_bool``: query parameters checked, 400 naming the bad one.
+- ``query_int`` / ``query_choice`` / ``query_bool``: query parameters (of a request, or a mapping)
+  checked, a 400 naming the bad one.
 
 Classes named in ``REST_FRAMEWORK`` settings live in their own modules, which must not
 import ``rest_framework.views`` (DRF resolves them while defining ``APIView``):
@@ -13,9 +14,9 @@ import ``rest_framework.views`` (DRF resolves them while defining ``APIView``):
 """
 
 from django.conf import settings
-from django.http import Http404
 from django.core.exceptions import PermissionDenied, RequestDataTooBig
 from django.core.exceptions import ValidationError as DjangoValidationError
+from django.http import Http404
 from rest_framework import exceptions, serializers
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
@@ -91,9 +92,14 @@ class StrictSerializerMixin:
         return super().to_internal_value(data)
 
 
+def _params(source):
+    """The query parameters of a DRF request, or ``source`` itself when it is already a mapping."""
+    return getattr(source, "query_params", source)
+
+
 def query_int(request, name: str, *, minimum: int = 0) -> int | None:
     """Return the whole-number query parameter ``name`` (None when absent); a 400 naming it otherwise."""
-    raw = request.query_params.get(name)
+    raw = _params(request).get(name)
     if raw in (None, ""):
         return None
     try:
@@ -107,7 +113,7 @@ def query_int(request, name: str, *, minimum: int = 0) -> int | None:
 
 def query_choice(request, name: str, choices) -> str | None:
     """Return query parameter ``name`` when it is one of ``choices`` (None when absent); a 400 otherwise."""
-    raw = request.query_params.get(name)
+    raw = _params(request).get(name)
     if raw in (None, ""):
         return None
     if raw not in choices:
@@ -117,7 +123,7 @@ def query_choice(request, name: str, choices) -> str | None:
 
 def query_bool(request, name: str) -> bool | None:
     """Return query parameter ``name`` as a boolean (``true``/``false``/``1``/``0``; None when absent)."""
-    raw = request.query_params.get(name)
+    raw = _params(request).get(name)
     if raw in (None, ""):
         return None
     value = {"true": True, "1": True, "false": False, "0": False}.get(raw.lower())

@@ -9,7 +9,6 @@ import math
 
 from django.db.models import Q
 from django.http import QueryDict
-from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
 from rest_framework import mixins, status, viewsets
@@ -52,19 +51,10 @@ def _table(task, params):
     """The task's leaderboard under the weights of ``params`` (``w_<metric>``, ``d_<dataset id>``)."""
     header = cache_header(task)
     metric_weights, dataset_weights = parse_weights(params, task=task, datasets=header["datasets"])
-    missing = query_choice_value(params, "missing_metric", [MISSING_DROP_METRIC, MISSING_EXCLUDE_MODEL]) or MISSING_DROP_METRIC
+    missing = query_choice(params, "missing_metric", [MISSING_DROP_METRIC, MISSING_EXCLUDE_MODEL]) or MISSING_DROP_METRIC
     return cached_leaderboard_table(
         task, header=header, metric_weights=metric_weights, dataset_weights=dataset_weights, missing_metric=missing,
     )
-
-
-def query_choice_value(params, name, choices):
-    value = params.get(name)
-    if value in (None, ""):
-        return None
-    if value not in choices:
-        raise ValidationError({name: [f"Must be one of {', '.join(choices)}."]})
-    return value
 
 
 def _model_ranking(model):

@@ -32,7 +32,6 @@ from rest_framework.authtoken.models import Token  # noqa: E402
 from tasks.importers import FileSpec, import_dataset  # noqa: E402
 from tasks.models import Dataset, MLModel, Task  # noqa: E402
 from tasks.seed import seed_default_tasks  # noqa: E402
-
 from tests.shared_data import SHARED_DATA  # noqa: E402  (DYNABENCH_SHARED_DATA, ../shared/data or /work/shared/data)
 
 DYNASENT = (SHARED_DATA or Path("../shared/data")) / "dynasent"

@@ -15,6 +15,7 @@ from rest_framework.response import Response
 
 from annotation.error_codes import AnnotationErrorCode
 from annotation.models import Example
+from dynabench.api import query_choice
 from dynabench.errors import NotAllowed, RuleError
 from dynabench.roles import has_role
 from tasks import access
@@ -52,10 +53,9 @@ class ValidationViewSet(mixins.ListModelMixin, mixins.CreateModelMixin, viewsets
         params = self.request.query_params
         if params.get("task"):
             validations = validations.filter(example__round__task__code=params["task"])
-        if params.get("label"):
-            if params["label"] not in Validation.Label.values:
-                raise ValidationError({"label": [f"Must be one of {', '.join(Validation.Label.values)}."]})
-            validations = validations.filter(label=params["label"])
+        label = query_choice(self.request, "label", Validation.Label.values)
+        if label:
+            validations = validations.filter(label=label)
         return validations
 
     def create(self, request, *args, **kwargs):

@@ -1,7 +1,7 @@
 """Scoped rate limits answer 429 with ``Retry-After`` once a scope's rate is used up."""
 
-from django.test import override_settings
 from django.conf import settings
+from django.test import override_settings
 from rest_framework.test import APIClient
 
 RATES = {**settings.REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": {**settings.REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"], "auth": "2/hour"}}
