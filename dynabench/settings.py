@@ -58,6 +58,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "rest_framework.authtoken",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
     "django_rq",
     "django_htmx",
     "dynabench.apps.DynabenchConfig",
@@ -166,10 +167,23 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticatedOrReadOnly"],
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
+    "DEFAULT_SCHEMA_CLASS": "dynabench.schema.AutoSchema",
+    "DEFAULT_PAGINATION_CLASS": "dynabench.pagination.Pagination",
     "PAGE_SIZE": 50,
     "EXCEPTION_HANDLER": "dynabench.api.exception_handler",
+    "DEFAULT_PARSER_CLASSES": [
+        "dynabench.parsers.JSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
+    # Scoped rate limits per user (per IP when anonymous), counted in the cache (Redis).
+    "DEFAULT_THROTTLE_CLASSES": ["dynabench.throttling.ScopedRateThrottle"],
+    "DEFAULT_THROTTLE_RATES": {
+        "auth": os.environ.get("API_RATE_AUTH", "30/hour"),
+        "examples": os.environ.get("API_RATE_EXAMPLES", "1000/day"),
+        "validations": os.environ.get("API_RATE_VALIDATIONS", "3000/day"),
+        "model_uploads": os.environ.get("API_RATE_MODEL_UPLOADS", "20/day"),
+    },
 }
 
 SPECTACULAR_SETTINGS = {
@@ -177,6 +191,19 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Dynamic adversarial data collection and model benchmarking.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # Swagger UI and ReDoc served from our own static files (drf-spectacular-sidecar): no CDN.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "COMPONENT_SPLIT_REQUEST": True,
+    "SCHEMA_PATH_PREFIX": "/api/v1",
+    "ENUM_NAME_OVERRIDES": {
+        "RoundStatusEnum": "tasks.models.Round.Status",
+        "ModelStatusEnum": "tasks.models.MLModel.Status",
+        "ModelKindEnum": "tasks.models.MLModel.Kind",
+        "TaskKindEnum": "tasks.models.TaskKind",
+        "EvaluationStatusEnum": "leaderboard.models.EvaluationRun.Status",
+    },
 }
 
 LOGGING = {
@@ -196,3 +223,13 @@ DYNABENCH_WARM_MODELS = _env_bool("DYNABENCH_WARM_MODELS", False)
 
 # Annotation: examples one annotator may submit per minute (sandbox tries count too); 0 turns it off.
 ANNOTATION_SUBMISSIONS_PER_MINUTE = int(os.environ.get("ANNOTATION_SUBMISSIONS_PER_MINUTE", "20"))
+
+# Leaderboard (leaderboard/services.py, leaderboard/jobs.py): submission caps, evaluation, Dynascore.
+MODEL_ARCHIVE_MAX_BYTES = int(os.environ.get("MODEL_ARCHIVE_MAX_BYTES", str(2 * 1024**3)))
+MODEL_ARCHIVE_MAX_UNPACKED_BYTES = int(os.environ.get("MODEL_ARCHIVE_MAX_UNPACKED_BYTES", str(4 * 1024**3)))
+PREDICTIONS_MAX_BYTES = int(os.environ.get("PREDICTIONS_MAX_BYTES", str(200 * 1024**2)))
+MODEL_SUBMISSIONS_PER_DAY = int(os.environ.get("MODEL_SUBMISSIONS_PER_DAY", "5"))
+EVALUATION_STALE_AFTER_S = int(os.environ.get("EVALUATION_STALE_AFTER_S", "600"))
+EVALUATION_MAX_ATTEMPTS = int(os.environ.get("EVALUATION_MAX_ATTEMPTS", "3"))
+EVALUATION_MACHINE_MEMORY_GIB = float(os.environ.get("EVALUATION_MACHINE_MEMORY_GIB", "0")) or None  # None: this machine's RAM
+LEADERBOARD_BOOTSTRAP_RESAMPLES = int(os.environ.get("LEADERBOARD_BOOTSTRAP_RESAMPLES", "1000"))

@@ -1,7 +1,7 @@
 import pytest
 
 from annotation.models import Example
-from leaderboard.models import EvaluationRun, LeaderboardConfig
+from leaderboard.models import EvaluationRun, LeaderboardCache, LeaderboardConfig
 from tasks.models import Dataset, DatasetItem, MLModel
 from validation.models import Validation
 
@@ -22,12 +22,10 @@ def one_of_everything(sentiment_task, annotator, validator, admin_user):
     )
     validation = Validation.objects.create(example=example, validator=validator, label="correct")
     run = EvaluationRun.objects.create(model=model, dataset=dataset, status="done", performance=0.5)
-    # slug given: the model default (token_urlsafe(), 43 characters) overflows its 32-character column on PostgreSQL.
-    config = LeaderboardConfig.objects.create(
-        task=sentiment_task, owner=admin_user, name="mine", slug="mine", metric_weights={"performance": 4}
-    )
+    config = LeaderboardConfig.objects.create(task=sentiment_task, owner=admin_user, name="mine", metric_weights={"performance": 4})
+    cache = LeaderboardCache.objects.create(task=sentiment_task, rows=[], datasets=[])
     return {
         "task": sentiment_task, "round": round1, "context": context, "mlmodel": model, "dataset": dataset,
         "datasetitem": dataset.items.first(), "example": example, "validation": validation,
-        "evaluationrun": run, "leaderboardconfig": config,
+        "evaluationrun": run, "leaderboardconfig": config, "leaderboardcache": cache,
     }

@@ -5,7 +5,7 @@ from django.contrib import admin
 from django.urls import reverse
 
 OUR_APPS = {"tasks", "annotation", "validation", "leaderboard", "auth"}
-ADDED_BY_SERVICES_ONLY = {"example", "validation", "evaluationrun"}
+ADDED_BY_SERVICES_ONLY = {"example", "validation", "evaluationrun", "leaderboardcache"}
 MODELS = sorted(
     (m._meta.app_label, m._meta.model_name) for m in admin.site._registry if m._meta.app_label in OUR_APPS
 )
