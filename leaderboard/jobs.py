@@ -28,6 +28,7 @@ import os
 import tempfile
 import threading
 import time
+import uuid
 from datetime import timedelta
 from pathlib import Path
 
@@ -80,9 +81,14 @@ def enqueue_evaluation(model_id: int) -> None:
 
 
 def enqueue_run(run_id: int) -> None:
-    """Put ``evaluate_run(run_id)`` on the ``evaluation`` queue and remember the job id on the run."""
-    job = _queue("evaluation").enqueue(evaluate_run, run_id)
-    EvaluationRun.objects.filter(pk=run_id, status=Status.QUEUED).update(job_id=str(job.id)[:64])
+    """Put ``evaluate_run(run_id)`` on the ``evaluation`` queue and remember the job id on the run.
+
+    The job id is chosen here: inside a transaction django-rq defers the enqueue to the
+    commit and returns no job, so the id cannot come from the queue's answer.
+    """
+    job_id = f"evaluate-run-{run_id}-{uuid.uuid4().hex[:12]}"
+    EvaluationRun.objects.filter(pk=run_id, status=Status.QUEUED).update(job_id=job_id)
+    _queue("evaluation").enqueue(evaluate_run, run_id, job_id=job_id)
 
 
 def enqueue_recompute(task_id: int) -> None:
