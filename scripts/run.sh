@@ -45,7 +45,10 @@ wait_for_exit() {  # up to $1 seconds for every started process to be gone
 }
 cleanup() {
     local code=$?
-    trap - EXIT INT TERM
+    # Ignore further signals while cleaning up: on a TERM, make sends its child a second
+    # TERM as it dies, which would otherwise kill this script before the embedded Redis stops.
+    trap - EXIT
+    trap '' INT TERM
     if [ ${#pids[@]} -gt 0 ]; then
         echo "Stopping the web server and the worker(s)..."
         # On Ctrl-C (or a TERM to the process group) they got the signal too: let them finish
