@@ -1,52 +1,20 @@
-"""Fixtures for the tasks app's tests: ML model records for tiny model directories, a clean registry."""
+"""Fixtures for training tests: a tiny base encoder (with its sha256 pinned) and a scratch models dir."""
 
 import pytest
 
-from tasks.model_checks import directory_checksum
-from tests.tiny_models import build_tiny_classifier
-
-
-@pytest.fixture(autouse=True)
-def empty_registry():
-    """Every test starts and ends with an empty registry cache."""
-    from tasks.registry import clear_cache
-
-    clear_cache()
-    yield
-    clear_cache()
+from tasks.training import BaseEncoder, WEIGHTS_FILE, file_sha256
 
 
 @pytest.fixture
-def register_model(db):
-    """Return ``register(path, task, name=...) -> MLModel``: a Hugging Face directory record of ``task``."""
-    from tasks.models import MLModel
-
-    def register(path, task, *, name="tiny", **fields):
-        return MLModel.objects.create(
-            task=task, name=name, kind=MLModel.Kind.HF_DIRECTORY, path=str(path),
-            checksum=directory_checksum(path), **fields,
-        )
-
-    return register
+def tiny_encoder(tiny_classifier_dir, settings):
+    """A 2-layer BERT standing in for MiniLM, used by every training entry point through the setting."""
+    encoder = BaseEncoder(path=tiny_classifier_dir, sha256=file_sha256(tiny_classifier_dir / WEIGHTS_FILE), name="tiny-bert")
+    settings.DYNABENCH_TRAINING_BASE_ENCODER = {"path": str(encoder.path), "sha256": encoder.sha256, "name": encoder.name}
+    settings.DYNABENCH_TRAINING_THREADS = 1  # a tiny model only loses time to a second thread
+    return encoder
 
 
 @pytest.fixture
-def sentiment_model(register_model, sentiment_task, tiny_classifier_dir):
-    """A registered tiny sentiment classifier (labels positive/negative/neutral)."""
-    return register_model(tiny_classifier_dir, sentiment_task, name="tiny-sentiment")
-
-
-@pytest.fixture(scope="session")
-def tiny_nli_dir(tmp_path_factory):
-    """A tiny NLI classifier directory (labels entailment/neutral/contradiction)."""
-    return build_tiny_classifier(tmp_path_factory.mktemp("tiny-nli"), ["entailment", "neutral", "contradiction"])
-
-
-@pytest.fixture
-def nli_model(register_model, nli_task, tiny_nli_dir):
-    return register_model(tiny_nli_dir, nli_task, name="tiny-nli")
-
-
-@pytest.fixture
-def qa_model(register_model, qa_task, tiny_qa_dir):
-    return register_model(tiny_qa_dir, qa_task, name="tiny-qa")
+def models_dir(tmp_path, settings):
+    settings.MODELS_DIR = tmp_path / "models"
+    return settings.MODELS_DIR
