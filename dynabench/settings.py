@@ -196,3 +196,13 @@ DYNABENCH_WARM_MODELS = _env_bool("DYNABENCH_WARM_MODELS", False)
 
 # Annotation: examples one annotator may submit per minute (sandbox tries count too); 0 turns it off.
 ANNOTATION_SUBMISSIONS_PER_MINUTE = int(os.environ.get("ANNOTATION_SUBMISSIONS_PER_MINUTE", "20"))
+
+# Leaderboard (leaderboard/services.py, leaderboard/jobs.py): submission caps, evaluation, Dynascore.
+MODEL_ARCHIVE_MAX_BYTES = int(os.environ.get("MODEL_ARCHIVE_MAX_BYTES", str(2 * 1024**3)))
+MODEL_ARCHIVE_MAX_UNPACKED_BYTES = int(os.environ.get("MODEL_ARCHIVE_MAX_UNPACKED_BYTES", str(4 * 1024**3)))
+PREDICTIONS_MAX_BYTES = int(os.environ.get("PREDICTIONS_MAX_BYTES", str(200 * 1024**2)))
+MODEL_SUBMISSIONS_PER_DAY = int(os.environ.get("MODEL_SUBMISSIONS_PER_DAY", "5"))
+EVALUATION_STALE_AFTER_S = int(os.environ.get("EVALUATION_STALE_AFTER_S", "600"))
+EVALUATION_MAX_ATTEMPTS = int(os.environ.get("EVALUATION_MAX_ATTEMPTS", "3"))
+EVALUATION_MACHINE_MEMORY_GIB = float(os.environ.get("EVALUATION_MACHINE_MEMORY_GIB", "0")) or None  # None: this machine's RAM
+LEADERBOARD_BOOTSTRAP_RESAMPLES = int(os.environ.get("LEADERBOARD_BOOTSTRAP_RESAMPLES", "1000"))

@@ -14,6 +14,9 @@ class EvaluationRun(models.Model):
     computed, e.g. ``{"accuracy": .., "macro_f1": ..}``), ``per_tag`` (``{tag: {metric: value}}``),
     ``throughput`` (examples/second on the worker), ``memory_gib`` (peak, GiB),
     ``robustness`` and ``fairness`` (consistency under perturbation, 0..1).
+
+    ``attempt`` is a fencing token: a worker claims a queued run by bumping it, and writes its
+    results only if the run still carries its attempt (a rerun or a requeue supersedes it).
     """
 
     class Status(models.TextChoices):
@@ -38,7 +41,13 @@ class EvaluationRun(models.Model):
     memory_gib = models.FloatField(null=True, blank=True, help_text="Peak memory, GiB.")
     robustness = models.FloatField(null=True, blank=True)
     fairness = models.FloatField(null=True, blank=True)
-    predictions_file = models.CharField(max_length=1024, blank=True)
+    predictions_file = models.CharField(max_length=1024, blank=True, help_text="JSONL of raw predictions, relative to MEDIA_ROOT.")
+    item_results = models.BinaryField(
+        null=True, blank=True, editable=False,
+        help_text="Per-item results in the dataset's item order (``.npy``): label codes (gold, predicted) "
+        "for classification, per-item SQuAD F1 for QA. Feeds the bootstrap confidence intervals.",
+    )
+    heartbeat_at = models.DateTimeField(null=True, blank=True, help_text="Last sign of life of the worker running it.")
 
     queued_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
@@ -77,3 +86,23 @@ class LeaderboardConfig(models.Model):
 
     def __str__(self):
         return f"{self.task.code}: {self.name}"
+
+
+class LeaderboardCache(models.Model):
+    """The inputs of a task's leaderboard, recomputed by ``leaderboard.jobs.recompute_leaderboard``.
+
+    ``rows``: one entry per published model with its scores per scoring dataset (see
+    ``leaderboard.selectors.leaderboard_inputs``); ``datasets``: the scoring datasets in column
+    order; ``replicates``: bootstrap replicates of performance, ``.npy`` float32 of shape
+    (resamples, rows, datasets). The page re-ranks these with any weights without touching
+    the evaluation rows.
+    """
+
+    task = models.OneToOneField("tasks.Task", on_delete=models.CASCADE, related_name="leaderboard_cache")
+    rows = models.JSONField(default=list)
+    datasets = models.JSONField(default=list)
+    replicates = models.BinaryField(null=True, blank=True)
+    computed_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self):
+        return f"leaderboard cache of {self.task.code}"

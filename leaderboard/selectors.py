@@ -1,0 +1,319 @@
+"""Reads for the leaderboard pages: the ranked table of a task under any weights, a model's scores.
+
+``leaderboard_table`` reads the task's ``LeaderboardCache`` (one query; rebuilt inline when
+missing) and the live published/anonymous flags of its models (one query), then ranks with
+the pure ``calculations.dynascore``; the bootstrap replicates give the performance
+intervals and rank ranges under the same weights.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+from dataclasses import dataclass, field
+
+import numpy as np
+from django.conf import settings
+
+from leaderboard.calculations import (
+    DEFAULT_METRIC_WEIGHTS,
+    METRICS,
+    MISSING_DROP_METRIC,
+    MISSING_EXCLUDE_MODEL,
+    ModelScores,
+    dynascore,
+    normalise_weights,
+    percentile_interval,
+    rank_ranges,
+)
+from leaderboard.models import EvaluationRun, LeaderboardCache
+from tasks.models import MLModel, Task
+
+METRIC_LABELS = {
+    "performance": "Performance", "throughput": "Throughput", "memory": "Memory",
+    "robustness": "Robustness", "fairness": "Fairness",
+}
+RANK_RESAMPLES = 200  # rank ranges: 2.5th/97.5th percentiles of 200 resamples (CIs use all of them)
+TABLE_CACHE_SECONDS = 3600
+METRIC_UNITS = {"performance": "%", "throughput": "ex/s", "memory": "GiB", "robustness": "%", "fairness": "%"}
+
+
+def machine_memory_gib() -> float:
+    """The evaluation machine's memory in GiB (``settings.EVALUATION_MACHINE_MEMORY_GIB``, else this machine's)."""
+    configured = getattr(settings, "EVALUATION_MACHINE_MEMORY_GIB", None)
+    if configured:
+        return float(configured)
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 1024**3
+    except (ValueError, OSError, AttributeError):
+        return 16.0
+
+
+def default_metric_weights(task: Task) -> dict[str, float]:
+    weights = dict(DEFAULT_METRIC_WEIGHTS)
+    weights.update({k: float(v) for k, v in (task.config.get("dynascore_weights") or {}).items()})
+    delta = set(task.config.get("delta_metrics", METRICS[1:]))
+    return {m: (w if m == "performance" or m in delta else 0.0) for m, w in weights.items()}
+
+
+def cache_for(task: Task) -> LeaderboardCache:
+    """Return the task's leaderboard cache, building it inline when it does not exist yet."""
+    cache = LeaderboardCache.objects.filter(task=task).first()
+    if cache is None:
+        from leaderboard.jobs import recompute_leaderboard
+
+        recompute_leaderboard(task.pk)
+        cache = LeaderboardCache.objects.get(task=task)
+    return cache
+
+
+def _fmt(value, digits: int = 1) -> str:
+    return "—" if value is None else f"{value:,.{digits}f}"
+
+
+@dataclass
+class Row:
+    model_id: int
+    name: str
+    owner: str | None
+    rank: int
+    dynascore: float
+    averages: dict
+    datasets: list
+    ci: tuple | None = None
+    rank_range: tuple | None = None
+    kind: str = ""
+    metric_cells: list = field(default_factory=list)
+    dataset_cells: list = field(default_factory=list)
+
+    def format_cells(self, metrics) -> None:
+        """Precompute the display text of each cell (the template then only loops)."""
+        self.metric_cells = [(_fmt(self.averages.get(m)), f"[{_fmt(self.ci[0])}, {_fmt(self.ci[1])}]" if m == "performance" and self.ci else "")
+                             for m in metrics]
+        self.dataset_cells = [_fmt(d["performance"]) for d in self.datasets]
+
+    def sort_value(self, key: str):
+        if key == "dynascore":
+            return self.dynascore
+        if key == "name":
+            return self.name.lower()
+        if key.startswith("metric:"):
+            return self.averages.get(key[7:])
+        if key.startswith("dataset:"):
+            for d in self.datasets:
+                if d["key"] == key[8:]:
+                    return d["performance"]
+        return None
+
+
+@dataclass
+class Table:
+    """What the leaderboard page shows; ``rules`` name the Dynascore edge-case rule per metric."""
+
+    task: Task
+    datasets: list
+    rows: list[Row]
+    pending: list[dict]
+    rules: list
+    metric_weights: dict
+    dataset_weights: dict
+    missing_metric: str
+    sort: str
+    descending: bool
+    memory_gib: float
+    computed_at: object
+    rounds: list = field(default_factory=list)
+
+    def snapshot(self) -> list[dict]:
+        """The ranked rows as plain JSON for a frozen ``LeaderboardConfig``."""
+        return [
+            {"model_id": r.model_id, "name": r.name, "owner": r.owner, "rank": r.rank, "dynascore": r.dynascore,
+             "averages": r.averages, "datasets": r.datasets, "ci": list(r.ci) if r.ci else None,
+             "rank_range": list(r.rank_range) if r.rank_range else None}
+            for r in self.rows
+        ]
+
+
+def published_models(task: Task) -> dict[int, dict]:
+    """``{model id: {"name", "anonymous", "owner__username", "status", "kind"}}`` of the task's published models (one query)."""
+    rows = MLModel.objects.filter(task=task, published=True).values("id", "name", "anonymous", "owner__username", "status", "kind")
+    return {m["id"]: m for m in rows}
+
+
+def cache_header(task: Task) -> dict:
+    """``{"datasets", "computed_at"}`` of the task's leaderboard cache (one light query; built when missing)."""
+    header = LeaderboardCache.objects.filter(task=task).values("datasets", "computed_at").first()
+    if header is None:
+        store = cache_for(task)
+        header = {"datasets": store.datasets, "computed_at": store.computed_at}
+    return header
+
+
+def cached_leaderboard_table(task: Task, *, header: dict | None = None, **options) -> Table:
+    """``leaderboard_table`` memoised in Django's cache (Redis).
+
+    The key holds the task, the time its ``LeaderboardCache`` was computed, the options
+    (weights, sort, missing-metric rule) and a digest of the published models' live names and
+    flags, so any change of scores or of a model's publish/anonymous flags is a new key. A
+    cache outage only costs the recomputation. Two queries (cache row, live flags).
+    """
+    from django.core.cache import cache as django_cache
+
+    computed_at = (header or cache_header(task))["computed_at"]
+    live = published_models(task)
+    digest = hashlib.sha1(json.dumps([options, sorted(live.items())], sort_keys=True, default=str).encode()).hexdigest()
+    key = f"leaderboard-table:{task.pk}:{computed_at.timestamp()}:{digest}"
+    try:
+        table = django_cache.get(key)
+    except Exception:  # noqa: BLE001 - Redis down: compute instead
+        table = None
+    if table is None:
+        table = leaderboard_table(task, cache=cache_for(task), live=live, **options)
+        try:
+            django_cache.set(key, table, TABLE_CACHE_SECONDS)
+        except Exception:  # noqa: BLE001
+            pass
+    return table
+
+
+def _replicates(cache: LeaderboardCache) -> np.ndarray:
+    if not cache.replicates:
+        return np.zeros((0, len(cache.rows), len(cache.datasets)), dtype=np.float32)
+    return np.load(io.BytesIO(bytes(cache.replicates)), allow_pickle=False)
+
+
+def parse_weights(data, *, task: Task, datasets: list[dict]) -> tuple[dict, dict]:
+    """Read ``w_<metric>`` and ``d_<dataset id>`` weights from a form ``data`` (QueryDict or dict).
+
+    Missing entries take the defaults (the task's Dynascore weights, the datasets' weights).
+    Raises ``RuleError`` (``bad_weight``) for values that are not numbers in 0..5.
+    """
+    metric_weights = default_metric_weights(task)
+    for metric in METRICS:
+        if f"w_{metric}" in data and data.get(f"w_{metric}") not in (None, ""):
+            metric_weights[metric] = data.get(f"w_{metric}")
+    dataset_weights = {str(d["id"]): d["weight"] for d in datasets}
+    for d in datasets:
+        key = f"d_{d['id']}"
+        if key in data and data.get(key) not in (None, ""):
+            dataset_weights[str(d["id"])] = data.get(key)
+    normalise_weights(metric_weights, METRICS, what="metric", max_weight=5)
+    if dataset_weights:
+        normalise_weights(dataset_weights, list(dataset_weights), what="dataset", max_weight=5)
+    return {k: float(v) for k, v in metric_weights.items()}, {k: float(v) for k, v in dataset_weights.items()}
+
+
+def leaderboard_table(
+    task: Task, *, metric_weights: dict | None = None, dataset_weights: dict | None = None,
+    missing_metric: str = MISSING_DROP_METRIC, sort: str = "dynascore", descending: bool = True,
+    cache: LeaderboardCache | None = None, live: dict | None = None,
+) -> Table:
+    """Return the ranked leaderboard of ``task``'s published models under the given weights.
+
+    ``metric_weights``: ``{metric: 0..5}`` (default: the task's ``dynascore_weights``);
+    ``dataset_weights``: ``{str(dataset id): weight}`` (default: each dataset's ``weight``);
+    ``missing_metric``: how models without a delta metric are treated (see ``dynascore``).
+    Two queries when the cache exists (none when ``cache`` and ``live`` are given).
+    """
+    cache = cache or cache_for(task)
+    datasets = [{**d, "sort_key": f"dataset:{d['id']}"} for d in cache.datasets]
+    metric_weights = metric_weights or default_metric_weights(task)
+    if dataset_weights is None:
+        dataset_weights = {str(d["id"]): d["weight"] for d in datasets}
+    if missing_metric not in (MISSING_DROP_METRIC, MISSING_EXCLUDE_MODEL):
+        missing_metric = MISSING_DROP_METRIC
+    live = live if live is not None else published_models(task)
+    cached = {row["id"]: row for row in cache.rows}
+    index = {row["id"]: i for i, row in enumerate(cache.rows)}
+    pending = [
+        {"model_id": pk, "name": m["name"], "owner": None if m["anonymous"] else m["owner__username"],
+         "reason": f"not evaluated yet ({m['status']})", "runs": {}}
+        for pk, m in live.items() if pk not in cached
+    ]
+    published = [cached[pk] for pk in live if pk in cached]
+    memory_gib = machine_memory_gib()
+    weighted = {k: float(v) for k, v in dataset_weights.items() if float(v) > 0}
+    if not datasets or not weighted:
+        return Table(task, datasets, [], pending + [
+            {"model_id": r["id"], "name": live[r["id"]]["name"], "owner": None, "reason": "no scoring datasets", "runs": {}} for r in published
+        ], [], metric_weights, dataset_weights, missing_metric, sort, descending, memory_gib, cache.computed_at)
+    rows = [ModelScores(r["id"], r["scores"]) for r in published]
+    result = dynascore(rows, metric_weights=metric_weights, dataset_weights=dataset_weights, memory_gib=memory_gib,
+                       missing_metric=missing_metric)
+    replicates = _replicates(cache)
+    columns = [i for i, d in enumerate(datasets) if str(d["id"]) in result.dataset_weights]
+    ranked_ids = [r.model for r in result.ranked]
+    have = [pk for pk in ranked_ids if pk in index]
+    ci, ranges = {}, {}
+    if replicates.shape[0] and have:
+        reps = replicates[:, [index[pk] for pk in have], :][:, :, columns].astype(float)
+        weights = np.array(list(result.dataset_weights.values()))
+        intervals = percentile_interval(np.einsum("bmd,d->bm", reps, weights))
+        ci = {pk: (float(lo), float(hi)) for pk, (lo, hi) in zip(have, intervals) if np.isfinite(lo)}
+        ok = [pk for pk in have if pk in ci]
+        if ok:
+            ranges = rank_ranges(result, reps[:RANK_RESAMPLES, [have.index(pk) for pk in ok], :], replicate_models=ok)
+    table_rows = []
+    for r in result.ranked:
+        meta = live[r.model]
+        scores = cached[r.model]["scores"]
+        table_rows.append(Row(
+            model_id=r.model, name=meta["name"], owner=None if meta["anonymous"] else meta["owner__username"],
+            rank=r.rank, dynascore=r.dynascore, averages=r.averages, kind=meta["kind"],
+            datasets=[{"key": str(d["id"]), "name": d["name"], "performance": (scores.get(str(d["id"])) or {}).get("performance")} for d in datasets],
+            ci=ci.get(r.model), rank_range=ranges.get(r.model),
+        ))
+    for p in result.pending:
+        meta = live[p.model]
+        pending.append({"model_id": p.model, "name": meta["name"], "owner": None if meta["anonymous"] else meta["owner__username"],
+                        "reason": p.reason, "runs": cached[p.model]["runs"]})
+    if sort != "dynascore" or not descending:
+        present = [r for r in table_rows if r.sort_value(sort) is not None]
+        absent = [r for r in table_rows if r.sort_value(sort) is None]
+        table_rows = sorted(present, key=lambda r: r.sort_value(sort), reverse=descending) + absent
+    rules = [
+        {"metric": m, "label": METRIC_LABELS[m], "rule": rule.rule, "explanation": rule.explanation,
+         "weight": rule.weight, "effective_weight": rule.effective_weight, "amrs": rule.amrs,
+         "missing_for": [live[pk]["name"] for pk in rule.missing_for if pk in live]}
+        for m, rule in result.metrics.items()
+    ]
+    for row in table_rows:
+        row.format_cells(METRICS)
+    rounds = _per_round(table_rows, datasets, dataset_weights)
+    return Table(task, datasets, table_rows, pending, rules, metric_weights, dataset_weights, missing_metric, sort,
+                 descending, memory_gib, cache.computed_at, rounds)
+
+
+def _per_round(rows: list[Row], datasets: list[dict], dataset_weights: dict) -> list[dict]:
+    """Each ranked model's performance per round: the weighted mean over that round's datasets."""
+    by_round: dict[int, list[dict]] = {}
+    for d in datasets:
+        if d["round"] is not None:
+            by_round.setdefault(d["round"], []).append(d)
+    series = []
+    for row in rows:
+        perf = {d["key"]: d["performance"] for d in row.datasets}
+        points = []
+        for number in sorted(by_round):
+            pairs = [(float(dataset_weights.get(str(d["id"]), d["weight"]) or 0), perf.get(str(d["id"]))) for d in by_round[number]]
+            pairs = [(w, p) for w, p in pairs if p is not None and w > 0] or [(1.0, p) for _, p in pairs if p is not None]
+            if pairs:
+                points.append((number, sum(w * p for w, p in pairs) / sum(w for w, _ in pairs)))
+        series.append({"model_id": row.model_id, "name": row.name, "points": points})
+    return series
+
+
+def model_runs(model: MLModel) -> list[EvaluationRun]:
+    """The model's evaluation runs with their datasets, scoring datasets first."""
+    return list(EvaluationRun.objects.filter(model=model).select_related("dataset", "dataset__round").defer("item_results").order_by("dataset__access", "dataset__name"))
+
+
+def model_is_visible(model: MLModel, user) -> bool:
+    """Published models are public; others only to their owner, the task's owners and admins."""
+    if model.published:
+        return True
+    if not user.is_authenticated:
+        return False
+    return user.pk == model.owner_id or model.task.is_owner(user)

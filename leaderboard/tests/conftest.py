@@ -1,0 +1,144 @@
+"""Fixtures of the leaderboard tests: a private MEDIA_ROOT, scoring datasets, archives, submitted models."""
+
+import io
+import json
+import tarfile
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from tests.tiny_models import build_tiny_classifier
+
+SENTIMENT_ITEMS = [
+    ("s1", "the food was great and the staff were friendly", "positive", "food"),
+    ("s2", "the service was slow and the room was dirty", "negative", "service"),
+    ("s3", "the museum opened in 1921", "neutral", ""),
+    ("s4", "He said his waiter was friendly", "positive", "service"),
+    ("s5", "i hate waiting in long queues at the airport", "negative", ""),
+    ("s6", "John thinks the room is fine.", "neutral", "room"),
+]
+
+
+@pytest.fixture(autouse=True)
+def media_root(settings, tmp_path):
+    """Every test writes uploads, models and predictions under its own temporary MEDIA_ROOT."""
+    settings.MEDIA_ROOT = tmp_path / "media"
+    settings.MEDIA_ROOT.mkdir()
+    return settings.MEDIA_ROOT
+
+
+@pytest.fixture(autouse=True)
+def empty_registry():
+    from tasks.registry import clear_cache
+
+    clear_cache()
+    yield
+    clear_cache()
+
+
+def make_dataset(task, name, items, *, round_number=1, access="scoring", weight=1.0):
+    """Create a dataset of ``task`` with ``items`` = [(uid, input dict, target dict, tag)]."""
+    from tasks.models import Dataset, DatasetItem, Round
+
+    round_ = Round.objects.get_or_create(task=task, number=round_number)[0] if round_number else None
+    dataset = Dataset.objects.create(task=task, round=round_, name=name, access=access, weight=weight)
+    DatasetItem.objects.bulk_create(
+        [DatasetItem(dataset=dataset, uid=uid, input=inp, target=target, tag=tag) for uid, inp, target, tag in items]
+    )
+    return dataset
+
+
+@pytest.fixture
+def sentiment_dataset(sentiment_task):
+    items = [(uid, {"text": text}, {"label": label}, tag) for uid, text, label, tag in SENTIMENT_ITEMS]
+    return make_dataset(sentiment_task, "sentiment-r1-dev", items)
+
+
+@pytest.fixture
+def sentiment_datasets(sentiment_dataset, sentiment_task):
+    """Two scoring datasets: round 1 (6 items) and round 2 (3 items)."""
+    items = [(f"r2-{i}", {"text": t}, {"label": label}, "") for i, (_, t, label, _) in enumerate(SENTIMENT_ITEMS[:3])]
+    return [sentiment_dataset, make_dataset(sentiment_task, "sentiment-r2-dev", items, round_number=2)]
+
+
+def zip_directory(path: Path, *, prefix: str = "model/", extra: dict | None = None) -> bytes:
+    """Return a zip (bytes) of every file under ``path``, inside ``prefix``, plus ``extra`` {name: bytes}."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for file in sorted(Path(path).rglob("*")):
+            if file.is_file():
+                archive.write(file, prefix + str(file.relative_to(path)))
+        for name, data in (extra or {}).items():
+            archive.writestr(name, data)
+    return buffer.getvalue()
+
+
+def tar_directory(path: Path, *, prefix: str = "model/") -> bytes:
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
+        archive.add(path, arcname=prefix.rstrip("/"))
+    return buffer.getvalue()
+
+
+@pytest.fixture(scope="session")
+def tiny_sentiment_zip(tiny_classifier_dir):
+    return zip_directory(tiny_classifier_dir)
+
+
+@pytest.fixture(scope="session")
+def tiny_nli_dir(tmp_path_factory):
+    return build_tiny_classifier(tmp_path_factory.mktemp("tiny-nli"), ["entailment", "neutral", "contradiction"])
+
+
+def predictions_jsonl(rows) -> bytes:
+    return "".join(json.dumps(r) + "\n" for r in rows).encode()
+
+
+@pytest.fixture
+def submitted_model(researcher, sentiment_task, sentiment_dataset, tiny_sentiment_zip):
+    """A tiny sentiment model submitted as a zip by the researcher (queued, not evaluated)."""
+    from leaderboard.services import submit_model_archive
+
+    return submit_model_archive(user=researcher, task=sentiment_task, upload=tiny_sentiment_zip, name="tiny-bert",
+                                description="A **tiny** model.")
+
+
+def evaluate_now(model) -> list[str]:
+    """Run ``evaluate_model`` and every run job inline (as a worker would); return their summaries."""
+    from leaderboard.jobs import evaluate_model, evaluate_run
+    from leaderboard.models import EvaluationRun
+
+    summaries = [evaluate_model(model.pk)]
+    for run in EvaluationRun.objects.filter(model=model).order_by("pk"):
+        summaries.append(evaluate_run(run.pk))
+    return summaries
+
+
+def answers(correct: int, items=SENTIMENT_ITEMS, prefix=""):
+    """Predictions right on the first ``correct`` items and wrong on the rest."""
+    wrong = {"positive": "negative", "negative": "neutral", "neutral": "positive"}
+    return [{"uid": prefix + uid, "label": label if i < correct else wrong[label]} for i, (uid, _, label, _) in enumerate(items)]
+
+
+@pytest.fixture
+def ranked_sentiment(researcher, outsider, sentiment_task, sentiment_datasets, settings):
+    """Three evaluated prediction-file models on two scoring datasets (round 1: 6 items, round 2: 3 items):
+    alpha 6/6 and 1/3, beta 4/6 and 3/3, gamma 2/6 and 0/3. With equal dataset weights the order
+    is beta (83.3), alpha (66.7), gamma (16.7); weighting round 1 only gives alpha, beta, gamma.
+    ``beta`` belongs to the outsider and is anonymous.
+    """
+    from leaderboard.jobs import recompute_leaderboard
+    from leaderboard.services import submit_predictions
+
+    settings.MODEL_SUBMISSIONS_PER_DAY = 100
+    r2 = SENTIMENT_ITEMS[:3]
+    models = {}
+    for name, user, first, second, anonymous in [("alpha", researcher, 6, 1, False), ("beta", outsider, 4, 3, True), ("gamma", researcher, 2, 0, False)]:
+        rows = [{**row, "dataset": "sentiment-r1-dev"} for row in answers(first)]
+        rows += [{"uid": f"r2-{i}", "label": row["label"], "dataset": "sentiment-r2-dev"} for i, row in enumerate(answers(second, r2))]
+        model = submit_predictions(user=user, task=sentiment_task, upload=predictions_jsonl(rows), name=name, anonymous=anonymous)
+        evaluate_now(model)
+        models[name] = model
+    recompute_leaderboard(sentiment_task.pk)
+    return models

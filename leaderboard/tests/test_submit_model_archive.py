@@ -1,0 +1,38 @@
+"""Submitting a model archive: a zip or tar.gz of a Hugging Face directory is unpacked, checked and queued."""
+
+from pathlib import Path
+
+from leaderboard.services import submit_model_archive
+from leaderboard.tests.conftest import tar_directory
+from tasks.model_checks import directory_checksum
+from tasks.models import MLModel
+
+
+def test_it_unpacks_a_zip_under_media_root_and_queues_the_model(researcher, sentiment_task, sentiment_dataset,
+                                                                 tiny_sentiment_zip, media_root, tiny_classifier_dir,
+                                                                 django_capture_on_commit_callbacks):
+    # when
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        model = submit_model_archive(user=researcher, task=sentiment_task, upload=tiny_sentiment_zip, name=" tiny-bert ",
+                                     description="card")
+    # then
+    model.refresh_from_db()
+    assert (model.kind, model.status, model.name, model.owner) == ("hf_directory", "queued", "tiny-bert", researcher)
+    assert Path(model.path) == media_root / "models" / str(model.pk)
+    assert (Path(model.path) / "config.json").is_file() and (Path(model.path) / "model.safetensors").is_file()
+    assert model.checksum == directory_checksum(tiny_classifier_dir)
+    assert len(callbacks) == 1  # the evaluation is enqueued once the transaction commits
+    assert not any(p.name.startswith(".") for p in (media_root / "models").iterdir())  # no staging left
+
+
+def test_it_accepts_a_tar_gz(researcher, sentiment_task, tiny_classifier_dir):
+    model = submit_model_archive(user=researcher, task=sentiment_task, upload=tar_directory(tiny_classifier_dir), name="tarred")
+    assert MLModel.objects.get(pk=model.pk).status == "queued"
+    assert (Path(model.path) / "tokenizer.json").is_file()
+
+
+def test_it_accepts_files_at_the_top_of_the_archive(researcher, sentiment_task, tiny_classifier_dir):
+    from leaderboard.tests.conftest import zip_directory
+
+    model = submit_model_archive(user=researcher, task=sentiment_task, upload=zip_directory(tiny_classifier_dir, prefix=""), name="flat")
+    assert (Path(model.path) / "config.json").is_file()
