@@ -58,6 +58,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "rest_framework.authtoken",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
     "django_rq",
     "django_htmx",
     "dynabench.apps.DynabenchConfig",
@@ -166,10 +167,23 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticatedOrReadOnly"],
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
+    "DEFAULT_SCHEMA_CLASS": "dynabench.schema.AutoSchema",
+    "DEFAULT_PAGINATION_CLASS": "dynabench.pagination.Pagination",
     "PAGE_SIZE": 50,
     "EXCEPTION_HANDLER": "dynabench.api.exception_handler",
+    "DEFAULT_PARSER_CLASSES": [
+        "dynabench.parsers.JSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
+    # Scoped rate limits per user (per IP when anonymous), counted in the cache (Redis).
+    "DEFAULT_THROTTLE_CLASSES": ["dynabench.throttling.ScopedRateThrottle"],
+    "DEFAULT_THROTTLE_RATES": {
+        "auth": os.environ.get("API_RATE_AUTH", "30/hour"),
+        "examples": os.environ.get("API_RATE_EXAMPLES", "1000/day"),
+        "validations": os.environ.get("API_RATE_VALIDATIONS", "3000/day"),
+        "model_uploads": os.environ.get("API_RATE_MODEL_UPLOADS", "20/day"),
+    },
 }
 
 SPECTACULAR_SETTINGS = {
@@ -177,6 +191,12 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Dynamic adversarial data collection and model benchmarking.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # Swagger UI and ReDoc served from our own static files (drf-spectacular-sidecar): no CDN.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "COMPONENT_SPLIT_REQUEST": True,
+    "SCHEMA_PATH_PREFIX": "/api/v1",
 }
 
 LOGGING = {

@@ -11,6 +11,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from dynabench.errors import NotAllowed, RuleError
+from tasks.error_codes import TaskErrorCode
 from tasks.models import MLModel, Round, Task
 
 # What a task owner may do in the Django admin (every list is scoped to the tasks they own).
@@ -122,3 +123,46 @@ def request_retraining(*, task: Task, acting_user, name: str | None = None, epoc
     )
     transaction.on_commit(lambda: jobs.enqueue_retraining(task.pk, model_id=ml_model.pk, job_id=job_id, epochs=epochs))
     return ml_model
+
+
+@transaction.atomic
+def open_round(*, task: Task, acting_user, target_model_ids=(), start=None, end=None) -> Round:
+    """Create the task's next round (number = last + 1), open, with the given models in the loop.
+
+    Opening goes through ``set_round_status``, so its rules hold: only owners (and admins),
+    and at most one open round per task (close the current one first; closing builds its
+    datasets). Every target model must be a Hugging Face directory model of this task,
+    and ``end`` must come after ``start``.
+
+    Raises ``NotAllowed`` (403) or ``RuleError`` (400); nothing is created when refused.
+    """
+    if not task.is_owner(acting_user):
+        raise NotAllowed("not_task_owner", f"only owners of {task.code} may open its rounds")
+    if start and end and end <= start:
+        raise RuleError(TaskErrorCode.BAD_ROUND_DATES, "the round's end must come after its start", field="end")
+    ids = sorted(set(target_model_ids))
+    models = list(MLModel.objects.filter(pk__in=ids, task=task))
+    missing = sorted(set(ids) - {m.pk for m in models})
+    if missing:
+        raise RuleError(
+            TaskErrorCode.MODEL_NOT_OF_TASK,
+            f"no model of task {task.code} has id {', '.join(map(str, missing))}",
+            field="target_models",
+        )
+    not_loadable = [m.pk for m in models if m.kind != MLModel.Kind.HF_DIRECTORY]
+    if not_loadable:
+        raise RuleError(
+            TaskErrorCode.MODEL_NOT_LOADABLE,
+            f"models {', '.join(map(str, not_loadable))} are prediction files; only Hugging Face directories can be in the loop",
+            field="target_models",
+        )
+    last = Task.objects.select_for_update().get(pk=task.pk).rounds.order_by("-number").first()
+    new_round = Round.objects.create(
+        task=task, number=(last.number + 1) if last else 1, status=Round.Status.CLOSED, start=start, end=end
+    )
+    new_round.target_models.set(models)
+    new_round = set_round_status(round=new_round, status=Round.Status.OPEN, acting_user=acting_user)
+    if end:
+        Round.objects.filter(pk=new_round.pk).update(end=end)
+        new_round.end = end
+    return new_round

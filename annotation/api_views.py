@@ -1,0 +1,187 @@
+"""``/api/v1/examples`` and ``/api/v1/tasks/{code}/context``: write examples against the model in the loop.
+
+Every rule is in ``annotation/services.py`` (``choose_context``, ``create_example``,
+``retract_example``, ``flag_example``, ``add_explanations``); what may be read is in
+``tasks/access.py``. Views parse input, call one service, render the result.
+"""
+
+from django.db.models import Q
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
+from rest_framework import mixins, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.exceptions import ValidationError
+from rest_framework.permissions import AllowAny, BasePermission, IsAuthenticated
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotation import services
+from annotation.error_codes import AnnotationErrorCode
+from annotation.models import Example, ValidationState
+from annotation.serializers import (
+    ChosenContextSerializer,
+    ExampleCreateSerializer,
+    ExampleSerializer,
+    ExplanationsSerializer,
+    FlagSerializer,
+    ValidatedExampleSerializer,
+)
+from dynabench.api import query_bool, query_choice, query_int
+from dynabench.errors import RuleError
+from dynabench.permissions import HasRole
+from dynabench.schema import ErrorSerializer
+from tasks import access
+from tasks.api_views import ROUND_NUMBER, TASK_CODE, RoundScopedMixin, TaskScopedMixin
+from tasks.models import Context
+from validation.selectors import export_rows
+
+MODEL_ERRORS = {
+    409: OpenApiResponse(ErrorSerializer, description="The round has no model in the loop yet."),
+    503: OpenApiResponse(ErrorSerializer, description="The model in the loop failed to answer; nothing was saved."),
+}
+
+
+class TaskContextView(TaskScopedMixin, APIView):
+    """A context of the task's current round to write against, chosen by the task's strategy."""
+
+    permission_classes = [HasRole("annotator")]
+
+    @extend_schema(
+        summary="Get a context to write against (annotators)",
+        parameters=[TASK_CODE, OpenApiParameter("tag", OpenApiTypes.STR, description="Only contexts with this tag.")],
+        responses={200: ChosenContextSerializer, **MODEL_ERRORS},
+    )
+    def get(self, request, task_code):
+        task = self.get_task()
+        round = task.current_round()
+        if round is None:
+            raise RuleError(AnnotationErrorCode.NO_ROUND, f"{task.name} has no round yet.")
+        services.model_in_loop(round)
+        context = services.choose_context(round=round, tag=request.query_params.get("tag") or None)
+        return Response(ChosenContextSerializer(context).data)
+
+
+@extend_schema_view(
+    list=extend_schema(
+        summary="List my examples",
+        parameters=[
+            OpenApiParameter("task", OpenApiTypes.STR, description="A task code."),
+            OpenApiParameter("round", OpenApiTypes.INT, description="A round number (with `task`)."),
+            OpenApiParameter("model_wrong", OpenApiTypes.BOOL),
+            OpenApiParameter("validation_state", OpenApiTypes.STR, enum=ValidationState.values),
+            OpenApiParameter("retracted", OpenApiTypes.BOOL),
+        ],
+    ),
+    retrieve=extend_schema(summary="Get an example (its author, the task's owners)"),
+    create=extend_schema(
+        summary="Write an example; the model in the loop answers at once (annotators)",
+        request=ExampleCreateSerializer,
+        responses={201: ExampleSerializer, **MODEL_ERRORS},
+    ),
+    retract=extend_schema(summary="Retract my example", request=None, responses=ExampleSerializer),
+    flag=extend_schema(summary="Flag my example with a reason", request=FlagSerializer, responses=ExampleSerializer),
+    explanations=extend_schema(summary="Explain my example", request=ExplanationsSerializer, responses=ExampleSerializer),
+)
+class ExampleViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.CreateModelMixin, viewsets.GenericViewSet):
+    """My examples; an example is visible to its author and to the owners of its task (404 for anyone else)."""
+
+    serializer_class = ExampleSerializer
+    permission_classes = [IsAuthenticated]
+    throttle_scopes = {"create": "examples"}
+
+    def get_queryset(self):
+        if getattr(self, "swagger_fake_view", False):  # drf-spectacular reading the types
+            return Example.objects.none()
+        user = self.request.user
+        examples = Example.objects.select_related("round__task").order_by("-created_at", "-id")
+        if self.action == "list":
+            return self._filter(examples.filter(author=user))
+        if user.is_superuser:
+            return examples
+        return examples.filter(Q(author=user) | Q(round__task__owners=user)).distinct()
+
+    def _filter(self, examples):
+        params = self.request.query_params
+        if params.get("task"):
+            examples = examples.filter(round__task__code=params["task"])
+        number = query_int(self.request, "round", minimum=1)
+        if number is not None:
+            examples = examples.filter(round__number=number)
+        for name in ("model_wrong", "retracted"):
+            value = query_bool(self.request, name)
+            if value is not None:
+                examples = examples.filter(**{name: value})
+        state = query_choice(self.request, "validation_state", ValidationState.values)
+        if state:
+            examples = examples.filter(validation_state=state)
+        return examples
+
+    def create(self, request, *args, **kwargs):
+        serializer = ExampleCreateSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        context = (
+            Context.objects.select_related("round__task")
+            .filter(pk=data["context"], round__task__in=access.visible_tasks(request.user))
+            .first()
+        )
+        if context is None:
+            raise ValidationError({"context": [f"No context with id {data['context']}."]})
+        if data.get("task") and data["task"] != context.round.task.code:
+            raise ValidationError({"context": [f"Context {context.pk} belongs to task {context.round.task.code}, not {data['task']}."]})
+        example = services.create_example(
+            user=request.user, context=context, input=data["input"], target=data["target"],
+            tag=data.get("tag", ""), time_spent=data.get("time_spent"), metadata=data.get("metadata"),
+        )
+        return Response(ExampleSerializer(example).data, status=status.HTTP_201_CREATED)
+
+    @action(detail=True, methods=["post"])
+    def retract(self, request, pk=None):
+        example = services.retract_example(example=self.get_object(), user=request.user)
+        return Response(ExampleSerializer(example).data)
+
+    @action(detail=True, methods=["post"])
+    def flag(self, request, pk=None):
+        serializer = FlagSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        example = services.flag_example(example=self.get_object(), user=request.user, reason=serializer.validated_data["reason"])
+        return Response(ExampleSerializer(example).data)
+
+    @action(detail=True, methods=["post"])
+    def explanations(self, request, pk=None):
+        serializer = ExplanationsSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        example = services.add_explanations(
+            example=self.get_object(), user=request.user, explanations=serializer.validated_data["explanations"]
+        )
+        return Response(ExampleSerializer(example).data)
+
+
+class CanDownloadRoundExamples(BasePermission):
+    message = "This round is still open: its examples can be downloaded once it closes (task owners may download them now)."
+
+    def has_permission(self, request, view):
+        return access.can_download_round_examples(request.user, view.get_round())
+
+
+@extend_schema_view(
+    list=extend_schema(
+        summary="Download a round's verified examples (owners; everyone once the round is closed)",
+        parameters=[TASK_CODE, ROUND_NUMBER, OpenApiParameter("tag", OpenApiTypes.STR)],
+    ),
+)
+class RoundExampleViewSet(RoundScopedMixin, mixins.ListModelMixin, viewsets.GenericViewSet):
+    """A round's verified-correct examples as exported, user ids anonymised; hidden splits left out."""
+
+    serializer_class = ValidatedExampleSerializer
+    permission_classes = [AllowAny, CanDownloadRoundExamples]
+
+    def get_queryset(self):
+        examples = access.downloadable_examples(self.get_round())
+        tag = self.request.query_params.get("tag")
+        return examples.filter(tag=tag) if tag else examples
+
+    def list(self, request, *args, **kwargs):
+        page = self.paginate_queryset(self.get_queryset())
+        rows = list(export_rows(Example.objects.filter(pk__in=[e.pk for e in page])))
+        return self.get_paginated_response(ValidatedExampleSerializer(rows, many=True).data)

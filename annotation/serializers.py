@@ -1,0 +1,122 @@
+"""API shapes of examples: what an annotator sends, and what comes back with the model's answer.
+
+``model_wrong`` and ``model_output`` are read-only: the server decides them
+(``annotation.services.create_example``). An example that went into a hidden dataset's
+split shows neither its label, nor the model's answer, nor its explanations (``tasks.access``).
+"""
+
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from annotation.models import Example
+from dynabench.api import StrictSerializerMixin
+from tasks import access
+from tasks.models import Context
+
+JSON_OBJECT = {"type": "object", "additionalProperties": True}
+NULLABLE_JSON_OBJECT = {"type": "object", "additionalProperties": True, "nullable": True}
+
+
+class ExampleCreateSerializer(StrictSerializerMixin, serializers.Serializer):
+    """An annotator's example for a context of an open round."""
+
+    task = serializers.SlugField(required=False, help_text="The task's code; when given, the context must belong to it.")
+    context = serializers.IntegerField(min_value=1, help_text="Id of the context written against (from `GET /tasks/{code}/context`).")
+    input = serializers.DictField(help_text='The task input fields, e.g. `{"text": "..."}` or `{"hypothesis": "..."}`.')
+    target = serializers.DictField(help_text='`{"label": "..."}`, or `{"answers": [{"text", "answer_start"}]}` for QA.')
+    metadata = serializers.DictField(required=False, help_text="The task's explanation fields, e.g. `example_explanation`.")
+    tag = serializers.CharField(required=False, allow_blank=True, max_length=64)
+    time_spent = serializers.FloatField(required=False, allow_null=True, min_value=0, help_text="Seconds from context shown to submit.")
+
+
+class ExampleSerializer(serializers.ModelSerializer):
+    """An example with the model's answer and its validation state."""
+
+    task = serializers.CharField(source="round.task.code", read_only=True)
+    round = serializers.IntegerField(source="round.number", read_only=True)
+    context = serializers.PrimaryKeyRelatedField(read_only=True)
+    model = serializers.PrimaryKeyRelatedField(read_only=True, help_text="The model in the loop that answered.")
+    target = serializers.SerializerMethodField()
+    model_output = serializers.SerializerMethodField(
+        help_text='`{"label", "probs"}` or `{"answer", "start", "end", "score"}`; null when the example is in a hidden split.'
+    )
+    model_wrong = serializers.SerializerMethodField(help_text="Whether the example fooled the model, decided by the server.")
+    metadata = serializers.SerializerMethodField(help_text="Explanations and flag reason; null when the example is in a hidden split.")
+    labels_hidden = serializers.SerializerMethodField(help_text="True when the example went into a hidden dataset.")
+
+    class Meta:
+        model = Example
+        fields = [
+            "id", "task", "round", "context", "input", "target", "model", "model_output", "model_wrong", "metadata",
+            "tag", "retracted", "flagged", "split", "time_spent", "validation_state", "validation_count",
+            "labels_hidden", "created_at",
+        ]
+
+    def _hidden(self, example) -> bool:
+        if "hidden_splits" not in self.context:
+            self.context["hidden_splits"] = access.hidden_splits()
+        return access.example_labels_hidden(example, self.context["hidden_splits"])
+
+    @extend_schema_field(NULLABLE_JSON_OBJECT)
+    def get_target(self, example):
+        return None if self._hidden(example) else example.target
+
+    @extend_schema_field(NULLABLE_JSON_OBJECT)
+    def get_model_output(self, example):
+        return None if self._hidden(example) else example.model_output
+
+    @extend_schema_field(NULLABLE_JSON_OBJECT)
+    def get_metadata(self, example):
+        return None if self._hidden(example) else example.metadata
+
+    @extend_schema_field({"type": "boolean", "nullable": True})
+    def get_model_wrong(self, example):
+        return None if self._hidden(example) else example.model_wrong
+
+    def get_labels_hidden(self, example) -> bool:
+        return self._hidden(example)
+
+
+class FlagSerializer(StrictSerializerMixin, serializers.Serializer):
+    reason = serializers.CharField(max_length=2000, help_text="Why the example should not be used.")
+
+
+class ExplanationsSerializer(StrictSerializerMixin, serializers.Serializer):
+    explanations = serializers.DictField(
+        child=serializers.CharField(allow_blank=True, max_length=5000),
+        help_text='The task explanation fields, e.g. `{"example_explanation": "..."}`.',
+    )
+
+
+class ChosenContextSerializer(serializers.ModelSerializer):
+    """A context to write against, chosen by the task's strategy."""
+
+    task = serializers.CharField(source="round.task.code", read_only=True)
+    round = serializers.IntegerField(source="round.number", read_only=True)
+
+    class Meta:
+        model = Context
+        fields = ["id", "uid", "task", "round", "data", "tag"]
+
+
+class ValidatedExampleSerializer(serializers.Serializer):
+    """One verified example of a round as exported (``validation.selectors.export_rows``), ids anonymised."""
+
+    id = serializers.IntegerField()
+    task = serializers.CharField()
+    round = serializers.IntegerField()
+    context = serializers.DictField()
+    annotator = serializers.CharField(help_text="Anonymised: a hash of the round's secret and the user id.")
+    input = serializers.DictField()
+    target = serializers.DictField()
+    model_output = serializers.DictField()
+    model_wrong = serializers.BooleanField()
+    metadata = serializers.DictField()
+    tag = serializers.CharField(allow_blank=True)
+    retracted = serializers.BooleanField()
+    flagged = serializers.BooleanField()
+    split = serializers.CharField(allow_blank=True)
+    validation_state = serializers.CharField()
+    created_at = serializers.CharField()
+    time_spent = serializers.FloatField(allow_null=True)
+    validations = serializers.ListField(child=serializers.DictField())

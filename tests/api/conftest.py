@@ -1,0 +1,64 @@
+"""Fixtures for the API tests: token clients per role, an owner of another task, datasets."""
+
+import pytest
+from django.contrib.auth.models import Group, User
+from django.core.cache import cache
+from rest_framework.authtoken.models import Token
+from rest_framework.test import APIClient
+
+from tasks.models import Dataset, DatasetItem, MLModel
+
+
+@pytest.fixture(autouse=True)
+def _fresh_rate_limits():
+    """Rate-limit counters live in the cache (Redis), which outlives a test's database."""
+    cache.clear()
+    yield
+    cache.clear()
+
+
+def client_for(user=None) -> APIClient:
+    """An API client authenticated with ``user``'s token (anonymous when ``user`` is None)."""
+    client = APIClient()
+    if user is not None:
+        token, _ = Token.objects.get_or_create(user=user)
+        client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+    return client
+
+
+@pytest.fixture
+def nli_owner(db, default_tasks):
+    """A user who owns the NLI task only: the owner of another task than sentiment."""
+    user = User.objects.create_user(username="nora", password="pw-nora")
+    user.groups.add(*Group.objects.filter(name__in=["annotator", "validator", "researcher"]))
+    default_tasks["nli"].owners.add(user)
+    return user
+
+
+@pytest.fixture
+def sentiment_datasets(sentiment_task):
+    """Round 1 of sentiment with a scoring dev set and a hidden test set, three items each."""
+    round1 = sentiment_task.rounds.get(number=1)
+    datasets = {}
+    for name, access, split in (("sent-r1-dev", "scoring", "dev"), ("sent-r1-test", "hidden", "test")):
+        dataset = Dataset.objects.create(task=sentiment_task, round=round1, name=name, access=access, split=split)
+        DatasetItem.objects.bulk_create(
+            DatasetItem(
+                dataset=dataset, uid=f"{name}-{i}", input={"text": f"{name} sentence {i}"},
+                target={"label": label}, metadata={"gold_votes": [label] * 5},
+            )
+            for i, label in enumerate(["positive", "negative", "neutral"])
+        )
+        datasets[access] = dataset
+    return datasets
+
+
+@pytest.fixture
+def sentiment_model(sentiment_task, tiny_classifier_dir, owner):
+    """A tiny sentiment classifier, in the loop of round 1."""
+    model = MLModel.objects.create(
+        task=sentiment_task, owner=owner, name="tiny-sentiment", kind=MLModel.Kind.HF_DIRECTORY,
+        path=str(tiny_classifier_dir), status=MLModel.Status.EVALUATED, published=True,
+    )
+    sentiment_task.rounds.get(number=1).target_models.add(model)
+    return model

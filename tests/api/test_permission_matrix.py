@@ -1,0 +1,146 @@
+"""Who may call what: every API operation × every kind of user, with the expected status.
+
+Each row is ``(method, path template, body, prepare, expected)`` (a callable body is built
+from the world; one marked ``multipart`` is sent as multipart); ``expected`` lists the
+status for, in order: anonymous, annotator, validator, researcher, owner of another task
+(``nli``), owner of the task (``sentiment``), admin. A test checks that the table covers
+every operation of the OpenAPI schema, so a new endpoint cannot go without a row.
+"""
+
+import io
+
+import pytest
+from drf_spectacular.generators import SchemaGenerator
+from rest_framework.test import APIClient
+
+from annotation.models import Example
+from tasks.models import Round
+from tests.api.conftest import client_for
+
+ROLES = ("anonymous", "annotator", "validator", "researcher", "other_owner", "owner", "admin")
+
+
+def _close_round_one(world):
+    Round.objects.filter(task=world["task"], number=1).update(status=Round.Status.CLOSED)
+
+
+def _context_file(world):
+    """A multipart body: one new context as a JSONL file."""
+    upload = io.BytesIO(b'{"uid": "matrix-1", "prompt": "The bus was on time."}')
+    upload.name = "contexts.jsonl"
+    return {"file": upload}
+
+
+_context_file.multipart = True
+
+
+def _new_example(world):
+    return {"context": world["context"].pk, "input": {"text": "Lovely rooms, awful breakfast."}, "target": {"label": "negative"}}
+
+
+def _verdict(world):
+    return {"example": world["example"].pk, "label": "correct"}
+
+
+ALL_200 = (200,) * 7
+ALL_405 = (405,) * 7
+SIGNED_IN_200 = (401, 200, 200, 200, 200, 200, 200)
+OWNERS_ONLY_READ = (401, 403, 403, 403, 403, 200, 200)
+
+MATRIX = [
+    # method, path, body, prepare, (anonymous, annotator, validator, researcher, other_owner, owner, admin)
+    ("GET", "/api/v1/auth/token", None, None, ALL_405),
+    ("POST", "/api/v1/auth/token", {}, None, SIGNED_IN_200),
+    ("DELETE", "/api/v1/auth/token", None, None, (401, 204, 204, 204, 204, 204, 204)),
+    ("GET", "/api/v1/me", None, None, SIGNED_IN_200),
+    ("POST", "/api/v1/me", {}, None, (401, 405, 405, 405, 405, 405, 405)),
+    ("GET", "/api/v1/tasks", None, None, ALL_200),
+    ("POST", "/api/v1/tasks", {"code": "x"}, None, ALL_405),
+    ("GET", "/api/v1/tasks/{task_code}", None, None, ALL_200),
+    ("PUT", "/api/v1/tasks/{task_code}", {"name": "x"}, None, ALL_405),
+    ("DELETE", "/api/v1/tasks/{task_code}", None, None, ALL_405),
+    ("GET", "/api/v1/tasks/{task_code}/rounds", None, None, ALL_200),
+    ("POST", "/api/v1/tasks/{task_code}/rounds", {}, _close_round_one, (401, 403, 403, 403, 403, 201, 201)),
+    ("GET", "/api/v1/tasks/{task_code}/rounds/{round_number}", None, None, ALL_200),
+    ("DELETE", "/api/v1/tasks/{task_code}/rounds/{round_number}", None, None, (401, 403, 403, 403, 403, 405, 405)),
+    ("GET", "/api/v1/tasks/{task_code}/rounds/{round_number}/contexts", None, None, OWNERS_ONLY_READ),
+    ("POST", "/api/v1/tasks/{task_code}/rounds/{round_number}/contexts", _context_file, None, (401, 403, 403, 403, 403, 201, 201)),
+    ("GET", "/api/v1/tasks/{task_code}/context", None, None, (401, 200, 403, 403, 200, 200, 200)),
+    ("POST", "/api/v1/tasks/{task_code}/rounds/{round_number}/close", {}, None, (401, 403, 403, 403, 403, 200, 200)),
+    ("GET", "/api/v1/tasks/{task_code}/rounds/{round_number}/examples", None, None, OWNERS_ONLY_READ),
+    ("GET", "/api/v1/tasks/{task_code}/rounds/{round_number}/examples", None, _close_round_one, ALL_200),
+    ("GET", "/api/v1/examples", None, None, SIGNED_IN_200),
+    ("POST", "/api/v1/examples", _new_example, None, (401, 201, 403, 403, 201, 201, 201)),
+    ("GET", "/api/v1/examples/{id}", None, None, (401, 200, 404, 404, 404, 200, 200)),
+    ("DELETE", "/api/v1/examples/{id}", None, None, (401, 405, 405, 405, 405, 405, 405)),
+    ("POST", "/api/v1/examples/{id}/retract", None, None, (401, 200, 404, 404, 404, 403, 403)),
+    ("POST", "/api/v1/examples/{id}/flag", {"reason": "unclear label"}, None, (401, 200, 404, 404, 404, 403, 403)),
+    ("POST", "/api/v1/examples/{id}/explanations", {"explanations": {"example_explanation": "sarcasm"}}, None, (401, 200, 404, 404, 404, 403, 403)),
+    ("GET", "/api/v1/validations", None, None, SIGNED_IN_200),
+    ("POST", "/api/v1/validations", _verdict, None, (401, 403, 201, 403, 201, 201, 201)),
+    ("GET", "/api/v1/validations/next", {"task": "sentiment"}, None, (401, 403, 200, 403, 200, 200, 200)),
+    ("GET", "/api/v1/datasets", None, None, ALL_200),
+    ("POST", "/api/v1/datasets", {"name": "x"}, None, ALL_405),
+    ("GET", "/api/v1/datasets/{id}", None, None, ALL_200),
+    ("DELETE", "/api/v1/datasets/{id}", None, None, ALL_405),
+    ("GET", "/api/v1/datasets/{id}/items", None, None, ALL_200),
+]
+
+
+@pytest.fixture
+def people(annotator, validator, researcher, nli_owner, owner, admin_user):
+    return dict(zip(ROLES, (None, annotator, validator, researcher, nli_owner, owner, admin_user)))
+
+
+@pytest.fixture
+def world(sentiment_task, sentiment_datasets, sentiment_model, annotator):
+    """Round 1 of sentiment with a model in the loop, datasets, and a fooling example by the annotator."""
+    round1 = sentiment_task.current_round()
+    context = round1.contexts.order_by("pk").first()
+    example = Example.objects.create(
+        round=round1, context=context, author=annotator, model=sentiment_model, input={"text": "Sure, wait an hour."},
+        target={"label": "negative"}, model_output={"label": "positive", "probs": {}}, model_wrong=True,
+    )
+    return {
+        "task": sentiment_task, "task_code": "sentiment", "round_number": 1, "datasets": sentiment_datasets,
+        "model": sentiment_model, "context": context, "example": example,
+    }
+
+
+def _url(path, world):
+    ids = {"/api/v1/datasets/": world["datasets"]["hidden"].pk, "/api/v1/models/": world["model"].pk, "/api/v1/examples/": world["example"].pk}
+    for prefix, pk in ids.items():
+        if path.startswith(prefix):
+            path = path.replace("{id}", str(pk))
+    return path.format(task_code=world["task_code"], round_number=world["round_number"])
+
+
+CASES = [
+    pytest.param(method, path, body, prepare, role, expected[i], id=f"{method} {path}{' after ' + prepare.__name__ if prepare else ''} as {role}")
+    for method, path, body, prepare, expected in MATRIX
+    for i, role in enumerate(ROLES)
+]
+
+
+@pytest.mark.parametrize("method, path, body, prepare, role, expected", CASES)
+def test_permission_matrix(method, path, body, prepare, role, expected, people, world):
+    if prepare:
+        prepare(world)
+    client = client_for(people[role]) if people[role] else APIClient()
+
+    data = body(world) if callable(body) else body
+    fmt = "multipart" if getattr(body, "multipart", False) else "json"
+    response = getattr(client, method.lower())(_url(path, world), data, format=fmt)
+
+    assert response.status_code == expected, response.content[:300]
+    if expected >= 400:
+        assert response.json()["detail"], "an error answer says what went wrong"
+
+
+def test_the_matrix_covers_every_operation_of_the_schema(db):
+    schema = SchemaGenerator().get_schema(request=None, public=True)
+    operations = {(m.upper(), p) for p, ops in schema["paths"].items() for m in ops}
+
+    covered = {(method, path) for method, path, *_ in MATRIX}
+
+    assert operations - covered == set()
