@@ -197,6 +197,13 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
     "SCHEMA_PATH_PREFIX": "/api/v1",
+    "ENUM_NAME_OVERRIDES": {
+        "RoundStatusEnum": "tasks.models.Round.Status",
+        "ModelStatusEnum": "tasks.models.MLModel.Status",
+        "ModelKindEnum": "tasks.models.MLModel.Kind",
+        "TaskKindEnum": "tasks.models.TaskKind",
+        "EvaluationStatusEnum": "leaderboard.models.EvaluationRun.Status",
+    },
 }
 
 LOGGING = {

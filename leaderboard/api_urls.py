@@ -1,5 +1,14 @@
+"""``/api/v1/``: models (submissions, status, publish, anonymise) and task leaderboards."""
+
+from django.urls import path
 from rest_framework.routers import DefaultRouter
+
+from leaderboard import api_views
 
 router = DefaultRouter(trailing_slash=False)
 router.include_root_view = False
-urlpatterns = router.urls
+router.register("models", api_views.ModelViewSet, basename="model")
+urlpatterns = [
+    path("tasks/<slug:task_code>/leaderboard", api_views.LeaderboardView.as_view(), name="api-leaderboard"),
+    *router.urls,
+]

@@ -1,5 +1,9 @@
 """Fixtures for the API tests: token clients per role, an owner of another task, datasets."""
 
+import io
+import tarfile
+from pathlib import Path
+
 import pytest
 from django.contrib.auth.models import Group, User
 from django.core.cache import cache
@@ -10,11 +14,38 @@ from tasks.models import Dataset, DatasetItem, MLModel
 
 
 @pytest.fixture(autouse=True)
+def _private_media_root(settings, tmp_path):
+    """Uploaded models and predictions go under each test's own MEDIA_ROOT."""
+    settings.MEDIA_ROOT = tmp_path / "media"
+    settings.MEDIA_ROOT.mkdir()
+
+
+@pytest.fixture(autouse=True)
 def _fresh_rate_limits():
     """Rate-limit counters live in the cache (Redis), which outlives a test's database."""
     cache.clear()
     yield
     cache.clear()
+
+
+def run_worker() -> None:
+    """Run every queued RQ job (evaluation, leaderboard recompute) in this process, as ``rqworker --burst`` would."""
+    import django_rq
+    from rq import SimpleWorker
+
+    django_rq.get_worker("evaluation", "default", worker_class=SimpleWorker).work(burst=True)
+
+
+def tar_gz(directory) -> io.BytesIO:
+    """A .tar.gz of the files of ``directory`` (a Hugging Face model directory)."""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
+        for file in sorted(Path(directory).rglob("*")):
+            if file.is_file():
+                archive.add(file, arcname=str(file.relative_to(directory)))
+    buffer.seek(0)
+    buffer.name = "model.tar.gz"
+    return buffer
 
 
 def client_for(user=None) -> APIClient:

@@ -8,14 +8,15 @@ every operation of the OpenAPI schema, so a new endpoint cannot go without a row
 """
 
 import io
+import json
 
 import pytest
 from drf_spectacular.generators import SchemaGenerator
 from rest_framework.test import APIClient
 
 from annotation.models import Example
-from tasks.models import Round
-from tests.api.conftest import client_for
+from tasks.models import DatasetItem, MLModel, Round
+from tests.api.conftest import client_for, tar_gz
 
 ROLES = ("anonymous", "annotator", "validator", "researcher", "other_owner", "owner", "admin")
 
@@ -36,6 +37,27 @@ _context_file.multipart = True
 
 def _new_example(world):
     return {"context": world["context"].pk, "input": {"text": "Lovely rooms, awful breakfast."}, "target": {"label": "negative"}}
+
+
+def _archive(world):
+    return {"task": "sentiment", "name": "matrix-model", "archive": tar_gz(world["model"].path)}
+
+
+_archive.multipart = True
+
+
+def _predictions(world):
+    lines = [{"dataset": item.dataset.name, "uid": item.uid, "label": "positive"} for item in DatasetItem.objects.filter(dataset__access="scoring")]
+    upload = io.BytesIO("".join(json.dumps(line) + "\n" for line in lines).encode())
+    upload.name = "predictions.jsonl"
+    return {"task": "sentiment", "name": "matrix-predictions", "predictions": upload}
+
+
+_predictions.multipart = True
+
+
+def _unpublish_model(world):
+    MLModel.objects.filter(pk=world["model"].pk).update(published=False)
 
 
 def _verdict(world):
@@ -79,6 +101,16 @@ MATRIX = [
     ("GET", "/api/v1/validations", None, None, SIGNED_IN_200),
     ("POST", "/api/v1/validations", _verdict, None, (401, 403, 201, 403, 201, 201, 201)),
     ("GET", "/api/v1/validations/next", {"task": "sentiment"}, None, (401, 403, 200, 403, 200, 200, 200)),
+    ("GET", "/api/v1/models", None, None, ALL_200),
+    ("POST", "/api/v1/models", _archive, None, (401, 201, 201, 201, 201, 201, 201)),
+    ("POST", "/api/v1/models/predictions", _predictions, None, (401, 201, 201, 201, 201, 201, 201)),
+    ("GET", "/api/v1/models/{id}", None, None, ALL_200),
+    ("GET", "/api/v1/models/{id}", None, _unpublish_model, (404, 404, 404, 404, 404, 200, 200)),
+    ("DELETE", "/api/v1/models/{id}", None, None, (401, 405, 405, 405, 405, 405, 405)),
+    ("POST", "/api/v1/models/{id}/publish", {"published": False}, None, (401, 403, 403, 403, 403, 200, 200)),
+    ("POST", "/api/v1/models/{id}/anonymise", {"anonymous": True}, None, (401, 403, 403, 403, 403, 200, 200)),
+    ("GET", "/api/v1/tasks/{task_code}/leaderboard", None, None, ALL_200),
+    ("POST", "/api/v1/tasks/{task_code}/leaderboard", {}, None, ALL_405),
     ("GET", "/api/v1/datasets", None, None, ALL_200),
     ("POST", "/api/v1/datasets", {"name": "x"}, None, ALL_405),
     ("GET", "/api/v1/datasets/{id}", None, None, ALL_200),

@@ -1,0 +1,229 @@
+"""``/api/v1/models`` (submissions, status per dataset, publish, anonymise) and ``/api/v1/tasks/{code}/leaderboard``.
+
+Rules are ``leaderboard/services.py``'s (``submit_model_archive``, ``submit_predictions``,
+``set_model_visibility``); rankings come from ``leaderboard/selectors.py`` (the Dynascore
+of ``leaderboard/calculations.py``). Views parse input, call one function, render the result.
+"""
+
+import math
+
+from django.db.models import Q
+from django.http import QueryDict
+from django.shortcuts import get_object_or_404
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
+from rest_framework import mixins, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.exceptions import UnsupportedMediaType, ValidationError
+from rest_framework.parsers import MultiPartParser
+from rest_framework.permissions import AllowAny, IsAuthenticatedOrReadOnly
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from dynabench.api import query_bool, query_choice
+from leaderboard import services
+from leaderboard.calculations import METRICS, MISSING_DROP_METRIC, MISSING_EXCLUDE_MODEL
+from leaderboard.selectors import cache_header, cached_leaderboard_table, model_runs, parse_weights
+from leaderboard.serializers import (
+    ArchiveSubmissionSerializer,
+    LeaderboardSerializer,
+    ModelDetailSerializer,
+    ModelSerializer,
+    PredictionsSubmissionSerializer,
+    VisibilitySerializer,
+)
+from tasks import access
+from tasks.api_views import TASK_CODE, TaskScopedMixin
+from tasks.models import MLModel
+
+
+def _finite(value):
+    """JSON has no NaN or infinity: such a value is reported as null."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
+
+
+def _table(task, params):
+    """The task's leaderboard under the weights of ``params`` (``w_<metric>``, ``d_<dataset id>``)."""
+    header = cache_header(task)
+    metric_weights, dataset_weights = parse_weights(params, task=task, datasets=header["datasets"])
+    missing = query_choice_value(params, "missing_metric", [MISSING_DROP_METRIC, MISSING_EXCLUDE_MODEL]) or MISSING_DROP_METRIC
+    return cached_leaderboard_table(
+        task, header=header, metric_weights=metric_weights, dataset_weights=dataset_weights, missing_metric=missing,
+    )
+
+
+def query_choice_value(params, name, choices):
+    value = params.get(name)
+    if value in (None, ""):
+        return None
+    if value not in choices:
+        raise ValidationError({name: [f"Must be one of {', '.join(choices)}."]})
+    return value
+
+
+def _model_ranking(model):
+    """``(dynascore, rank, [{"round", "performance"}])`` of a published, ranked model under default weights."""
+    if not model.published:
+        return None, None, []
+    table = _table(model.task, {})
+    row = next((r for r in table.rows if r.model_id == model.pk), None)
+    series = next((s for s in table.rounds if s["model_id"] == model.pk), None)
+    # The leaderboard works in percent (the Dynascore's scale); a model's figures are fractions like its runs'.
+    rounds = [{"round": n, "performance": p / 100} for n, p in (series["points"] if series else [])]
+    return (row.dynascore, row.rank, rounds) if row else (None, None, [])
+
+
+@extend_schema_view(
+    list=extend_schema(
+        summary="List models: published ones, mine, and those of tasks I own",
+        parameters=[
+            OpenApiParameter("task", OpenApiTypes.STR, description="A task code."),
+            OpenApiParameter("mine", OpenApiTypes.BOOL, description="Only my models."),
+            OpenApiParameter("status", OpenApiTypes.STR, enum=MLModel.Status.values),
+        ],
+    ),
+    retrieve=extend_schema(summary="Get a model with its evaluation status and scores per dataset", responses=ModelDetailSerializer),
+    create=extend_schema(
+        summary="Submit a model archive (Hugging Face directory, safetensors); its evaluation is queued",
+        request={"multipart/form-data": ArchiveSubmissionSerializer},
+        responses={201: ModelSerializer},
+    ),
+    predictions=extend_schema(
+        summary="Submit a predictions file; its scoring is queued",
+        request={"multipart/form-data": PredictionsSubmissionSerializer},
+        responses={201: ModelSerializer},
+    ),
+    publish=extend_schema(summary="Publish or unpublish my model", request=VisibilitySerializer, responses=ModelSerializer),
+    anonymise=extend_schema(summary="Anonymise my model or show my name", request=VisibilitySerializer, responses=ModelSerializer),
+)
+class ModelViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.CreateModelMixin, viewsets.GenericViewSet):
+    """Models. Everyone reads published ones; owners (and the task's owners) also their unpublished ones."""
+
+    serializer_class = ModelSerializer
+    permission_classes = [IsAuthenticatedOrReadOnly]
+    throttle_scopes = {"create": "model_uploads", "predictions": "model_uploads"}
+
+    def get_queryset(self):
+        if getattr(self, "swagger_fake_view", False):  # drf-spectacular reading the types
+            return MLModel.objects.none()
+        user = self.request.user
+        models = MLModel.objects.select_related("task", "owner").filter(task__in=access.visible_tasks(user)).order_by("-created_at", "-id")
+        if not user.is_authenticated:
+            models = models.filter(published=True)
+        elif not user.is_superuser:
+            models = models.filter(Q(published=True) | Q(owner=user) | Q(task__owners=user)).distinct()
+        if self.action != "list":
+            return models
+        params = self.request.query_params
+        if params.get("task"):
+            models = models.filter(task__code=params["task"])
+        if query_bool(self.request, "mine"):
+            models = models.filter(owner=user) if user.is_authenticated else models.none()
+        wanted = query_choice(self.request, "status", MLModel.Status.values)
+        if wanted:
+            models = models.filter(status=wanted)
+        return models
+
+    def retrieve(self, request, *args, **kwargs):
+        model = self.get_object()
+        model.runs = model_runs(model)
+        model.dynascore, model.rank, model.rounds = _model_ranking(model)
+        return Response(_finite(ModelDetailSerializer(model, context=self.get_serializer_context()).data))
+
+    def _submit(self, request, serializer_class, service, file_field):
+        serializer = serializer_class(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        task = access.visible_tasks(request.user).filter(code=data["task"]).first()
+        if task is None:
+            raise ValidationError({"task": [f"No task with code '{data['task']}'."]})
+        model = service(
+            user=request.user, task=task, upload=data[file_field], name=data["name"], description=data["description"],
+            anonymous=data["anonymous"], published=data["published"],
+        )
+        return Response(ModelSerializer(model, context=self.get_serializer_context()).data, status=status.HTTP_201_CREATED)
+
+    def create(self, request, *args, **kwargs):
+        if not isinstance(request.data, QueryDict):  # a JSON body: archives come as multipart files
+            raise UnsupportedMediaType(request.content_type)
+        return self._submit(request, ArchiveSubmissionSerializer, services.submit_model_archive, "archive")
+
+    @action(detail=False, methods=["post"], parser_classes=[MultiPartParser])
+    def predictions(self, request):
+        return self._submit(request, PredictionsSubmissionSerializer, services.submit_predictions, "predictions")
+
+    def _visibility(self, request, flag):
+        serializer = VisibilitySerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        value = serializer.validated_data.get(flag, True)
+        model = services.set_model_visibility(actor=request.user, model=self.get_object(), **{flag: value})
+        return Response(ModelSerializer(model, context=self.get_serializer_context()).data)
+
+    @action(detail=True, methods=["post"])
+    def publish(self, request, pk=None):
+        return self._visibility(request, "published")
+
+    @action(detail=True, methods=["post"])
+    def anonymise(self, request, pk=None):
+        return self._visibility(request, "anonymous")
+
+
+class LeaderboardView(TaskScopedMixin, APIView):
+    """A task's leaderboard: published models with complete scores ranked by Dynascore under the given weights."""
+
+    permission_classes = [AllowAny]
+
+    @extend_schema(
+        summary="Get a task's leaderboard under metric and dataset weights",
+        parameters=[
+            TASK_CODE,
+            *[OpenApiParameter(f"w_{m}", OpenApiTypes.NUMBER, description=f"Weight of {m}, 0..5 (default: the task's).") for m in METRICS],
+            OpenApiParameter("missing_metric", OpenApiTypes.STR, enum=[MISSING_DROP_METRIC, MISSING_EXCLUDE_MODEL],
+                             description="What to do with models missing a metric."),
+            OpenApiParameter("dataset_weights", OpenApiTypes.STR,
+                             description="Weights per dataset, `name:weight,name:weight` (0..5; default: each dataset's weight). `d_<dataset id>=w` works too."),
+        ],
+        responses=LeaderboardSerializer,
+    )
+    def get(self, request, task_code):
+        task = self.get_task()
+        params = request.query_params.dict()
+        header = cache_header(task)
+        if params.get("dataset_weights"):
+            by_name = {d["name"]: d["id"] for d in header["datasets"]}
+            for pair in params.pop("dataset_weights").split(","):
+                name, sep, weight = pair.partition(":")
+                if not sep or name.strip() not in by_name:
+                    raise ValidationError({"dataset_weights": [
+                        f"'{pair[:60]}' is not name:weight of a scoring dataset ({', '.join(by_name) or 'none yet'})."
+                    ]})
+                params[f"d_{by_name[name.strip()]}"] = weight.strip()
+        table = _table(task, params)
+        names = {str(d["id"]): d["name"] for d in table.datasets}
+        rounds = {s["model_id"]: {str(n): p for n, p in s["points"]} for s in table.rounds}
+        body = {
+            "task": task.code,
+            "metric_weights": table.metric_weights,
+            "dataset_weights": {names.get(k, k): v for k, v in table.dataset_weights.items()},
+            "missing_metric": table.missing_metric,
+            "datasets": [{"id": d["id"], "name": d["name"], "round": d["round"], "weight": d["weight"]} for d in table.datasets],
+            "rows": [
+                {
+                    "rank": r.rank, "model_id": r.model_id, "name": r.name, "owner": r.owner, "dynascore": r.dynascore,
+                    "metrics": r.averages, "datasets": {d["name"]: d["performance"] for d in r.datasets},
+                    "ci": list(r.ci) if r.ci else None, "rank_range": list(r.rank_range) if r.rank_range else None,
+                    "rounds": rounds.get(r.model_id, {}),
+                }
+                for r in table.rows
+            ],
+            "pending": table.pending,
+            "rules": table.rules,
+            "computed_at": table.computed_at,
+        }
+        return Response(_finite(LeaderboardSerializer(_finite(body)).data))

@@ -1,0 +1,119 @@
+"""API shapes of model submissions, models with their evaluation status per dataset, and leaderboards."""
+
+from rest_framework import serializers
+
+from dynabench.api import StrictSerializerMixin
+from leaderboard.calculations import METRICS
+from leaderboard.models import EvaluationRun
+from tasks.models import MLModel
+
+
+class SubmissionSerializer(StrictSerializerMixin, serializers.Serializer):
+    """The common fields of a submission (multipart form)."""
+
+    task = serializers.SlugField(help_text="The task's code.")
+    name = serializers.CharField(max_length=200)
+    description = serializers.CharField(required=False, allow_blank=True, default="", max_length=20000, help_text="Model card, Markdown.")
+    published = serializers.BooleanField(required=False, default=True, help_text="Listed on the leaderboard once evaluated.")
+    anonymous = serializers.BooleanField(required=False, default=False, help_text="Hide the owner's name on the leaderboard.")
+
+
+class ArchiveSubmissionSerializer(SubmissionSerializer):
+    archive = serializers.FileField(help_text="A .tar.gz, .tar or .zip of a Hugging Face directory with safetensors weights.")
+
+
+class PredictionsSubmissionSerializer(SubmissionSerializer):
+    predictions = serializers.FileField(help_text='JSONL, one `{"dataset", "uid", "label"}` (or `"answer"`) per line, covering every scoring dataset.')
+
+
+class VisibilitySerializer(StrictSerializerMixin, serializers.Serializer):
+    published = serializers.BooleanField(required=False)
+    anonymous = serializers.BooleanField(required=False)
+
+
+class EvaluationSerializer(serializers.ModelSerializer):
+    """The model's evaluation on one dataset: status, progress, error and, once done, the scores."""
+
+    dataset = serializers.CharField(source="dataset.name")
+    dataset_id = serializers.IntegerField(source="dataset.id")
+    round = serializers.IntegerField(source="dataset.round.number", allow_null=True, default=None)
+    access = serializers.CharField(source="dataset.access")
+
+    class Meta:
+        model = EvaluationRun
+        fields = [
+            "dataset", "dataset_id", "round", "access", "status", "progress", "error", "n_examples", "performance",
+            "metrics", "per_tag", "throughput", "memory_gib", "robustness", "fairness", "queued_at", "started_at", "finished_at",
+        ]
+
+
+class RoundPerformanceSerializer(serializers.Serializer):
+    round = serializers.IntegerField()
+    performance = serializers.FloatField(help_text="Weighted mean of the task's performance metric over the round's datasets, 0..1.")
+
+
+class ModelSerializer(serializers.ModelSerializer):
+    """A model record; ``owner`` is null for anonymous models unless the caller owns it."""
+
+    task = serializers.CharField(source="task.code")
+    owner = serializers.SerializerMethodField()
+
+    class Meta:
+        model = MLModel
+        fields = ["id", "task", "name", "description", "owner", "kind", "status", "progress", "failure_reason", "published", "anonymous", "checksum", "created_at"]
+
+    def get_owner(self, model) -> str | None:
+        user = self.context["request"].user
+        if model.owner is None or (model.anonymous and not (user.is_authenticated and (user.pk == model.owner_id or user.is_superuser))):
+            return None
+        return model.owner.get_username()
+
+
+class ModelDetailSerializer(ModelSerializer):
+    """A model with its evaluation per dataset and, once ranked, its Dynascore and per-round performance."""
+
+    perf_metric = serializers.CharField(source="task.config.perf_metric")
+    evaluations = EvaluationSerializer(many=True, source="runs")
+    dynascore = serializers.FloatField(allow_null=True, help_text="Under the task's default weights (the leaderboard's scale); null until ranked.")
+    rank = serializers.IntegerField(allow_null=True)
+    rounds = RoundPerformanceSerializer(many=True)
+
+    class Meta(ModelSerializer.Meta):
+        fields = [*ModelSerializer.Meta.fields, "perf_metric", "evaluations", "dynascore", "rank", "rounds"]
+
+
+class LeaderboardDatasetSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    round = serializers.IntegerField(allow_null=True)
+    weight = serializers.FloatField(help_text="Default weight of the dataset.")
+
+
+class LeaderboardRowSerializer(serializers.Serializer):
+    rank = serializers.IntegerField()
+    model_id = serializers.IntegerField()
+    name = serializers.CharField()
+    owner = serializers.CharField(allow_null=True, help_text="Null for anonymous models.")
+    dynascore = serializers.FloatField()
+    metrics = serializers.DictField(
+        child=serializers.FloatField(allow_null=True),
+        help_text=f"Weighted means over datasets: {', '.join(METRICS)}. Performance, robustness, fairness in percent; throughput in examples/s; memory in GiB.",
+    )
+    datasets = serializers.DictField(child=serializers.FloatField(allow_null=True), help_text="Performance per dataset name, percent.")
+    ci = serializers.ListField(child=serializers.FloatField(), allow_null=True, help_text="95% bootstrap interval of performance, percent.")
+    rank_range = serializers.ListField(child=serializers.IntegerField(), allow_null=True)
+    rounds = serializers.DictField(child=serializers.FloatField(), help_text="Performance per round number, percent.")
+
+
+class LeaderboardSerializer(serializers.Serializer):
+    """A task's leaderboard ranked by Dynascore under the given weights (``leaderboard.selectors``)."""
+
+    task = serializers.CharField()
+    metric_weights = serializers.DictField(child=serializers.FloatField())
+    dataset_weights = serializers.DictField(child=serializers.FloatField(), help_text="Weight per dataset name.")
+    missing_metric = serializers.CharField()
+    datasets = LeaderboardDatasetSerializer(many=True)
+    rows = LeaderboardRowSerializer(many=True)
+    pending = serializers.ListField(child=serializers.DictField(), help_text="Published models not ranked yet, with the reason.")
+    rules = serializers.ListField(child=serializers.DictField(), help_text="The Dynascore rule applied per metric (AMRS, edge cases).")
+    computed_at = serializers.DateTimeField(allow_null=True)

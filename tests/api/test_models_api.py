@@ -1,0 +1,81 @@
+"""Models through the API: submit an archive, follow its evaluation per dataset, publish, anonymise."""
+
+import io
+import tarfile
+
+import pytest
+from rest_framework.test import APIClient
+
+from tasks.models import MLModel
+from tests.api.conftest import client_for, run_worker, tar_gz
+
+
+def _submit(user, directory, **extra):
+    body = {"task": "sentiment", "name": "tiny-bert", "description": "A tiny model.", "archive": tar_gz(directory), **extra}
+    return client_for(user).post("/api/v1/models", body, format="multipart")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_submitted_archive_is_queued_then_evaluated_on_every_dataset(researcher, sentiment_datasets, tiny_classifier_dir):
+    response = _submit(researcher, tiny_classifier_dir)
+
+    assert response.status_code == 201, response.json()
+    model_id = response.json()["id"]
+    assert response.json()["status"] == "queued"
+    run_worker()
+    detail = client_for(researcher).get(f"/api/v1/models/{model_id}").json()
+    assert detail["status"] == "evaluated"
+    assert {e["dataset"]: e["status"] for e in detail["evaluations"]} == {"sent-r1-dev": "done"}
+    assert 0 <= detail["evaluations"][0]["performance"] <= 1
+    assert [r["round"] for r in detail["rounds"]] == [1]
+    assert detail["rounds"][0]["performance"] == pytest.approx(detail["evaluations"][0]["performance"])
+    assert detail["rank"] == 1 and detail["dynascore"] is not None
+
+
+def test_it_refuses_an_archive_with_pickle_weights_and_stores_nothing(researcher, sentiment_datasets, tiny_classifier_dir):
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
+        for name in ("config.json", "pytorch_model.bin"):
+            data = (tiny_classifier_dir / "config.json").read_bytes() if name == "config.json" else b"\x80\x04pickle"
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            archive.addfile(info, io.BytesIO(data))
+    buffer.seek(0)
+    buffer.name = "bad.tar.gz"
+
+    response = client_for(researcher).post("/api/v1/models", {"task": "sentiment", "name": "bad", "archive": buffer}, format="multipart")
+
+    assert response.status_code == 400
+    assert response.json()["code"] == "pickle_weights"
+    assert not MLModel.objects.exists()
+
+
+def test_it_refuses_a_json_body(researcher, sentiment_datasets):
+    response = client_for(researcher).post("/api/v1/models", {"task": "sentiment", "name": "x"}, format="json")
+
+    assert response.status_code == 415
+    assert not MLModel.objects.exists()
+
+
+def test_the_owner_unpublishes_and_anonymises_a_model(researcher, validator, sentiment_datasets, tiny_classifier_dir):
+    model_id = _submit(researcher, tiny_classifier_dir).json()["id"]
+
+    assert client_for(researcher).post(f"/api/v1/models/{model_id}/anonymise", {"anonymous": True}, format="json").status_code == 200
+    assert APIClient().get(f"/api/v1/models/{model_id}").json()["owner"] is None
+    assert client_for(researcher).post(f"/api/v1/models/{model_id}/publish", {"published": False}, format="json").status_code == 200
+
+    model = MLModel.objects.get(pk=model_id)
+    assert (model.published, model.anonymous) == (False, True)
+    assert APIClient().get(f"/api/v1/models/{model_id}").status_code == 404
+    assert client_for(validator).get(f"/api/v1/models/{model_id}").status_code == 404
+
+
+def test_another_user_may_not_publish_my_model(researcher, validator, sentiment_datasets, tiny_classifier_dir):
+    model_id = _submit(researcher, tiny_classifier_dir, published=False).json()["id"]
+    MLModel.objects.filter(pk=model_id).update(published=True)
+
+    response = client_for(validator).post(f"/api/v1/models/{model_id}/publish", {"published": False}, format="json")
+
+    assert response.status_code == 403
+    assert response.json()["code"] == "not_owner"
+    assert MLModel.objects.get(pk=model_id).published is True
