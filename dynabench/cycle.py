@@ -69,7 +69,7 @@ from annotation.selectors import round_counts
 from dynabench.client import BadRequest, DynabenchClient
 from dynabench.cycle_report import write_report
 from dynabench.cycle_stack import PlatformProcesses, child_environment
-from dynabench.errors import RuleError
+from dynabench.roles import ensure_role_groups
 from tasks.importers import FileSpec, import_dataset
 from tasks.models import Dataset, MLModel, Round, Task
 from tasks.seed import seed_task
@@ -219,21 +219,28 @@ def _wait_trained(ml_model_id: int, processes) -> MLModel:
 
 
 def _evaluate(owner: DynabenchClient, model_ids: list[int], processes) -> dict[int, dict]:
-    """Publish each model (API), queue its evaluation job (as the admin's "evaluate" action does),
-    wait for the worker, and return each model's results as the API reports them."""
+    """Publish each model (API), queue its evaluation job (as the admin's "re-evaluate" action
+    does), wait until the worker has finished a run queued since then on every scoring and
+    standard dataset, and return each model as ``GET /api/v1/models/{id}`` reports it."""
     from leaderboard.jobs import enqueue_evaluation
 
+    since = timezone.now().isoformat()
     for model_id in model_ids:
         owner.publish_model(model_id, True)
-        MLModel.objects.filter(pk=model_id).update(status=MLModel.Status.QUEUED)
         enqueue_evaluation(model_id)
+    task_id = MLModel.objects.get(pk=model_ids[0]).task_id
+    wanted = Dataset.objects.filter(task_id=task_id, access__in=[Dataset.Access.SCORING, Dataset.Access.STANDARD]).count()
 
     def done():
-        results = {pk: owner.get_results(pk) for pk in model_ids}
-        failed = [r for r in results.values() if r["status"] == "failed"]
-        if failed:
-            raise CycleError(f"evaluation failed: {failed[0]['name']}: {failed[0]['failure_reason']}")
-        return results if all(r["status"] == "evaluated" for r in results.values()) else None
+        models = {pk: owner.get_model(pk) for pk in model_ids}
+        for model in models.values():
+            fresh = [run for run in model["evaluations"] if run["queued_at"] and run["queued_at"] >= since]
+            failed = [run for run in fresh if run["status"] == "failed"]
+            if failed:
+                raise CycleError(f"evaluation of {model['name']} on {failed[0]['dataset']} failed: {failed[0]['error']}")
+            if len(fresh) < wanted or any(run["status"] != "done" for run in fresh) or model["status"] != "evaluated":
+                return None
+        return models
 
     return _wait("the evaluation jobs", done, processes=processes, poll=2.0)
 
@@ -245,7 +252,7 @@ def _leaderboard_recomputed(task: Task, processes) -> None:
     def done():
         last = EvaluationRun.objects.filter(model__task=task).order_by("-finished_at").values_list("finished_at", flat=True).first()
         cache = LeaderboardCache.objects.filter(task=task).first()
-        return cache is not None and last is not None and cache.updated_at >= last
+        return cache is not None and last is not None and cache.computed_at >= last
 
     _wait("the leaderboard recomputation", done, processes=processes, poll=1.0)
 
@@ -390,29 +397,32 @@ def _round_figures(p: Platform, round: Round, *, how: str, model_in_loop: str | 
     }
 
 
-def _model_figures(results: dict, model: MLModel, *, trained_on: str, datasets: list[str]) -> dict:
-    per_dataset = {name: (run.get("performance") if run.get("status") == "done" else None) for name, run in results["datasets"].items()}
-    short = next((k for k in results if k.startswith("round") and "_" in k), None)
-    suffix = short.split("_", 1)[1] if short else ""
-    per_round = {k[len("round"):-len(suffix) - 1]: v for k, v in results.items() if k.startswith("round") and k.endswith("_" + suffix)}
+def _model_figures(model_api: dict, model: MLModel, *, trained_on: str, datasets: list[str]) -> dict:
+    """One model's row of the report from the API's model detail (performance per dataset and round, 0..1)."""
+    per_dataset = {run["dataset"]: run["performance"] for run in model_api["evaluations"] if run["status"] == "done"}
     info = model.training_info or {}
     return {
         "id": model.pk, "name": model.name, "trained_on": trained_on, "training_seconds": info.get("duration_s"),
-        "training_examples": info.get("examples"), "per_dataset": {d: per_dataset.get(d) for d in datasets},
-        "per_round": per_round, "dynascore": results.get("dynascore"),
+        "training_examples": info.get("examples"), "training_data": [
+            {k: v for k, v in source.items() if k != "example_ids"} for source in info.get("data", [])
+        ],
+        "per_dataset": {d: per_dataset.get(d) for d in datasets},
+        "standard_datasets": {d: v for d, v in per_dataset.items() if d not in datasets},
+        "per_round": {str(r["round"]): r["performance"] for r in model_api.get("rounds", [])},
+        "dynascore": model_api.get("dynascore"), "rank": model_api.get("rank"),
     }
 
 
-def _leaderboard(p: Platform, models: list[dict]) -> str | None:
+def _leaderboard(p: Platform, models: list[dict]) -> list[dict]:
+    """Read the task's leaderboard (``GET /api/v1/tasks/{code}/leaderboard``); fill each model's rank and
+    Dynascore from it and return its Dynascore rules (one per metric)."""
     board = p.owner.leaderboard(p.code)
-    by_id = {row.get("model_id", row.get("id")): row for row in board.get("rows", board.get("models", []))}
+    by_id = {row["model_id"]: row for row in board["rows"]}
     for m in models:
-        row = by_id.get(m["id"]) or {}
-        m["rank"] = row.get("rank")
-        if row.get("dynascore") is not None:
-            m["dynascore"] = row["dynascore"]
-    rule = board.get("rule") or board.get("dynascore_rule")
-    return rule if isinstance(rule, str) else json.dumps(rule) if rule else None
+        row = by_id.get(m["id"])
+        if row:
+            m["rank"], m["dynascore"] = row["rank"], row["dynascore"]
+    return board["rules"]
 
 
 # --------------------------------------------------------------------------- sentiment
@@ -589,7 +599,7 @@ def _finish(p: Platform, figures: dict, models: list[tuple[MLModel, str]], resul
         models=rows, scoring_datasets=datasets, perf_metric=p.task.config["perf_metric"],
         round_numbers=sorted(Round.objects.filter(task=p.task).values_list("number", flat=True)),
     )
-    figures["dynascore_rule"] = _leaderboard(p, rows)
+    figures["dynascore_rules"] = _leaderboard(p, rows)
     figures.setdefault("notes", []).extend(p.notes)
     return figures
 
@@ -608,7 +618,7 @@ def _fresh_database(options: CycleOptions) -> None:
         cache.clear()
         for name in ("default", "evaluation", "training"):
             django_rq.get_queue(name).empty()
-        call_command("migrate", interactive=False, verbosity=0)  # recreates the role groups
+        ensure_role_groups()
     elif Example.objects.exists() or MLModel.objects.exists():
         raise CycleError("the database is not fresh (it has examples or models): pass --reset to empty it first")
 

@@ -169,8 +169,9 @@ def _models_section(directory: Path, code: str, task: dict) -> list[str]:
         name = f"{code}-performance-by-round.svg"
         (directory / name).write_text(svg.replace('<svg class="round-plot"', '<svg font-family="sans-serif" font-size="11"'), encoding="utf-8")
         lines += ["", f"![performance per round]({name})"]
-    if task.get("dynascore_rule"):
-        lines += ["", f"Dynascore: {task['dynascore_rule']}"]
+    if task.get("dynascore_rules"):
+        lines += ["", "Dynascore rules applied (the leaderboard's, default weights):", ""]
+        lines += [f"- {r['label']}: weight {r['weight']}, {r['explanation']}" for r in task["dynascore_rules"]]
     if task.get("notes"):
         lines += [""] + [f"- {note}" for note in task["notes"]]
     lines.append("")

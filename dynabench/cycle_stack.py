@@ -66,7 +66,9 @@ class PlatformProcesses:
             "--workers", str(self.web_workers), "--threads", str(self.web_threads), "--timeout", "300",
             "--graceful-timeout", "10", "--no-control-socket",
         ])
-        self._spawn("worker", [sys.executable, manage, "rqworker", "default", "evaluation", "training"])
+        # One process that runs every job itself: torch, transformers and the loaded models stay in memory
+        # between jobs instead of being imported again by a fresh work horse for each one.
+        self._spawn("worker", [sys.executable, manage, "rqworker", "--worker-class", "rq.worker.SimpleWorker", "default", "evaluation", "training"])
         deadline = time.monotonic() + timeout
         while True:
             for name, child in self._children:
