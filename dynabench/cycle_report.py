@@ -114,6 +114,7 @@ def _round_section(directory: Path, code: str, rnd: dict) -> list[str]:
         "",
         f"- examples collected: {c['collected']} by {rnd.get('authors', 'n/a')} annotator accounts"
         + (f" in {rnd['collection_seconds']:.1f} s ({rnd['examples_per_second']:.1f} examples/s over HTTP)" if rnd.get("collection_seconds") else ""),
+        *([f"- refused by the platform's checks: " + ", ".join(f"{n} ({why})" for why, n in rnd["refused"].items())] if rnd.get("refused") else []),
         f"- fooled the model in the loop (decided by the server): {c['fooled']} (MER {_pct(c['mer'])})",
         f"- validations: {rnd['validations']['recorded']} recorded by {rnd['validations']['validators']} validator accounts"
         + (f"; {rnd['validations']['refused_settled']} later votes refused because consensus was already reached" if rnd['validations'].get('refused_settled') else "")
