@@ -11,7 +11,9 @@ section 3: write examples against the model in the loop, validate them, retrain,
    (``validation.imports.import_votes``), DynaSent round 1 test becomes a scoring dataset
    (``tasks.importers.import_dataset``); the retraining job (``tasks.services.request_retraining``
    → ``tasks.jobs.retrain_from_validated`` in the worker) trains model 1 on round 1's
-   validated examples (plus the task's seed set); the evaluation job scores it.
+   validated examples (plus the task's seed set). Its scores come from the evaluation job
+   of step 5: the job evaluates a model on every dataset of the task at once, so model 1 is
+   evaluated once, when every dataset exists, instead of twice.
 2. Round 2 opens with model 1 in the loop (``POST /api/v1/tasks/sentiment/rounds``); the
    prompt sentences are uploaded as contexts (``POST .../rounds/2/contexts``); the 720
    sentences of DynaSent round 2 dev are written by one annotator account per
@@ -65,7 +67,6 @@ from django.utils import timezone
 from rest_framework.authtoken.models import Token
 
 from annotation.models import Example, ValidationState
-from annotation.selectors import round_counts
 from dynabench.client import BadRequest, DynabenchClient
 from dynabench.cycle_report import write_report
 from dynabench.cycle_stack import PlatformProcesses, child_environment
@@ -80,7 +81,7 @@ from validation.imports import import_votes
 from validation.selectors import round_agreement, state_counts
 
 TASKS = ("sentiment", "hate-speech")
-DEFAULT_EPOCHS = 2
+DEFAULT_EPOCHS = 1
 HTTP_THREADS = 6
 #: Published Fleiss' κ of DynaSent (data README: the official notebook outputs of cgpotts/dynasent).
 PUBLISHED_KAPPA = {1: "0.616 (round 1 dev)", 2: "0.681 (round 2 dev)"}
@@ -449,13 +450,14 @@ def _sentiment(p: Platform, owner_user, steps: Steps, data: Path, staged: Path) 
     files = {key: _stage_jsonl(data / rel, staged / Path(rel).name, limit) for key, rel in DYNASENT.items()}
     round1 = Round.objects.get(task=task, number=1)
     figures = {"rounds": []}
-    spec = lambda path: FileSpec(path=path, mapping={"text": "sentence", "label": "gold_label"}, uid_field="text_id")  # noqa: E731
+
+    def spec(path):
+        return FileSpec(path=path, mapping={"text": "sentence", "label": "gold_label"}, uid_field="text_id")
 
     def round_one():
         votes = import_votes(round=round1, path=files["r1_dev"], fmt="dynasent")
         imported = import_dataset(task=task, name="dynasent-r1-test", spec=spec(files["r1_test"]), round_number=1, access="scoring", split="test", progress=False)
         model1 = _retrain(p, "minilm-r1", owner_user)
-        results = _evaluate(p.owner, [model1.pk], p.processes, admin=p.admin)
         agreement = round_agreement(round1, field="voted_label")
         rnd = _round_figures(p, round1, how="DynaSent round 1 dev with its real votes (import_votes)", model_in_loop="DynaSent Model 0 (outputs from the file)")
         rnd["validations"] = {"recorded": votes.validations_created, "validators": len({w for r in _read_jsonl(files["r1_dev"]) for ws in r["label_distribution"].values() for w in ws})}
@@ -465,9 +467,9 @@ def _sentiment(p: Platform, owner_user, steps: Steps, data: Path, staged: Path) 
         }
         rnd["import"] = {"votes": votes.summary(), "r1_test": imported.summary()}
         figures["rounds"].append(rnd)
-        return model1, results
+        return model1
 
-    model1, _ = steps.run("1. round 1: import, train model 1 (retraining job), evaluate", round_one)
+    model1 = steps.run("1. round 1: import votes and test set, train model 1 (retraining job)", round_one)
 
     r2_rows = _read_jsonl(files["r2_dev"])
 
@@ -678,7 +680,13 @@ def run_cycle(options: CycleOptions) -> dict:
         admin.save(update_fields=["is_superuser", "is_staff"])
     owner_token = _account("cycle-owner", ("annotator", "validator"))
     owner_user = User.objects.get(username="cycle-owner")
-    processes = PlatformProcesses(env=child_environment(**overrides), log_dir=report_dir / "logs", web_workers=options.web_workers)
+    from tasks.training import training_threads
+
+    worker_threads = training_threads()  # the cores not busy now, at least 1
+    figures["run"]["worker_threads"] = worker_threads
+    processes = PlatformProcesses(
+        env=child_environment(**overrides), log_dir=report_dir / "logs", web_workers=options.web_workers, worker_threads=worker_threads
+    )
     log(f"Starting the web server and the RQ worker (logs in {processes.log_dir})")
     processes.start()
     try:

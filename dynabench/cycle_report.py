@@ -78,8 +78,8 @@ def write_report(directory: Path, figures: dict) -> Path:
         f"Run of {run['started_at']} on {run['database']} + {run['redis']}; base encoder {run['base_model']}; "
         f"{run['epochs']} epoch(s) per training; {'limit ' + str(run['limit']) + ' per round' if run['limit'] else 'full data'}.",
         f"Machine: {run['cpus']} CPU cores, load average at start {run['load_start']}, at end {run.get('load_end', 'n/a')}; "
-        f"no GPU. Every action went through the REST API of a Gunicorn server ({run['web_workers']} workers) and every "
-        "training and evaluation through a separate RQ worker process.",
+        f"no GPU. Every action went through the REST API of a Gunicorn server ({run['web_workers']} workers, one torch "
+        f"thread each) and every training and evaluation through a separate RQ worker process ({run.get('worker_threads', 1)} torch thread(s)).",
         "",
     ]
     for code, task in figures["tasks"].items():
@@ -114,7 +114,7 @@ def _round_section(directory: Path, code: str, rnd: dict) -> list[str]:
         "",
         f"- examples collected: {c['collected']} by {rnd.get('authors', 'n/a')} annotator accounts"
         + (f" in {rnd['collection_seconds']:.1f} s ({rnd['examples_per_second']:.1f} examples/s over HTTP)" if rnd.get("collection_seconds") else ""),
-        *([f"- refused by the platform's checks: " + ", ".join(f"{n} ({why})" for why, n in rnd["refused"].items())] if rnd.get("refused") else []),
+        *(["- refused by the platform's checks: " + ", ".join(f"{n} ({why})" for why, n in rnd["refused"].items())] if rnd.get("refused") else []),
         f"- fooled the model in the loop (decided by the server): {c['fooled']} (MER {_pct(c['mer'])})",
         f"- validations: {rnd['validations']['recorded']} recorded by {rnd['validations']['validators']} validator accounts"
         + (f"; {rnd['validations']['refused_settled']} later votes refused because consensus was already reached" if rnd['validations'].get('refused_settled') else "")

@@ -8,7 +8,6 @@ import os
 import sys
 from pathlib import Path
 
-from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from dynabench.cycle import DEFAULT_EPOCHS, TASKS, CycleError, CycleOptions, run_cycle
@@ -31,10 +30,14 @@ class Command(BaseCommand):
         if o["database_url"] and o["database_url"] != os.environ.get("DATABASE_URL"):
             # Settings are read once per process: start again with the database in the environment.
             os.environ["DATABASE_URL"] = o["database_url"]
-            argv = [a for a in sys.argv if not a.startswith("--database-url")]
-            if "--database-url" in sys.argv:
-                i = sys.argv.index("--database-url")
-                argv = sys.argv[:i] + sys.argv[i + 2:]
+            argv, skip = [], False
+            for arg in sys.argv:
+                if skip or arg.startswith("--database-url="):
+                    skip = False
+                    continue
+                skip = arg == "--database-url"
+                if not skip:
+                    argv.append(arg)
             os.execv(sys.executable, [sys.executable, *argv])
         if o["limit"] is not None and o["limit"] < 1:
             raise CommandError("--limit must be at least 1.")
