@@ -70,6 +70,9 @@ class PlatformProcesses:
             sys.executable, "-m", "gunicorn", "dynabench.wsgi:application", "--bind", f"127.0.0.1:{port}",
             "--workers", str(self.web_workers), "--threads", str(self.web_threads), "--timeout", "300",
             "--graceful-timeout", "10", "--no-control-socket",
+            # Longer than the cycle's polling interval: with Gunicorn's default of 2 s, a poll every 2 s
+            # sometimes went out on a kept-alive connection the server was closing (RemoteDisconnected).
+            "--keep-alive", "75",
         ], threads=1)
         # One process that runs every job itself: torch, transformers and the loaded models stay in memory
         # between jobs instead of being imported again by a fresh work horse for each one.
