@@ -234,3 +234,12 @@ EVALUATION_STALE_AFTER_S = int(os.environ.get("EVALUATION_STALE_AFTER_S", "600")
 EVALUATION_MAX_ATTEMPTS = int(os.environ.get("EVALUATION_MAX_ATTEMPTS", "3"))
 EVALUATION_MACHINE_MEMORY_GIB = float(os.environ.get("EVALUATION_MACHINE_MEMORY_GIB", "0")) or None  # None: this machine's RAM
 LEADERBOARD_BOOTSTRAP_RESAMPLES = int(os.environ.get("LEADERBOARD_BOOTSTRAP_RESAMPLES", "1000"))
+
+# Training (tasks/training.py): train from another local encoder than MiniLM, pinned by the sha256
+# of its model.safetensors (manage.py run_cycle --base-model passes these to its worker).
+if os.environ.get("DYNABENCH_TRAINING_BASE_ENCODER"):
+    DYNABENCH_TRAINING_BASE_ENCODER = {
+        "path": os.environ["DYNABENCH_TRAINING_BASE_ENCODER"],
+        "sha256": os.environ.get("DYNABENCH_TRAINING_BASE_ENCODER_SHA256", ""),
+        "name": os.path.basename(os.environ["DYNABENCH_TRAINING_BASE_ENCODER"].rstrip("/")),
+    }

@@ -33,7 +33,8 @@ from validation.error_codes import ValidationErrorCode as Code
 from validation.models import Validation
 
 LEASE_DURATION = timedelta(minutes=10)
-METADATA_KEYS = ("corrected_label", "corrected_answer", "flag_reason", "explanation")
+METADATA_KEYS = ("corrected_label", "corrected_answer", "flag_reason", "explanation", "voted_label")
+MAX_VOTED_LABEL = 64
 MAX_TEXT = 2000
 DEFAULT_SPLIT_RATIOS = {"train": 0.8, "dev": 0.1, "test": 0.1}
 _STATE_NAMES = dict(ValidationState.choices)
@@ -48,7 +49,9 @@ def record_validation(*, example, validator, label, mode="user", metadata=None, 
     decision overrides the crowd at once; an owner may revise their own decision).
     ``metadata``: ``corrected_label`` (classification) or ``corrected_answer``
     (``{"text", "answer_start"}`` or the answer text; QA), ``flag_reason`` (required with
-    ``flagged``), ``explanation``. ``expected_state``: the state the form showed; a
+    ``flagged``), ``explanation``, ``voted_label`` (the category the validator voted, when the
+    crowd votes categories rather than verdicts, as DynaSent's validators did; read by
+    ``selectors.round_agreement(field="voted_label")``). ``expected_state``: the state the form showed; a
     different current state means the form is stale.
 
     The example row is locked (``SELECT … FOR UPDATE``) for the whole transaction; its
@@ -132,6 +135,11 @@ def clean_metadata(*, example, label, mode, metadata) -> dict:
             if not isinstance(data[key], str):
                 raise RuleError(Code.UNKNOWN_METADATA, f"{key} must be text.", field=key)
             data[key] = data[key].strip()[:MAX_TEXT]
+    if "voted_label" in data:
+        voted = data["voted_label"]
+        if not isinstance(voted, str) or not voted.strip() or len(voted.strip()) > MAX_VOTED_LABEL:
+            raise RuleError(Code.UNKNOWN_METADATA, f"voted_label must be a category name of 1 to {MAX_VOTED_LABEL} characters.", field="voted_label")
+        data["voted_label"] = voted.strip()
     if label == FLAGGED and not data.get("flag_reason"):
         raise RuleError(Code.FLAG_REASON_REQUIRED, "Say why you flag this example (flag reason).", field="flag_reason")
     correcting = {"corrected_label", "corrected_answer"} & set(data)
