@@ -253,7 +253,9 @@ def file_examples(
 
 
 def validated_examples(task: Task) -> list[TrainingExample]:
-    """Return the task's examples validated as correct, from every round, not retracted.
+    """Return the task's examples validated as correct, from every round, not retracted,
+    and not held out: examples a closed round put in its dev or test split are left out, so
+    a retrained model is never scored on data it was trained on.
 
     Each comes from ``Example.input`` (every model input field) and ``Example.target``;
     an example whose fields no longer fit the task config is left out (logged).
@@ -262,6 +264,7 @@ def validated_examples(task: Task) -> list[TrainingExample]:
 
     rows = (
         Example.objects.filter(round__task=task, validation_state=ValidationState.VERIFIED_CORRECT, retracted=False)
+        .exclude(split__in=("dev", "test"))
         .select_related("round")
         .order_by("round__number", "id")
     )

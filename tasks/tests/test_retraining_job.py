@@ -18,11 +18,12 @@ def training_queue():
     queue.empty()
 
 
-def _example(round_, author, text, label, state, *, retracted=False):
+def _example(round_, author, text, label, state, *, retracted=False, split=""):
     return Example.objects.create(
         round=round_, context=round_.contexts.first() or round_.contexts.create(uid=f"c{round_.number}", data={"prompt": "p"}),
         author=author, input={"prompt": "p", "text": text}, target={"label": label},
         model_output={"label": "neutral"}, model_wrong=label != "neutral", validation_state=state, retracted=retracted,
+        split=split,
     )
 
 
@@ -33,13 +34,15 @@ def validated_examples(sentiment_task, annotator):
     return {
         "used": [
             _example(round1, annotator, "Not bad at all, I'd go back.", "positive", ValidationState.VERIFIED_CORRECT),
-            _example(round1, annotator, "I wanted to love it but left hungry.", "negative", ValidationState.VERIFIED_CORRECT),
+            _example(round1, annotator, "I wanted to love it but left hungry.", "negative", ValidationState.VERIFIED_CORRECT, split="train"),
             _example(round2, annotator, "Thrilled? Hardly. The room was damp.", "negative", ValidationState.VERIFIED_CORRECT),
         ],
         "left_out": [
             _example(round1, annotator, "Pending one.", "positive", ValidationState.PENDING),
             _example(round2, annotator, "Rejected one.", "positive", ValidationState.VERIFIED_INCORRECT),
             _example(round2, annotator, "Retracted one.", "positive", ValidationState.VERIFIED_CORRECT, retracted=True),
+            _example(round1, annotator, "Held out for dev.", "positive", ValidationState.VERIFIED_CORRECT, split="dev"),
+            _example(round1, annotator, "Held out for test.", "negative", ValidationState.VERIFIED_CORRECT, split="test"),
         ],
     }
 
