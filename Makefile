@@ -1,9 +1,10 @@
-# The two commands: `make run` (bring the platform up) and `make test` (run the whole suite).
+# The two commands: `make run` (bring the platform up) and `make test` (check the layers, then run
+# the whole suite). `make lint` checks the import-linter contracts (.importlinter) alone.
 PY ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: install run test
+.PHONY: install run test lint
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -18,5 +19,8 @@ install: $(VENV)/.installed
 run: install
 	./scripts/run.sh
 
-test: install
+lint: install
+	$(BIN)/lint-imports
+
+test: lint
 	$(BIN)/pytest -q

@@ -1,8 +1,10 @@
-"""Fixtures shared by every app's tests: people in each role, the default tasks, tiny models."""
+"""Fixtures shared by every app's tests: people in each role, the default tasks, tiny models,
+a tiny base encoder for training (its sha256 pinned) and a scratch models directory."""
 
 import pytest
 from django.contrib.auth.models import Group, User
 
+from tasks.training import WEIGHTS_FILE, BaseEncoder, file_sha256
 from tests.tiny_models import build_tiny_classifier, build_tiny_qa_model
 
 
@@ -88,3 +90,21 @@ def tiny_classifier_dir(tmp_path_factory):
 @pytest.fixture(scope="session")
 def tiny_qa_dir(tmp_path_factory):
     return build_tiny_qa_model(tmp_path_factory.mktemp("tiny-qa"))
+
+
+@pytest.fixture
+def tiny_encoder(tiny_classifier_dir, settings):
+    """A 2-layer BERT standing in for MiniLM, used by every training entry point through the setting."""
+    encoder = BaseEncoder(path=tiny_classifier_dir, sha256=file_sha256(tiny_classifier_dir / WEIGHTS_FILE), name="tiny-bert")
+    settings.DYNABENCH_TRAINING_BASE_ENCODER = {"path": str(encoder.path), "sha256": encoder.sha256, "name": encoder.name}
+    settings.DYNABENCH_TRAINING_THREADS = 1  # a tiny model only loses time to a second thread
+    return encoder
+
+
+@pytest.fixture
+def models_dir(tmp_path, settings):
+    settings.MODELS_DIR = tmp_path / "models"
+    return settings.MODELS_DIR
+
+
+from tests.browser_support import browser, page, phone_page  # noqa: E402,F401  (browser fixtures for every app)

@@ -1,22 +1,12 @@
-"""The maintainers' admin for examples: read-mostly (examples are written through annotation services)."""
+"""The maintainers' admin for examples: read-mostly (examples are written through annotation services).
+
+``validation/admin.py`` registers a subclass of ``ExampleAdmin`` that shows each example's validations.
+"""
 
 from django.contrib import admin
 
 from dynabench.admin_tools import OwnerScopedAdmin, short
-from annotation.models import Example
-from validation.models import Validation
-
-
-class ValidationInline(admin.TabularInline):
-    model = Validation
-    fields = ("validator", "label", "mode", "metadata", "created_at")
-    readonly_fields = fields
-    extra = 0
-    can_delete = False
-    show_change_link = True
-
-    def has_add_permission(self, request, obj=None):
-        return False
+from annotation.models import CrowdStudy, Example, Qualification, QuizItem
 
 
 @admin.register(Example)
@@ -30,7 +20,6 @@ class ExampleAdmin(OwnerScopedAdmin):
     search_fields = ("=id", "author__username", "tag")
     raw_id_fields = ("context", "author", "model", "leased_to")
     date_hierarchy = "created_at"
-    inlines = (ValidationInline,)
     # Everything the platform derives (the model's answer, model_wrong, validation state and
     # counts) is read-only here: it is written by annotation and validation services only.
     readonly_fields = (
@@ -58,3 +47,28 @@ class ExampleAdmin(OwnerScopedAdmin):
     @admin.display(description="target")
     def target_preview(self, obj):
         return short(obj.target, 40)
+
+
+class QuizItemInline(admin.StackedInline):
+    """Quiz items: ``input`` (the fields shown) and ``answer`` (the gold target, checked by the task kind)."""
+
+    model = QuizItem
+    extra = 1
+
+
+@admin.register(Qualification)
+class QualificationAdmin(OwnerScopedAdmin):
+    """A task's onboarding: instructions, pass mark, attempts and the quiz (owners write it here)."""
+
+    list_display = ("task", "pass_mark", "max_attempts", "grants_validator", "active", "updated_at")
+    list_filter = ("active",)
+    inlines = [QuizItemInline]
+
+
+@admin.register(CrowdStudy)
+class CrowdStudyAdmin(OwnerScopedAdmin):
+    """Crowd studies: the study URL is ``/crowd/<task>/r<round>/<platform>/``."""
+
+    list_display = ("round", "platform", "activity", "required", "active", "created_at")
+    list_filter = ("platform", "activity", "active")
+    raw_id_fields = ("round",)

@@ -11,7 +11,7 @@ from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_sche
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
-from rest_framework.permissions import AllowAny, BasePermission, IsAuthenticated
+from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -24,16 +24,15 @@ from annotation.serializers import (
     ExampleSerializer,
     ExplanationsSerializer,
     FlagSerializer,
-    ValidatedExampleSerializer,
 )
+from dynabench import idempotency
 from dynabench.api import query_bool, query_choice, query_int
 from dynabench.errors import RuleError
 from dynabench.permissions import HasRole
-from dynabench.schema import ErrorSerializer
+from dynabench.schema import IDEMPOTENCY_KEY, ErrorSerializer
 from tasks import access
-from tasks.api_views import ROUND_NUMBER, TASK_CODE, RoundScopedMixin, TaskScopedMixin
+from tasks.api_views import TASK_CODE, TaskScopedMixin
 from tasks.models import Context
-from validation.selectors import export_rows
 
 MODEL_ERRORS = {
     409: OpenApiResponse(ErrorSerializer, description="The round has no model in the loop yet."),
@@ -75,8 +74,11 @@ class TaskContextView(TaskScopedMixin, APIView):
     retrieve=extend_schema(summary="Get an example (its author, the task's owners)"),
     create=extend_schema(
         summary="Write an example; the model in the loop answers at once (annotators)",
+        description="Send a one-time `Idempotency-Key` header (e.g. a UUID) to make retries safe: a repeat with the "
+        "same key returns the first example (200, `Idempotent-Replayed: true`) and writes nothing.",
+        parameters=[IDEMPOTENCY_KEY],
         request=ExampleCreateSerializer,
-        responses={201: ExampleSerializer, **MODEL_ERRORS},
+        responses={201: ExampleSerializer, 200: OpenApiResponse(ExampleSerializer, description="A repeat of an earlier key."), **MODEL_ERRORS},
     ),
     retract=extend_schema(summary="Retract my example", request=None, responses=ExampleSerializer),
     flag=extend_schema(summary="Flag my example with a reason", request=FlagSerializer, responses=ExampleSerializer),
@@ -132,7 +134,10 @@ class ExampleViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Cr
         example = services.create_example(
             user=request.user, context=context, input=data["input"], target=data["target"],
             tag=data.get("tag", ""), time_spent=data.get("time_spent"), metadata=data.get("metadata"),
+            submission_key=idempotency.key_from_request(request),
         )
+        if example.replayed:
+            return Response(ExampleSerializer(example).data, status=status.HTTP_200_OK, headers={idempotency.REPLAYED_HEADER: "true"})
         return Response(ExampleSerializer(example).data, status=status.HTTP_201_CREATED)
 
     @action(detail=True, methods=["post"])
@@ -155,33 +160,3 @@ class ExampleViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Cr
             example=self.get_object(), user=request.user, explanations=serializer.validated_data["explanations"]
         )
         return Response(ExampleSerializer(example).data)
-
-
-class CanDownloadRoundExamples(BasePermission):
-    message = "This round is still open: its examples can be downloaded once it closes (task owners may download them now)."
-
-    def has_permission(self, request, view):
-        return access.can_download_round_examples(request.user, view.get_round())
-
-
-@extend_schema_view(
-    list=extend_schema(
-        summary="Download a round's verified examples (owners; everyone once the round is closed)",
-        parameters=[TASK_CODE, ROUND_NUMBER, OpenApiParameter("tag", OpenApiTypes.STR)],
-    ),
-)
-class RoundExampleViewSet(RoundScopedMixin, mixins.ListModelMixin, viewsets.GenericViewSet):
-    """A round's verified-correct examples as exported, user ids anonymised; hidden splits left out."""
-
-    serializer_class = ValidatedExampleSerializer
-    permission_classes = [AllowAny, CanDownloadRoundExamples]
-
-    def get_queryset(self):
-        examples = access.downloadable_examples(self.get_round())
-        tag = self.request.query_params.get("tag")
-        return examples.filter(tag=tag) if tag else examples
-
-    def list(self, request, *args, **kwargs):
-        page = self.paginate_queryset(self.get_queryset())
-        rows = list(export_rows(Example.objects.filter(pk__in=[e.pk for e in page])))
-        return self.get_paginated_response(ValidatedExampleSerializer(rows, many=True).data)

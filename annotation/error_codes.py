@@ -11,6 +11,7 @@ from enum import StrEnum
 class AnnotationErrorCode(StrEnum):
     # Task, round, context
     TASK_INACTIVE = "task_inactive"
+    NOT_COLLECTING = "not_collecting"
     ROUND_CLOSED = "round_closed"
     NO_ROUND = "no_round"
     NO_CONTEXT = "no_context"
@@ -19,18 +20,20 @@ class AnnotationErrorCode(StrEnum):
     # The annotator's input and target
     REQUIRED = "required"
     TOO_LONG = "too_long"
+    NULL_CHARACTER = "null_character"
     UNKNOWN_FIELD = "unknown_field"
-    INVALID_LABEL = "invalid_label"
-    INVALID_ANSWER = "invalid_answer"
-    ANSWER_NOT_IN_PASSAGE = "answer_not_in_passage"
+    UNCHANGED_INPUT = "unchanged_input"
+    # (a target that does not fit: ``tasks.error_codes.TargetErrorCode``, raised by the task's spec)
     INVALID_TIME_SPENT = "invalid_time_spent"
     INVALID_METADATA = "invalid_metadata"
     # Limits
     DAILY_CAP_REACHED = "daily_cap_reached"
     RATE_LIMITED = "rate_limited"
+    SANDBOX_LIMIT = "sandbox_limit"
     # The model in the loop
     NO_MODEL_IN_LOOP = "no_model_in_loop"
     MODEL_FAILED = "model_failed"
+    MODEL_IN_TRAINING = "model_in_training"
     # Acting on an example
     NOT_ANNOTATOR = "not_annotator"
     NOT_AUTHOR = "not_author"

@@ -12,7 +12,8 @@ from django import forms
 from django.core import signing
 
 from annotation.services import DEFAULT_MAX_LENGTH, EXPLANATION_LABELS, EXPLANATION_MAX_LENGTH, FLAG_REASON_MAX_LENGTH
-from tasks.models import Context, TaskKind
+from dynabench import idempotency
+from tasks.models import Context
 
 TOKEN_SALT = "annotation.context"
 TOKEN_MAX_AGE_S = 24 * 3600
@@ -24,8 +25,14 @@ def context_token(context: Context) -> str:
 
 
 def _text_field(field: dict, *, required: bool = False) -> forms.CharField:
+    # No ``maxlength`` attribute: the browser would cut longer text silently. The page shows
+    # a counter (``data-max-length``, static/js/annotate.js) and the service refuses too long
+    # text with a message naming the limit.
     cap = field.get("max_length", DEFAULT_MAX_LENGTH)
-    attrs = {"maxlength": cap, "autocomplete": "off", "data-field": field["name"]}
+    attrs = {
+        "data-max-length": cap, "autocomplete": "off", "data-field": field["name"],
+        "aria-describedby": f"id_{field['name']}-count",
+    }
     if field.get("widget") == "textarea":
         widget = forms.Textarea(attrs={**attrs, "rows": 3})
     else:
@@ -34,11 +41,6 @@ def _text_field(field: dict, *, required: bool = False) -> forms.CharField:
         label=field.get("label", field["name"]), help_text=field.get("help", ""),
         required=required, strip=False, widget=widget,
     )
-
-
-def _label_choices(task) -> list[tuple[str, str]]:
-    descriptions = task.config.get("label_descriptions", {})
-    return [(label, f"{label} — {descriptions[label]}" if label in descriptions else label) for label in task.labels]
 
 
 class RuleErrorsMixin:
@@ -53,13 +55,17 @@ class RuleErrorsMixin:
 class ExampleForm(RuleErrorsMixin, forms.Form):
     """The annotator's example for one context of ``task``.
 
-    Fields: ``token`` (signed context id and time shown), the task's input fields, then
+    Fields: ``token`` (signed context id and time shown), ``submission_key`` (a one-time key,
+    new at every rendering: a repeated post returns the first example), the task's input fields, then
     ``label`` (classification) or hidden ``answer_text`` + ``answer_start`` (QA, filled by
     ``static/js/annotate.js`` from the selection in the passage).
     """
 
     field_aliases = {"answer": "answer_text"}
     token = forms.CharField(widget=forms.HiddenInput)
+    submission_key = forms.CharField(
+        widget=forms.HiddenInput, required=False, initial=idempotency.new_key, max_length=idempotency.MAX_LENGTH
+    )
 
     def __init__(self, *args, task, **kwargs):
         super().__init__(*args, **kwargs)
@@ -68,13 +74,9 @@ class ExampleForm(RuleErrorsMixin, forms.Form):
         self.shown_at = None
         for field in task.config["input_fields"]:
             self.fields[field["name"]] = _text_field(field)
-        if task.kind == TaskKind.CLASSIFICATION:
-            self.fields["label"] = forms.CharField(
-                required=False, widget=forms.RadioSelect(choices=_label_choices(task)), label="Your label"
-            )
-        else:
-            self.fields["answer_text"] = forms.CharField(required=False, strip=False, widget=forms.HiddenInput)
-            self.fields["answer_start"] = forms.IntegerField(required=False, min_value=0, widget=forms.HiddenInput)
+        target = task.spec.form_fields(task.config)
+        self.target_names = list(target)
+        self.fields.update(target)
 
     @property
     def input_names(self) -> list[str]:
@@ -82,6 +84,10 @@ class ExampleForm(RuleErrorsMixin, forms.Form):
 
     def input_fields(self):
         return [self[name] for name in self.input_names]
+
+    def target_fields(self):
+        """The visible fields of the target, as the task's kind defines them (a generation task's reference)."""
+        return [self[name] for name in self.target_names if not self[name].is_hidden]
 
     def clean_token(self):
         try:
@@ -102,10 +108,7 @@ class ExampleForm(RuleErrorsMixin, forms.Form):
         return {name: self.cleaned_data.get(name) or "" for name in self.input_names}
 
     def target(self) -> dict:
-        if self.task.kind == TaskKind.CLASSIFICATION:
-            return {"label": self.cleaned_data.get("label") or ""}
-        text = self.cleaned_data.get("answer_text") or ""
-        return {"answers": [{"text": text, "answer_start": self.cleaned_data.get("answer_start")}]}
+        return self.task.spec.target_from_form(self.cleaned_data)
 
     def time_spent(self) -> float | None:
         """Seconds from the context being shown (server clock, signed) to this submission."""
@@ -123,7 +126,7 @@ class ExplanationForm(RuleErrorsMixin, forms.Form):
                 continue
             self.fields[name] = forms.CharField(
                 label=EXPLANATION_LABELS.get(name, name.replace("_", " ").capitalize()), required=False,
-                widget=forms.Textarea(attrs={"rows": 2, "maxlength": EXPLANATION_MAX_LENGTH}),
+                widget=forms.Textarea(attrs={"rows": 2, "data-max-length": EXPLANATION_MAX_LENGTH}),
                 initial=example.metadata.get(name, ""),
             )
 
@@ -150,23 +153,10 @@ class SandboxForm(RuleErrorsMixin, forms.Form):
             if name in {f["name"] for f in config["context_fields"]}:
                 field = {**field, "widget": "textarea", "max_length": field.get("max_length", 10000)}
             self.fields[name] = _text_field(field)
-        if task.kind == TaskKind.CLASSIFICATION:
-            self.fields["label"] = forms.CharField(
-                required=False, label="Your label (optional)",
-                widget=forms.RadioSelect(choices=_label_choices(task)),
-            )
-        else:
-            self.fields["answer_text"] = forms.CharField(required=False, strip=False, widget=forms.HiddenInput)
-            self.fields["answer_start"] = forms.IntegerField(required=False, min_value=0, widget=forms.HiddenInput)
+        self.fields.update(task.spec.form_fields(task.config, optional_label=True))
 
     def model_inputs(self) -> dict:
         return {name: self.cleaned_data.get(name) or "" for name in self.task.config["model_inputs"]}
 
     def target(self) -> dict | None:
-        if self.task.kind == TaskKind.CLASSIFICATION:
-            label = self.cleaned_data.get("label")
-            return {"label": label} if label else None
-        text = self.cleaned_data.get("answer_text") or ""
-        if not text.strip():
-            return None
-        return {"answers": [{"text": text, "answer_start": self.cleaned_data.get("answer_start")}]}
+        return self.task.spec.target_from_form(self.cleaned_data, optional=True)

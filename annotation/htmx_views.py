@@ -1,4 +1,5 @@
-"""The annotator's pages: write an example, see the model's answer, explain, retract, flag.
+"""The annotator's pages: the task list and a task's page (rounds with their counts and vMER),
+write an example, see the model's answer, explain, retract, flag.
 
 Views parse the request and render; every rule is in ``annotation/services.py``. HTMX
 requests get fragments; a refused action answers with a 4xx status and the fragment
@@ -13,21 +14,53 @@ from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.views import redirect_to_login
 from django.core.paginator import Paginator
+from django.db.models import prefetch_related_objects
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render, resolve_url
+from django.urls import reverse
 from django.utils.html import escape
 from django.views.decorators.http import require_GET, require_POST
 
-from annotation import services
-from annotation.calculations import qa_answer_f1
-from annotation.display import label_bars, passage_segments
+from annotation import crowd, qualification, services
 from annotation.forms import ExampleForm, ExplanationForm, FlagForm, SandboxForm, context_token
 from annotation.models import Example
-from annotation.selectors import user_counts
+from annotation.selectors import counts_by_round, user_counts, validation_status
+from dynabench import idempotency
 from dynabench.errors import RuleError
-from tasks.models import Task, TaskKind
+from dynabench.proxies import client_ip
+from tasks import access
+from tasks.models import Task
+from tasks.selectors import example_labels_hidden, owned_task_ids
 
 PAGE_SIZE = 25
+
+
+# --- task pages (counts from ``annotation/selectors.py``: one grouped query for all rounds shown)
+
+
+def task_list(request):
+    """Active tasks, each with its current round, examples collected and vMER."""
+    tasks = list(Task.objects.filter(active=True))
+    current = {task.pk: task.current_round() for task in tasks}
+    # Models in the loop, for "model in training" while the default models train (one query).
+    prefetch_related_objects([r for r in current.values() if r is not None], "target_models")
+    counts = counts_by_round([r for r in current.values() if r is not None])
+    rows = [(task, current[task.pk], counts.get(current[task.pk].pk) if current[task.pk] else None) for task in tasks]
+    return render(request, "tasks/task_list.html", {"rows": rows})
+
+
+def task_detail(request, code):
+    """Instructions (Markdown, cleaned), every round with its statistics and models in the loop."""
+    task = get_object_or_404(Task, code=code, active=True)
+    rounds = list(task.rounds.order_by("-number").prefetch_related("target_models"))
+    counts = counts_by_round(rounds)
+    my_counts = user_counts(request.user, task=task) if request.user.is_authenticated else None
+    return render(request, "tasks/task_detail.html", {
+        "task": task,
+        "current": task.current_round(),
+        "rounds": [(r, counts[r.pk]) for r in rounds],
+        "my_counts": my_counts,
+    })
 
 
 def _problem(message: str, *, status: int = 409) -> HttpResponse:
@@ -54,7 +87,8 @@ def _annotator_page(view):
 
 
 def _active_task(code: str) -> Task:
-    return get_object_or_404(Task, code=code, active=True)
+    """The active task ``code`` that collects examples (404 for an evaluation-only benchmark: it has no create pages)."""
+    return get_object_or_404(Task, code=code, active=True, collecting=True)
 
 
 def _own_example(request, pk: int) -> Example:
@@ -67,10 +101,6 @@ def _context_fields(task: Task, context) -> list[tuple[str, str, str]]:
     return [(f["name"], f.get("label", f["name"]), context.data.get(f["name"], "")) for f in task.config["context_fields"]]
 
 
-def _passage_field(task: Task) -> str | None:
-    return task.config["model_inputs"][1] if task.kind == TaskKind.EXTRACTIVE_QA else None
-
-
 def _workspace(task: Task, context, *, form: ExampleForm | None = None, initial: dict | None = None, notice: str = ""):
     """Template context of ``_workspace.html``: the context, the example form, the buttons."""
     if form is None:
@@ -80,8 +110,9 @@ def _workspace(task: Task, context, *, form: ExampleForm | None = None, initial:
             if source and field["name"] not in initial:
                 initial[field["name"]] = context.data.get(source, "")
         initial["token"] = context_token(context)
+        initial["submission_key"] = idempotency.new_key()
         form = ExampleForm(task=task, initial=initial)
-    passage_field = _passage_field(task)
+    passage_field = task.spec.passage_field(task.config)
     return {
         "task": task,
         "context": context,
@@ -99,28 +130,28 @@ def _render_workspace(request, task, *, status=200, **kwargs):
     return render(request, "annotation/create.html", _page(request, task, data), status=status)
 
 
+def _my_progress(user, task, round) -> dict:
+    """Template context of ``_my_counts.html``: the user's counts in ``round`` and today's allowance."""
+    return {
+        "my_counts": user_counts(user, round=round) if round else None,
+        "allowance": services.daily_allowance(user=user, task=task),
+    }
+
+
 def _page(request, task, data: dict) -> dict:
     round = task.current_round()
     return {
         **data,
         "task": task,
         "round": round,
-        "my_counts": user_counts(request.user, round=round) if round else None,
+        **_my_progress(request.user, task, round),
+        "crowd_session": crowd.active_session(user=request.user, round=round, activity="write") if round else None,
     }
 
 
 def _answer(task: Task, example_input: dict, target: dict | None, output: dict) -> dict:
     """Template context that draws the model's answer next to the annotator's (if any)."""
-    if task.kind == TaskKind.CLASSIFICATION:
-        return {"bars": label_bars(task.labels, output, yours=(target or {}).get("label"))}
-    passage = example_input.get(_passage_field(task), "")
-    yours = target["answers"][0] if target else None
-    model_span = (output["start"], output["end"]) if "start" in output and "end" in output else None
-    your_span = (yours["answer_start"], yours["answer_start"] + len(yours["text"])) if yours else None
-    return {
-        "segments": passage_segments(passage, model_span=model_span, your_span=your_span),
-        "f1": qa_answer_f1(target=target, model_output=output) if target else None,
-    }
+    return task.spec.answer_display(task.config, example_input, target, output)
 
 
 def _result(example: Example) -> dict:
@@ -128,7 +159,7 @@ def _result(example: Example) -> dict:
     data = {
         "task": task,
         "example": example,
-        "context_fields": [f for f in _context_fields(task, example.context) if f[0] != _passage_field(task)],
+        "context_fields": [f for f in _context_fields(task, example.context) if f[0] != task.spec.passage_field(task.config)],
         "your_fields": [(f.get("label", f["name"]), example.input.get(f["name"], "")) for f in task.config["input_fields"]],
         "answer": _answer(task, example.input, example.target, example.model_output),
         "explain_form": ExplanationForm(example=example),
@@ -140,10 +171,31 @@ def _result(example: Example) -> dict:
 # --- Pages ------------------------------------------------------------------------------
 
 
+WARNING_KEY = "content_warning_seen"
+
+
+def _warning_seen(request, task) -> bool:
+    return task.pk in request.session.get(WARNING_KEY, [])
+
+
+@require_POST
+@_annotator_page
+def acknowledge_warning(request, code):
+    """Remember (in the session) that the user read the task's content warning; go on to write."""
+    task = _active_task(code)
+    seen = request.session.get(WARNING_KEY, [])
+    if task.pk not in seen:
+        request.session[WARNING_KEY] = [*seen, task.pk]
+    return redirect("annotation:create", code=task.code)
+
+
 @require_GET
 @_annotator_page
 def create_page(request, code):
-    """The create page: instructions, a context chosen by the task's strategy, the example form."""
+    """The create page: instructions, a context chosen by the task's strategy, the example form.
+
+    A task with a content warning shows it first, until the user continues past it (or has
+    written an example of the task before)."""
     task = _active_task(code)
     round = task.current_round()
     data = {"task": task, "round": round, "problem": None}
@@ -154,7 +206,13 @@ def create_page(request, code):
         context = services.choose_context(round=round, tag=request.GET.get("tag") or None)
     except RuleError as error:
         data["problem"] = error.message
+        # A model still training: the page shows its progress and reloads itself until it is ready.
+        data["training_model"] = getattr(error, "model", None)
         return render(request, "annotation/create.html", _page(request, task, data), status=409)
+    if not qualification.is_qualified(user=request.user, task=task):
+        return redirect(f"{reverse('annotation:qualification', args=[task.code])}?{urlencode({'next': request.get_full_path()})}")
+    if services.needs_content_warning(user=request.user, task=task, acknowledged=_warning_seen(request, task)):
+        return render(request, "annotation/content_warning.html", {"task": task})
     return render(request, "annotation/create.html", _page(request, task, {**data, **_workspace(task, context)}))
 
 
@@ -187,7 +245,7 @@ def submit_example(request, code):
     try:
         example = services.create_example(
             user=request.user, context=form.context, input=form.annotator_input(), target=form.target(),
-            time_spent=form.time_spent(),
+            time_spent=form.time_spent(), submission_key=form.cleaned_data.get("submission_key", ""),
         )
     except RuleError as error:
         form.add_rule_error(error)
@@ -195,6 +253,8 @@ def submit_example(request, code):
         return _render_workspace(request, task, context=form.context, form=form, status=status)
     data = _result(example)
     if request.htmx:
+        # The result replaces the workspace; the user's counts above it follow out of band.
+        data.update(_my_progress(request.user, task, example.round), round=example.round, oob=True)
         response = render(request, "annotation/_result.html", data)
     else:
         response = render(request, "annotation/create.html", _page(request, task, {**data, "show_result": True}))
@@ -223,11 +283,8 @@ def try_again(request, pk):
     example = _own_example(request, pk)
     task = example.round.task
     initial = {f["name"]: example.input.get(f["name"], "") for f in task.config["input_fields"]}
-    if task.kind == TaskKind.CLASSIFICATION:
-        initial["label"] = example.target.get("label")
-    else:
-        answer = example.target["answers"][0]
-        initial.update(answer_text=answer["text"], answer_start=answer["answer_start"])
+    if not example_labels_hidden(request.user, example):
+        initial.update(task.spec.form_initial(example.target))  # a hidden split's label stays on the server
     context, notice = example.context, ""
     if not context.active or context.round.status != context.round.Status.OPEN:
         try:
@@ -295,6 +352,11 @@ def flag_example(request, pk):
     )
 
 
+def _visitor(request) -> str:
+    """Who is trying the sandbox: the user, or a visitor's address (for its limits)."""
+    return f"user:{request.user.pk}" if request.user.is_authenticated else f"ip:{client_ip(request)}"
+
+
 def sandbox(request, code):
     """Try the model in the loop without logging in; nothing is saved."""
     task = _active_task(code)
@@ -304,9 +366,8 @@ def sandbox(request, code):
         form = SandboxForm(request.POST, task=task)
         status = 200
         if form.is_valid():
-            visitor = f"user:{request.user.pk}" if request.user.is_authenticated else f"ip:{request.META.get('REMOTE_ADDR', '')}"
             try:
-                result = services.try_model(task=task, input=form.model_inputs(), target=form.target(), visitor=visitor)
+                result = services.try_model(task=task, input=form.model_inputs(), target=form.target(), visitor=_visitor(request))
             except RuleError as error:
                 form.add_rule_error(error)
                 status = 422 if error.status_code == 400 else error.status_code
@@ -330,7 +391,8 @@ def sandbox(request, code):
             data["problem"], status = error.message, 409
         form = SandboxForm(task=task, initial=initial)
     data["form"] = form
-    data["passage_field"] = _passage_field(task)
+    data["passage_field"] = task.spec.passage_field(task.config)
+    data["allowance"] = services.sandbox_allowance(visitor=_visitor(request))
     template = "annotation/_sandbox.html" if request.htmx else "annotation/sandbox.html"
     return render(request, template, data, status=status)
 
@@ -346,9 +408,12 @@ def my_examples(request):
     if chosen:
         examples = examples.filter(round__task__code=chosen)
     page = Paginator(examples.order_by("-created_at", "-pk"), PAGE_SIZE).get_page(request.GET.get("page"))
+    splits, owned = access.hidden_splits(), owned_task_ids(request.user)
     for example in page:
         fields = example.round.task.config["input_fields"]
         example.summary = " / ".join(str(example.input.get(f["name"], "")) for f in fields)
+        example.status = validation_status(example)
+        example.labels_hidden = example_labels_hidden(request.user, example, splits=splits, owned=owned)
     return render(request, "annotation/my_examples.html", {
         "counts": user_counts(request.user),
         "per_task": per_task,

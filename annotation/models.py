@@ -1,7 +1,12 @@
 """Examples written by annotators against the model in the loop."""
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import models
+from django.db.models import F, IntegerField, Q, Value
+from django.db.models.functions import Greatest
+
+from dynabench.errors import RuleError
 
 
 class ValidationState(models.TextChoices):
@@ -9,6 +14,12 @@ class ValidationState(models.TextChoices):
     VERIFIED_CORRECT = "verified_correct", "Verified correct"
     VERIFIED_INCORRECT = "verified_incorrect", "Verified incorrect"
     FLAGGED = "flagged", "Flagged"
+
+
+#: The examples that count as validated (DESIGN.md "vMER"): validated as correct (validator
+#: consensus or an owner's decision) and not retracted. vMER counts them here
+#: (``annotation.selectors``); their final labels come from ``validation.selectors.validated_examples``.
+VALIDATED = Q(validation_state=ValidationState.VERIFIED_CORRECT, retracted=False)
 
 
 class Example(models.Model):
@@ -23,6 +34,8 @@ class Example(models.Model):
     - ``validation_state`` and the ``*_count`` columns are derived from the example's
       validations and written in the same transaction as each validation
       (``validation/services.py``); ``manage.py reconcile_counters`` rechecks them.
+    - ``submission_key``: the one-time key of the submission that wrote it; a repeat with
+      the same key returns this example (``dynabench/idempotency.py``).
     - ``leased_to``/``leased_until``: the review queue's lease, so two validators are never
       handed the same example at the same time.
     """
@@ -43,6 +56,10 @@ class Example(models.Model):
     flagged = models.BooleanField(default=False, help_text="Flagged by its author.")
     split = models.CharField(max_length=8, blank=True, default="", help_text="train/dev/test once the round is closed.")
     time_spent = models.FloatField(null=True, blank=True, help_text="Seconds from context shown to submit.")
+    submission_key = models.CharField(
+        max_length=64, blank=True, default="",
+        help_text="The one-time key of the form or API call that wrote it (dynabench/idempotency.py).",
+    )
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
 
     validation_state = models.CharField(
@@ -56,10 +73,21 @@ class Example(models.Model):
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
     leased_until = models.DateTimeField(null=True, blank=True)
+    disagreeing = models.GeneratedField(
+        expression=F("validation_count") - Greatest(F("correct_count"), F("incorrect_count"), F("flagged_count"), Value(0)),
+        output_field=IntegerField(),
+        db_persist=True,
+        help_text="Validations that differ from the most common label: how contested the example is (owner queue).",
+    )
 
     class Meta:
         ordering = ["-created_at"]
         indexes = [
+            # The owner queue: most flagged, most contested, oldest (validation.selectors.owner_queue).
+            models.Index(
+                "round", F("flagged_count").desc(), F("disagreeing").desc(), "created_at", "id",
+                name="example_owner_queue", condition=Q(retracted=False),
+            ),
             # The review queue: fooling first, fewest validations, oldest.
             models.Index(
                 fields=["round", "validation_state", "model_wrong", "validation_count", "created_at"],
@@ -68,6 +96,216 @@ class Example(models.Model):
             models.Index(fields=["author", "created_at"], name="example_author_daily"),
             models.Index(fields=["round", "author"], name="example_round_author"),
         ]
+        constraints = [
+            # A repeated submission (same author, same key) returns the first example instead.
+            models.UniqueConstraint(
+                fields=["author", "submission_key"], condition=~Q(submission_key=""), name="example_submission_key_once"
+            ),
+        ]
 
     def __str__(self):
         return f"example {self.pk} ({self.round})"
+
+
+class Tally(models.Model):
+    """Running counts of a round's examples, kept in the same transaction as each write.
+
+    ``collected``: examples not retracted; ``fooled``: of those, the ones that fooled the
+    model; ``verified_fooled``: fooled and validated correct (``VALIDATED``), the numerator
+    of vMER. ``annotation/counters.py`` changes them (example created, deleted, retracted,
+    its validation state changed); ``manage.py reconcile_counters`` rechecks them against
+    the examples.
+    """
+
+    collected = models.IntegerField(default=0)
+    fooled = models.IntegerField(default=0)
+    verified_fooled = models.IntegerField(default=0)
+
+    class Meta:
+        abstract = True
+
+
+class RoundTally(Tally):
+    """A round's running counts (``Tally``) plus its examples by validation state (retracted
+    ones left out), its retracted examples and its validations (every mode, retracted
+    examples included), so the round page never rescans the round."""
+
+    round = models.OneToOneField("tasks.Round", on_delete=models.CASCADE, primary_key=True, related_name="tally")
+    retracted = models.IntegerField(default=0)
+    pending = models.IntegerField(default=0)
+    verified_correct = models.IntegerField(default=0)
+    verified_incorrect = models.IntegerField(default=0)
+    flagged = models.IntegerField(default=0, help_text="Examples the validators (or an owner) flagged.")
+    validations = models.IntegerField(default=0)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self):
+        return f"tally of round {self.round_id}"
+
+
+class AuthorTally(Tally):
+    """One annotator's running counts (``Tally``) in one round: the round page's per-annotator
+    table and each user's vMER. ``settled``: of the collected examples, those whose validation
+    is decided (not pending), so a person's vMER can read "—" until one is."""
+
+    round = models.ForeignKey("tasks.Round", on_delete=models.CASCADE, related_name="author_tallies")
+    author = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    settled = models.IntegerField(default=0)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["round", "author"], name="one_tally_per_round_and_author")]
+        indexes = [
+            models.Index(
+                "round", F("verified_fooled").desc(), F("fooled").desc(), "author", name="author_tally_ranking"
+            ),
+            models.Index(fields=["author", "round"], name="author_tally_by_author"),
+        ]
+
+    def __str__(self):
+        return f"tally of user {self.author_id} in round {self.round_id}"
+
+
+class Qualification(models.Model):
+    """A task's onboarding: instructions to read and a short quiz of gold examples with a pass mark.
+
+    While ``active``, a worker must pass it before writing or validating on the task
+    (``annotation/qualification.py``); owners and admins are exempt. Passing grants the
+    task's annotator role and, with ``grants_validator``, its validator role
+    (``tasks.access.grant_role``). ``pass_mark``: the share of quiz items answered right
+    (0..1); ``max_attempts``: attempts allowed per worker.
+    """
+
+    task = models.OneToOneField("tasks.Task", on_delete=models.CASCADE, related_name="qualification")
+    instructions = models.TextField(help_text="Markdown, rendered safely; the worker confirms reading it.")
+    pass_mark = models.FloatField(default=0.8, help_text="Share of quiz items right needed to pass (0..1).")
+    max_attempts = models.PositiveIntegerField(default=3)
+    grants_validator = models.BooleanField(default=True, help_text="Passing also grants the validator role on the task.")
+    active = models.BooleanField(default=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(condition=Q(pass_mark__gte=0) & Q(pass_mark__lte=1), name="qualification_pass_mark_0_1"),
+            models.CheckConstraint(condition=Q(max_attempts__gte=1), name="qualification_attempts_positive"),
+        ]
+
+    def __str__(self):
+        return f"qualification of {self.task.code}"
+
+
+class QuizItem(models.Model):
+    """One quiz question: ``input`` holds every field shown (context and example fields, e.g.
+    ``{"prompt", "text"}`` or ``{"passage", "question"}``); ``answer`` is the gold target in the
+    task's stored shape (``{"label"}`` or ``{"answers": [{"text", "answer_start"}]}``), checked
+    with the task kind's ``clean_target``. ``answer`` never leaves the server."""
+
+    qualification = models.ForeignKey(Qualification, on_delete=models.CASCADE, related_name="items")
+    position = models.PositiveIntegerField(default=0)
+    input = models.JSONField(default=dict)
+    answer = models.JSONField(default=dict)
+
+    class Meta:
+        ordering = ["qualification", "position", "id"]
+
+    def __str__(self):
+        return f"quiz item {self.pk} of {self.qualification}"
+
+    def clean(self):
+        """Check ``answer`` against the task kind (``clean_target`` on ``input``) and store it cleaned."""
+        task = self.qualification.task
+        try:
+            self.answer = task.spec.clean_target(task.config, self.input or {}, self.answer)
+        except RuleError as exc:
+            raise ValidationError({"answer": exc.message}) from None
+
+
+class QuizAttempt(models.Model):
+    """One submitted attempt at a qualification quiz: the worker's answers, the score, whether it passed.
+
+    ``key``: the one-time key the quiz form carried, unique per worker and qualification, so
+    a double-submitted form is recorded once.
+    """
+
+    qualification = models.ForeignKey(Qualification, on_delete=models.CASCADE, related_name="attempts")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="quiz_attempts")
+    key = models.CharField(max_length=64)
+    answers = models.JSONField(default=dict)
+    right = models.PositiveIntegerField()
+    total = models.PositiveIntegerField()
+    passed = models.BooleanField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        constraints = [models.UniqueConstraint(fields=["qualification", "user", "key"], name="one_attempt_per_form")]
+        indexes = [models.Index(fields=["user", "qualification", "passed"], name="quiz_attempt_user")]
+
+
+class CrowdStudy(models.Model):
+    """A paid-crowd study on one round: where workers from a platform enter and when they are done.
+
+    The study URL (``/crowd/<task>/r<N>/<platform>/``) takes the platform's parameters
+    (Prolific: ``PROLIFIC_PID``, ``STUDY_ID``, ``SESSION_ID``; Mechanical Turk: ``workerId``,
+    ``assignmentId``, ``hitId``). ``activity``: what counts as work (examples written or
+    validations given); ``required``: how many finish the study; ``completion_code``: the code
+    Prolific expects (MTurk gets its submit form instead).
+    """
+
+    class Platform(models.TextChoices):
+        PROLIFIC = "prolific", "Prolific"
+        MTURK = "mturk", "Mechanical Turk"
+
+    class Activity(models.TextChoices):
+        WRITE = "write", "Write examples"
+        VALIDATE = "validate", "Validate examples"
+
+    round = models.ForeignKey("tasks.Round", on_delete=models.CASCADE, related_name="crowd_studies")
+    platform = models.CharField(max_length=16, choices=Platform.choices)
+    activity = models.CharField(max_length=16, choices=Activity.choices, default=Activity.WRITE)
+    required = models.PositiveIntegerField(default=5, help_text="Examples or validations that finish the study.")
+    completion_code = models.CharField(max_length=64, blank=True, help_text="Prolific's completion code.")
+    mturk_sandbox = models.BooleanField(default=False, help_text="Send MTurk workers to the sandbox's submit URL.")
+    active = models.BooleanField(default=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["round", "platform"]
+        constraints = [
+            models.UniqueConstraint(fields=["round", "platform"], name="one_crowd_study_per_round_and_platform"),
+            models.CheckConstraint(condition=Q(required__gte=1), name="crowd_study_required_positive"),
+        ]
+
+    def __str__(self):
+        return f"{self.get_platform_display()} study of {self.round}"
+
+
+class CrowdWorker(models.Model):
+    """A platform worker's pseudonymous account: no password, a username derived from a salted
+    hash of the platform id. ``platform_worker_id`` stays on the server: only the task owner's
+    pay files carry it (the platforms need it to pay); pages and exports never show it."""
+
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="crowd_worker")
+    platform = models.CharField(max_length=16, choices=CrowdStudy.Platform.choices)
+    platform_worker_id = models.CharField(max_length=64)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["platform", "platform_worker_id"], name="one_account_per_platform_worker")]
+
+
+class CrowdSession(models.Model):
+    """One worker's visit to one study: started, how much work counted (``progress``, raised in
+    the transaction that stores the example or validation), and the completion recorded once."""
+
+    study = models.ForeignKey(CrowdStudy, on_delete=models.CASCADE, related_name="sessions")
+    worker = models.ForeignKey(CrowdWorker, on_delete=models.CASCADE, related_name="sessions")
+    platform_session = models.CharField(max_length=64, blank=True, help_text="SESSION_ID or assignmentId.")
+    platform_study = models.CharField(max_length=64, blank=True, help_text="STUDY_ID or hitId.")
+    progress = models.PositiveIntegerField(default=0)
+    started_at = models.DateTimeField(auto_now_add=True)
+    completed_at = models.DateTimeField(null=True, blank=True)
+    completion_code = models.CharField(max_length=64, blank=True)
+
+    class Meta:
+        ordering = ["study", "started_at"]
+        constraints = [models.UniqueConstraint(fields=["study", "worker"], name="one_session_per_study_and_worker")]

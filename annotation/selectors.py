@@ -3,33 +3,50 @@
 vMER (DESIGN.md, after Kiela et al., "Dynabench", NAACL 2021, section 3): examples that
 fooled the model and were validated as correct, divided by all examples collected that
 were not retracted. Every page, the API and the exports call these functions; none
-keeps its own copy of the rule.
+keeps its own copy of the rule. A round's and a user's counts come from the running tallies
+(``annotation/counters.py``); ``example_counts`` counts any other set of examples.
 """
 
 from dataclasses import dataclass
 
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, Q, QuerySet, Sum
+from django.db.models.functions import Coalesce
 
-from annotation.models import Example, ValidationState
+from annotation.models import VALIDATED, AuthorTally, Example, RoundTally, ValidationState
 
 _COUNTS = {
     "collected": Count("id"),
     "fooled": Count("id", filter=Q(model_wrong=True)),
-    "verified_fooled": Count("id", filter=Q(model_wrong=True, validation_state=ValidationState.VERIFIED_CORRECT)),
+    "verified_fooled": Count("id", filter=Q(model_wrong=True) & VALIDATED),
+    "settled": Count("id", filter=~Q(validation_state=ValidationState.PENDING)),
 }
 
 
 @dataclass(frozen=True)
 class ExampleCounts:
-    """Counts over non-retracted examples; ``vmer`` is None when nothing was collected."""
+    """Counts over non-retracted examples; ``vmer`` is None when nothing was collected.
+
+    ``settled``: examples whose validation is decided (verified correct or incorrect, or
+    flagged), by validators or an owner.
+    """
 
     collected: int
     fooled: int
     verified_fooled: int
+    settled: int = 0
 
     @property
     def vmer(self) -> float | None:
         return self.verified_fooled / self.collected if self.collected else None
+
+    @property
+    def vmer_so_far(self) -> float | None:
+        """The vMER once at least one example is settled; None before (a person's pages show "—").
+
+        Before any validation a vMER of 0 would read as "none of your examples held up";
+        it only means nobody has validated them yet.
+        """
+        return self.vmer if self.settled else None
 
     @property
     def mer(self) -> float | None:
@@ -37,41 +54,83 @@ class ExampleCounts:
         return self.fooled / self.collected if self.collected else None
 
 
+def awaits_validation(example: Example) -> bool:
+    """Whether ``example`` will go to the validators: not retracted, and fooling the model unless
+    its task's ``validate_non_fooling`` sends every example (the review queue's rule)."""
+    if example.retracted:
+        return False
+    return example.model_wrong or bool(example.round.task.config.get("validate_non_fooling"))
+
+
+def validation_status(example: Example) -> str:
+    """What an example's author reads about its validation, e.g. "Verified correct (3✓ 0✗)".
+
+    A pending example that no validator will see (it did not fool the model and the task
+    validates fooling examples only, or it was retracted) says so instead of "Pending".
+    """
+    if example.validation_state == ValidationState.PENDING:
+        if example.retracted:
+            return "Not validated: retracted"
+        if not awaits_validation(example):
+            return "Not validated: it did not fool the model"
+        text = "Pending"
+    else:
+        text = example.get_validation_state_display()
+    if example.validation_count:
+        text += f" ({example.correct_count}✓ {example.incorrect_count}✗)"
+    return text
+
+
 def example_counts(examples: QuerySet) -> ExampleCounts:
     """Return ``ExampleCounts`` over ``examples`` (retracted ones are left out), in one query."""
     return ExampleCounts(**examples.filter(retracted=False).aggregate(**_COUNTS))
 
 
+def _from_tally(row) -> "ExampleCounts":
+    """``ExampleCounts`` of a ``RoundTally`` (settled: collected examples no longer pending)."""
+    if row is None:
+        return ExampleCounts(0, 0, 0, 0)
+    return ExampleCounts(row.collected, row.fooled, row.verified_fooled, row.collected - row.pending)
+
+
 def round_counts(round) -> ExampleCounts:
-    return example_counts(Example.objects.filter(round=round))
+    """``ExampleCounts`` of one round, from its running tally (``annotation.counters``), one query."""
+    return _from_tally(RoundTally.objects.filter(round=round).first())
 
 
 def user_counts(user, *, task=None, round=None) -> ExampleCounts:
-    examples = Example.objects.filter(author=user)
+    """``ExampleCounts`` of ``user``'s examples (in ``task`` and/or ``round`` if given), summed
+    over their per-round tallies (``AuthorTally``), one query."""
+    tallies = AuthorTally.objects.filter(author=user)
     if task is not None:
-        examples = examples.filter(round__task=task)
+        tallies = tallies.filter(round__task=task)
     if round is not None:
-        examples = examples.filter(round=round)
-    return example_counts(examples)
+        tallies = tallies.filter(round=round)
+    row = tallies.aggregate(**{name: Coalesce(Sum(name), 0) for name in ("collected", "fooled", "verified_fooled", "settled")})
+    return ExampleCounts(**row)
 
 
 def counts_by_round(rounds) -> dict[int, ExampleCounts]:
     """``{round_id: ExampleCounts}`` for many rounds in one query (rounds with none get zeros)."""
-    rows = (
-        Example.objects.filter(round__in=rounds, retracted=False)
-        .values("round_id")
-        .annotate(**_COUNTS)
-    )
-    found = {row.pop("round_id"): ExampleCounts(**row) for row in rows}
-    return {r.pk: found.get(r.pk, ExampleCounts(0, 0, 0)) for r in rounds}
+    found = {t.round_id: t for t in RoundTally.objects.filter(round__in=[r.pk for r in rounds])}
+    return {r.pk: _from_tally(found.get(r.pk)) for r in rounds}
 
 
-def counts_by_author(round) -> list[tuple[int, ExampleCounts]]:
-    """``[(author_id, ExampleCounts)]`` for one round, most verified fooled first."""
+def counts_by_author(round, *, limit: int | None = None) -> list[tuple[int, ExampleCounts]]:
+    """``[(author_id, ExampleCounts)]`` for one round, most verified fooled first (then most
+    fooled, then author id); at most ``limit`` rows. From ``AuthorTally`` (its index
+    ``author_tally_ranking``), so it reads ``limit`` rows, never the round's examples.
+    Annotators whose examples are all retracted are left out."""
     rows = (
-        Example.objects.filter(round=round, retracted=False)
-        .values("author_id")
-        .annotate(**_COUNTS)
+        AuthorTally.objects.filter(round=round, collected__gt=0)
         .order_by("-verified_fooled", "-fooled", "author_id")
+        .values_list("author_id", "collected", "fooled", "verified_fooled", "settled")
     )
-    return [(row.pop("author_id"), ExampleCounts(**row)) for row in rows]
+    if limit is not None:
+        rows = rows[:limit]
+    return [(author_id, ExampleCounts(*counts)) for author_id, *counts in rows]
+
+
+def annotator_count(round) -> int:
+    """How many people wrote a (non-retracted) example in ``round``."""
+    return AuthorTally.objects.filter(round=round, collected__gt=0).count()

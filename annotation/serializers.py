@@ -2,7 +2,8 @@
 
 ``model_wrong`` and ``model_output`` are read-only: the server decides them
 (``annotation.services.create_example``). An example that went into a hidden dataset's
-split shows neither its label, nor the model's answer, nor its explanations (``tasks.access``).
+split shows neither its label, nor the model's answer, nor its explanations, to anyone but the task's
+owners and admins (``tasks.selectors.example_labels_hidden``).
 """
 
 from drf_spectacular.utils import extend_schema_field
@@ -12,6 +13,7 @@ from annotation.models import Example
 from dynabench.api import StrictSerializerMixin
 from tasks import access
 from tasks.models import Context
+from tasks.selectors import example_labels_hidden, owned_task_ids
 
 JSON_OBJECT = {"type": "object", "additionalProperties": True}
 NULLABLE_JSON_OBJECT = {"type": "object", "additionalProperties": True, "nullable": True}
@@ -54,8 +56,12 @@ class ExampleSerializer(serializers.ModelSerializer):
 
     def _hidden(self, example) -> bool:
         if "hidden_splits" not in self.context:
+            request = self.context.get("request")
             self.context["hidden_splits"] = access.hidden_splits()
-        return access.example_labels_hidden(example, self.context["hidden_splits"])
+            self.context["owned_task_ids"] = owned_task_ids(getattr(request, "user", None))
+        return example_labels_hidden(
+            None, example, splits=self.context["hidden_splits"], owned=self.context["owned_task_ids"]
+        )
 
     @extend_schema_field(NULLABLE_JSON_OBJECT)
     def get_target(self, example):
@@ -99,24 +105,11 @@ class ChosenContextSerializer(serializers.ModelSerializer):
         fields = ["id", "uid", "task", "round", "data", "tag"]
 
 
-class ValidatedExampleSerializer(serializers.Serializer):
-    """One verified example of a round as exported (``validation.selectors.export_rows``), ids anonymised."""
+class ExampleCountsSerializer(serializers.Serializer):
+    """Counts over non-retracted examples (``annotation.selectors.ExampleCounts``)."""
 
-    id = serializers.IntegerField()
-    task = serializers.CharField()
-    round = serializers.IntegerField()
-    context = serializers.DictField()
-    annotator = serializers.CharField(help_text="Anonymised: a hash of the round's secret and the user id.")
-    input = serializers.DictField()
-    target = serializers.DictField()
-    model_output = serializers.DictField()
-    model_wrong = serializers.BooleanField()
-    metadata = serializers.DictField()
-    tag = serializers.CharField(allow_blank=True)
-    retracted = serializers.BooleanField()
-    flagged = serializers.BooleanField()
-    split = serializers.CharField(allow_blank=True)
-    validation_state = serializers.CharField()
-    created_at = serializers.CharField()
-    time_spent = serializers.FloatField(allow_null=True)
-    validations = serializers.ListField(child=serializers.DictField())
+    collected = serializers.IntegerField()
+    fooled = serializers.IntegerField()
+    verified_fooled = serializers.IntegerField()
+    vmer = serializers.FloatField(allow_null=True, help_text="verified_fooled / collected; null when nothing was collected.")
+    mer = serializers.FloatField(allow_null=True, help_text="fooled / collected; null when nothing was collected.")

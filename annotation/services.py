@@ -16,18 +16,19 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.cache import cache
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import Count, F, Q
 from django.utils import timezone
 
-from annotation.calculations import decide_model_wrong, span_matches_passage
+from annotation import counters, crowd, qualification
 from annotation.error_codes import AnnotationErrorCode as Code
-from annotation.models import Example
+from annotation.models import CrowdStudy, Example
+from dynabench import idempotency
 from dynabench.errors import NotAllowed, RateLimited, RuleError
-from dynabench.roles import has_role
-from tasks.config import normalise_label
-from tasks.models import Context, MLModel, Round, Task, TaskKind
+from tasks import access
+from tasks.models import Context, MLModel, Round, Task
 from tasks.registry import get_predictor
+from tasks.training import model_ready
 
 logger = logging.getLogger(__name__)
 
@@ -64,8 +65,16 @@ def choose_context(*, round: Round, strategy: str | None = None, tag: str | None
     Ties are broken at random so concurrent annotators spread over contexts. ``tag``
     keeps contexts with that tag only. ``exclude`` (context ids) are skipped unless
     nothing else is left ("new context" on a round with one context returns it again).
-    Raises ``RuleError`` ``unknown_strategy`` or ``no_context``.
+    Raises ``RuleError`` ``round_closed`` (409: a closed round takes no new examples, so the
+    create page and the API show no form for it), ``unknown_strategy`` or ``no_context``.
     """
+    if round.status != Round.Status.OPEN:
+        raise RuleError(
+            Code.ROUND_CLOSED,
+            f"Round {round.number} of {round.task.name} is closed: it takes no new examples. "
+            "Its owner opens the next round; check back then.",
+            status_code=409,
+        )
     strategy = strategy or round.task.config.get("context_strategy") or "least_used"
     if strategy not in STRATEGIES:
         raise RuleError(
@@ -134,12 +143,93 @@ def check_submission_rate(*, key: str) -> None:
         )
 
 
-def _check_daily_cap(*, user, task: Task) -> None:
-    cap = task.config.get("daily_example_cap")
+@dataclass(frozen=True)
+class DailyAllowance:
+    """How many examples ``user`` may still write for a task today (``cap`` None: no daily cap)."""
+
+    cap: int | None
+    written: int
+
+    @property
+    def remaining(self) -> int | None:
+        return None if self.cap is None else max(0, self.cap - self.written)
+
+
+def daily_allowance(*, user, task: Task) -> DailyAllowance:
+    """Return the task's ``daily_example_cap`` and how many examples ``user`` wrote for it today.
+
+    The day starts at midnight in ``settings.TIME_ZONE``; retracted examples count (one query).
+    """
+    cap = task.config.get("daily_example_cap") or None
     if not cap:
-        return
+        return DailyAllowance(cap=None, written=0)
     since = timezone.localtime().replace(hour=0, minute=0, second=0, microsecond=0)
     written = Example.objects.filter(author=user, round__task=task, created_at__gte=since).count()
+    return DailyAllowance(cap=int(cap), written=written)
+
+
+SANDBOX_WINDOW_S = 3600
+
+
+def _sandbox_limit() -> int:
+    return int(getattr(settings, "SANDBOX_TRIES_PER_HOUR", 30))
+
+
+def _sandbox_cache_key(visitor: str, now: float) -> str:
+    return f"annotation:sandbox:{visitor}:{int(now // SANDBOX_WINDOW_S)}"
+
+
+@dataclass(frozen=True)
+class SandboxAllowance:
+    """The sandbox's hourly limit for one visitor: ``limit`` tries per clock hour (None: no limit)."""
+
+    limit: int | None
+    used: int
+    resets_in_s: int
+
+    @property
+    def remaining(self) -> int | None:
+        return None if self.limit is None else max(0, self.limit - self.used)
+
+
+def sandbox_allowance(*, visitor: str) -> SandboxAllowance:
+    """Return how many sandbox tries ``visitor`` (``"user:<id>"`` / ``"ip:<addr>"``) has left this hour.
+
+    The limit is ``settings.SANDBOX_TRIES_PER_HOUR`` (default 30; 0 turns it off), counted
+    in the Django cache per clock hour, so it holds across processes.
+    """
+    limit = _sandbox_limit()
+    now = time.time()
+    resets_in = math.ceil(SANDBOX_WINDOW_S - now % SANDBOX_WINDOW_S)
+    if limit <= 0:
+        return SandboxAllowance(limit=None, used=0, resets_in_s=resets_in)
+    return SandboxAllowance(limit=limit, used=int(cache.get(_sandbox_cache_key(visitor, now)) or 0), resets_in_s=resets_in)
+
+
+def _count_sandbox_try(visitor: str) -> None:
+    limit = _sandbox_limit()
+    if limit <= 0:
+        return
+    now = time.time()
+    key = _sandbox_cache_key(visitor, now)
+    try:
+        used = cache.incr(key)
+    except ValueError:
+        used = 1 if cache.add(key, 1, timeout=SANDBOX_WINDOW_S + 5) else cache.incr(key)
+    if used > limit:
+        minutes = math.ceil((SANDBOX_WINDOW_S - now % SANDBOX_WINDOW_S) / 60)
+        raise RateLimited(
+            Code.SANDBOX_LIMIT,
+            f"You have used all {limit} sandbox tries of this hour. They come back in {minutes} minute"
+            f"{'' if minutes == 1 else 's'}; meanwhile, write examples that count on the create page.",
+        )
+
+
+def _check_daily_cap(*, user, task: Task) -> None:
+    allowance = daily_allowance(user=user, task=task)
+    cap, written = allowance.cap, allowance.written
+    if cap is None:
+        return
     if written >= cap:
         raise RateLimited(
             Code.DAILY_CAP_REACHED,
@@ -158,6 +248,9 @@ def _clean_text(field: dict, value, *, default_max: int = DEFAULT_MAX_LENGTH) ->
         value = ""
     if not isinstance(value, str):
         raise RuleError(Code.REQUIRED, f"{label} must be text.", field=name)
+    if "\x00" in value:
+        # PostgreSQL cannot store NUL in text or jsonb: refuse it instead of failing on save.
+        raise RuleError(Code.NULL_CHARACTER, f"{label} contains a NUL character (\\u0000); remove it.", field=name)
     value = value.strip()
     if not value and field.get("required", True):
         raise RuleError(Code.REQUIRED, f"{label} is required: write something.", field=name)
@@ -173,9 +266,12 @@ def clean_example_input(*, task: Task, context: Context, input: dict) -> dict:
     """Return the example's full input: the context's fields (from the server) plus the annotator's fields.
 
     Annotator fields are stripped and checked (required unless the config says not, at
-    most ``max_length`` characters, else ``DEFAULT_MAX_LENGTH``). Context fields sent by
-    the client are ignored: the context's own values are used. Raises ``RuleError``
-    ``unknown_field``, ``required`` or ``too_long`` naming the field.
+    most ``max_length`` characters, else ``DEFAULT_MAX_LENGTH``). A field prefilled from a
+    context field (``prefill_from``) must differ from that context field: the prompt sent
+    back unchanged is not the annotator's example (with a label the model disagrees with, it
+    would count as fooling the model). Context fields sent by the client are ignored: the
+    context's own values are used. Raises ``RuleError`` ``unknown_field``, ``required``,
+    ``too_long`` or ``unchanged_input`` naming the field.
     """
     if not isinstance(input, dict):
         raise RuleError(Code.REQUIRED, "The example's input must be an object of the task's fields.")
@@ -192,54 +288,28 @@ def clean_example_input(*, task: Task, context: Context, input: dict) -> dict:
         )
     cleaned = {name: context.data.get(name, "") for name in context_names}
     for field in fields:
-        cleaned[field["name"]] = _clean_text(field, input.get(field["name"]))
+        value = _clean_text(field, input.get(field["name"]))
+        source = field.get("prefill_from")
+        if source and value and value == str(context.data.get(source, "")).strip():
+            label = field.get("label", field["name"])
+            raise RuleError(
+                Code.UNCHANGED_INPUT,
+                f"{label} is still the prompt as given: rewrite it in your own words before you submit.",
+                field=field["name"],
+            )
+        cleaned[field["name"]] = value
     return cleaned
 
 
 def clean_target(*, task: Task, example_input: dict, target) -> dict:
     """Return the annotator's target in its stored shape, or raise ``RuleError`` saying what to fix.
 
-    Classification: ``{"label": <one of task.labels>}`` (aliases are accepted and
-    normalised). Extractive QA: ``{"answers": [{"text", "answer_start"}]}`` with exactly
-    one answer that is a span of the passage:
-    ``passage[answer_start:answer_start + len(text)] == text`` (surrounding whitespace of
-    the selection is trimmed and the start moved accordingly).
+    The task's spec decides (``tasks/kinds.py``, ``clean_target``). Classification:
+    ``{"label": <one of task.labels>}`` (aliases are accepted and normalised). Extractive QA:
+    ``{"answers": [{"text", "answer_start"}]}`` with exactly one answer that is a span of the
+    passage (surrounding whitespace of the selection is trimmed and the start moved accordingly).
     """
-    target = target if isinstance(target, dict) else {}
-    if task.kind == TaskKind.CLASSIFICATION:
-        raw = target.get("label")
-        choices = ", ".join(task.labels)
-        if raw in (None, ""):
-            raise RuleError(Code.REQUIRED, f"Pick a label: {choices}.", field="label")
-        label = normalise_label(task.config, raw)
-        if label is None:
-            raise RuleError(Code.INVALID_LABEL, f"'{raw}' is not a label of this task; pick one of {choices}.", field="label")
-        return {"label": label}
-
-    passage = example_input.get(task.config["model_inputs"][1], "")
-    answers = target.get("answers")
-    if not isinstance(answers, list) or len(answers) != 1 or not isinstance(answers[0], dict):
-        raise RuleError(Code.INVALID_ANSWER, "Give exactly one answer, selected in the passage.", field="answer")
-    text, start = answers[0].get("text"), answers[0].get("answer_start")
-    if not isinstance(text, str) or not text.strip():
-        raise RuleError(
-            Code.REQUIRED, "Select the answer in the passage (mouse, or Shift + arrow keys).", field="answer"
-        )
-    try:
-        if isinstance(start, bool) or float(start) != int(start):
-            raise ValueError
-        start = int(start)
-    except (TypeError, ValueError):
-        raise RuleError(Code.INVALID_ANSWER, "The answer's start must be a character position.", field="answer")
-    start += len(text) - len(text.lstrip())
-    text = text.strip()
-    if not span_matches_passage(passage, text=text, start=start):
-        raise RuleError(
-            Code.ANSWER_NOT_IN_PASSAGE,
-            f"“{text[:80]}” is not the passage's text at position {start}. Select the answer in the passage again.",
-            field="answer",
-        )
-    return {"answers": [{"text": text, "answer_start": start}]}
+    return task.spec.clean_target(task.config, example_input, target)
 
 
 def _clean_explanations(task: Task, explanations, *, model_wrong: bool | None) -> dict:
@@ -285,6 +355,10 @@ def _clean_time_spent(time_spent) -> float | None:
 def _check_open(task: Task, round: Round, context: Context | None = None) -> None:
     if not task.active:
         raise RuleError(Code.TASK_INACTIVE, f"{task.name} is not collecting examples any more.")
+    if not task.collecting:
+        raise RuleError(
+            Code.NOT_COLLECTING, f"{task.name} is an evaluation-only benchmark: it collects no examples.", status_code=409
+        )
     if round.status != Round.Status.OPEN:
         raise RuleError(
             Code.ROUND_CLOSED, f"Round {round.number} of {task.name} is closed; open the task page for the current round."
@@ -297,24 +371,84 @@ def _check_open(task: Task, round: Round, context: Context | None = None) -> Non
 
 
 def model_in_loop(round: Round) -> MLModel:
-    """Return the round's model in the loop: its first target model (lowest id) that is a model directory.
+    """Return the model in the loop that answers the next example of ``round``.
 
-    Raises ``RuleError`` ``no_model_in_loop`` when the round has none.
+    The candidates are the round's target models that are model directories. With one, it
+    answers. With several, the round's ``loop_rule`` (chosen by the owner, ``Round.LoopRule``)
+    decides, from one aggregate over the round's examples per model:
+
+    - ``round_robin``: the model that has answered the fewest examples of the round so far
+      (retracted ones included), so the models take turns; ties go to the lowest id;
+    - ``least_fooled``: the model with the lowest fooling rate so far (fooled / answered,
+      retracted examples left out; a model with none yet counts as 0), ties to the fewest
+      answered, then the lowest id, so the strongest model faces the next annotator.
+
+    Only models that can answer count (``tasks.training.model_ready``): a model still in
+    training (the default models on a first ``make run``) waits. Raises ``RuleError``
+    ``no_model_in_loop`` when the round has none, and ``ModelNotReady`` (``model_in_training``,
+    409, with the record for its progress) when none of them is ready yet.
     """
-    model = round.target_models.filter(kind=MLModel.Kind.HF_DIRECTORY).order_by("pk").first()
-    if model is None:
+    models = list(round.target_models.filter(kind=MLModel.Kind.HF_DIRECTORY).order_by("pk"))
+    if not models:
         raise RuleError(
             Code.NO_MODEL_IN_LOOP,
             f"Round {round.number} of {round.task.name} has no model in the loop, so examples cannot be "
             "checked yet. A task owner must add a target model to the round.",
             status_code=409,
         )
-    return model
+    ready = [m for m in models if model_ready(m)]
+    if not ready:
+        raise ModelNotReady(models[0])
+    models = ready
+    if len(models) == 1:
+        return models[0]
+    rows = (
+        Example.objects.filter(round=round, model__in=models)
+        .values("model_id")
+        .annotate(
+            answered=Count("id"),
+            kept=Count("id", filter=Q(retracted=False)),
+            fooled=Count("id", filter=Q(retracted=False, model_wrong=True)),
+        )
+        .order_by()
+    )
+    stats = {row["model_id"]: row for row in rows}
+    empty = {"answered": 0, "kept": 0, "fooled": 0}
+
+    def answered(model):
+        return stats.get(model.pk, empty)["answered"]
+
+    if round.loop_rule == Round.LoopRule.LEAST_FOOLED:
+        def fooling_rate(model):
+            row = stats.get(model.pk, empty)
+            return row["fooled"] / row["kept"] if row["kept"] else 0.0
+
+        return min(models, key=lambda m: (fooling_rate(m), answered(m), m.pk))
+    return min(models, key=lambda m: (answered(m), m.pk))
 
 
-def model_input(task: Task, example_input: dict) -> dict:
-    """Return the predictor's input: ``example_input`` restricted to ``config["model_inputs"]``."""
-    return {name: example_input.get(name, "") for name in task.config["model_inputs"]}
+class ModelNotReady(RuleError):
+    """The round's model in the loop is still training (or its first training failed): HTTP 409.
+
+    ``model`` is the record, so a page can show its progress. Every surface that writes or tries
+    examples gets it from ``model_in_loop``: nothing can be checked against a model that has no
+    weights yet.
+    """
+
+    def __init__(self, model: MLModel):
+        self.model = model
+        if model.status == MLModel.Status.TRAINING:
+            progress = f"{model.progress:.0%} done" if model.progress > 0 else "waiting for a worker to start it"
+            message = (
+                f"The model in the loop ({model.name}) is still training ({progress}), so examples cannot be "
+                "checked against it yet. Writing opens by itself as soon as it is ready; this usually takes a few minutes."
+            )
+        else:
+            message = (
+                f"The model in the loop ({model.name}) failed to train, so examples cannot be checked yet: "
+                f"{model.failure_reason or 'no reason recorded'}. A task owner must retrain it or put another model in the loop."
+            )
+        super().__init__(Code.MODEL_IN_TRAINING, message, status_code=409)
 
 
 def _predict(model: MLModel, inputs: dict) -> tuple[dict, float]:
@@ -334,25 +468,61 @@ def _predict(model: MLModel, inputs: dict) -> tuple[dict, float]:
         )
 
 
+# --- Content warning --------------------------------------------------------------------
+
+
+def needs_content_warning(*, user, task: Task, acknowledged: bool) -> bool:
+    """True when ``user`` must see ``task``'s content warning before writing: the task has one,
+    they have not acknowledged it in this session, and they have written no example of it yet."""
+    if not task.content_warning or acknowledged:
+        return False
+    return not Example.objects.filter(author=user, round__task=task).exists()
+
+
 # --- Examples ---------------------------------------------------------------------------
 
 
+def _replayed(*, user, submission_key: str) -> Example | None:
+    """The example ``user`` already wrote with ``submission_key``, marked as a repeat (or None)."""
+    if not submission_key:
+        return None
+    example = Example.objects.select_related("round__task", "context", "model").filter(
+        author=user, submission_key=submission_key
+    ).first()
+    if example is not None:
+        example.replayed, example.inference_s = True, 0.0
+    return example
+
+
 @transaction.atomic
-def _save_example(*, user, context: Context, **fields) -> Example:
-    # Lock the author's row so that one annotator's concurrent submissions are counted one
-    # at a time against the daily cap (SQLite serialises write transactions anyway).
-    get_user_model().objects.select_for_update().filter(pk=user.pk).values_list("pk").first()
+def _save_example(*, user, context: Context, submission_key: str = "", **fields) -> Example:
+    """Store the example in one short transaction (the model has answered already: no lock is
+    held across its forward). With a daily cap or a submission key, the author's row is locked
+    so that one annotator's concurrent submissions are counted one at a time against the cap
+    (SQLite serialises write transactions anyway), and so that of two requests with one
+    submission key only the first writes (the second gets the first's example back). The
+    context's ``times_used`` is bumped only while its round is open (one statement checks and
+    counts); the example is inserted, which counts it in the round's tallies
+    (``annotation.counters``); the author's crowd sessions progress."""
     task = context.round.task
+    if task.config.get("daily_example_cap") or submission_key:
+        get_user_model().objects.select_for_update().filter(pk=user.pk).values_list("pk").first()
+    if (first := _replayed(user=user, submission_key=submission_key)) is not None:
+        return first
     _check_daily_cap(user=user, task=task)
-    if not Round.objects.filter(pk=context.round_id, status=Round.Status.OPEN).exists():
+    if not Context.objects.filter(pk=context.pk, round__status=Round.Status.OPEN).update(times_used=F("times_used") + 1):
         raise RuleError(Code.ROUND_CLOSED, "The round of this context was closed while you wrote; take a new context.")
-    example = Example.objects.create(round=context.round, context=context, author=user, **fields)
-    Context.objects.filter(pk=context.pk).update(times_used=F("times_used") + 1)
+    example = Example.objects.create(
+        round=context.round, context=context, author=user, submission_key=submission_key, **fields
+    )
+    crowd.note_progress(user=user, round=context.round, activity=CrowdStudy.Activity.WRITE)
+    example.replayed = False
     return example
 
 
 def create_example(
-    *, user, context: Context, input: dict, target: dict, tag: str = "", time_spent=None, metadata=None
+    *, user, context: Context, input: dict, target: dict, tag: str = "", time_spent=None, metadata=None,
+    submission_key: str = "",
 ) -> Example:
     """Check an annotator's example, ask the model in the loop, and store both; return the ``Example``.
 
@@ -360,24 +530,39 @@ def create_example(
     2. ``input`` (the annotator's fields) and ``target`` are checked (``clean_example_input``,
        ``clean_target``); ``metadata`` may hold the task's explanation fields only.
     3. The per-user submission rate (``check_submission_rate``) is checked before the model runs.
-    4. The round's model in the loop (``model_in_loop``) answers through the registry; the
-       server decides ``model_wrong`` (``calculations.decide_model_wrong``).
+    4. The round's model in the loop (``model_in_loop``: with several, the round's rule picks one) answers through the registry; the
+       server decides ``model_wrong`` (the task spec's ``model_wrong``, ``tasks/kinds.py``).
     5. In one transaction: the daily cap (``daily_example_cap`` per user per task, UTC day,
        retracted examples included; checked under a lock on the author), the example
        with the model's full output, the model, the round and ``time_spent`` (seconds) is
        created, and ``Context.times_used`` is bumped with ``F()``. The returned example
        carries ``inference_s``, the seconds the model took (not stored).
 
-    Only users with the ``annotator`` role (or admins) write examples. A ``model_explanation``
+    ``submission_key`` (``dynabench/idempotency.py``): the one-time key of the form or API
+    call. If ``user`` already wrote an example with it, that example is returned (with
+    ``replayed`` True) and nothing is checked, asked or written again: a double click or a
+    retried request never makes a second example. Otherwise ``replayed`` is False.
+
+    Only users with the ``annotator`` role on the task (``tasks.access.has_task_role``: a
+    site-wide group or an owner's grant, not banned; owners and admins too) who passed its
+    qualification (``annotation.qualification``) write examples; a crowd worker's study
+    progress counts the example in the same transaction (``annotation.crowd.note_progress``).
+    A ``model_explanation``
     sent with an example that turns out not to fool the model is dropped.
     Raises ``RuleError`` (``NotAllowed``/``RateLimited``) with a code from ``error_codes``.
     """
-    if not has_role(user, "annotator"):
-        raise NotAllowed(
-            Code.NOT_ANNOTATOR, "Only annotators write examples; ask an admin for the annotator role."
-        )
+    submission_key = idempotency.clean_key(submission_key)
+    if (first := _replayed(user=user, submission_key=submission_key)) is not None:
+        return first
     round = context.round
     task = round.task
+    if not access.has_task_role(user, task, "annotator"):
+        if access.is_banned(user, task):
+            message = f"You are banned from {task.name}; ask one of its owners if you think this is a mistake."
+        else:
+            message = f"Only annotators write examples; ask an owner of {task.name} for the annotator role."
+        raise NotAllowed(Code.NOT_ANNOTATOR, message)
+    qualification.require_qualified(user=user, task=task)
     _check_open(task, round, context)
     example_input = clean_example_input(task=task, context=context, input=input)
     example_target = clean_target(task=task, example_input=example_input, target=target)
@@ -388,14 +573,24 @@ def create_example(
         raise RuleError(Code.TOO_LONG, f"The tag is longer than {TAG_MAX_LENGTH} characters.", field="tag")
     check_submission_rate(key=f"user:{user.pk}")
     model = model_in_loop(round)
-    output, inference_s = _predict(model, model_input(task, example_input))
-    model_wrong = decide_model_wrong(task, example_target, output)
+    output, inference_s = _predict(model, task.spec.model_input(task.config, example_input))
+    model_wrong = task.spec.model_wrong(task.config, example_target, output)
     if "model_explanation" in explanations and not model_wrong:
         explanations.pop("model_explanation")
-    example = _save_example(
-        user=user, context=context, input=example_input, target=example_target, model=model,
-        model_output=output, model_wrong=model_wrong, metadata=explanations, tag=tag, time_spent=time_spent,
-    )
+    try:
+        example = _save_example(
+            user=user, context=context, input=example_input, target=example_target, model=model,
+            model_output=output, model_wrong=model_wrong, metadata=explanations, tag=tag, time_spent=time_spent,
+            submission_key=submission_key,
+        )
+    except IntegrityError:
+        # A concurrent request with the same key committed between our check and our insert
+        # (SQLite does not lock the author's row): answer with its example.
+        if (first := _replayed(user=user, submission_key=submission_key)) is not None:
+            return first
+        raise
+    if example.replayed:  # a concurrent request with the same key wrote first
+        return example
     example.inference_s = inference_s  # not stored: the page reports it in a Server-Timing header
     return example
 
@@ -408,10 +603,17 @@ def _check_author(example: Example, user) -> None:
 def retract_example(*, example: Example, user) -> Example:
     """Retract ``user``'s own ``example``: it stays stored but leaves every count and queue.
 
-    Retracting twice is harmless. Raises ``NotAllowed`` (``not_author``) for anyone else.
+    Retracting twice is harmless. The round's tallies (``annotation.counters``) drop it in the
+    same transaction, under a lock on the example. Raises ``NotAllowed`` (``not_author``) for anyone else.
     """
     _check_author(example, user)
-    Example.objects.filter(pk=example.pk).update(retracted=True)
+    with transaction.atomic():
+        locked = Example.objects.select_for_update().filter(pk=example.pk, retracted=False).first()
+        if locked is not None:
+            Example.objects.filter(pk=locked.pk).update(retracted=True)
+            before = counters.contribution_of(locked)
+            locked.retracted = True
+            counters.count_change(round_id=locked.round_id, author_id=locked.author_id, before=before, after=counters.contribution_of(locked))
     example.retracted = True
     return example
 
@@ -484,7 +686,9 @@ def try_model(*, task: Task, input: dict, visitor: str, target: dict | None = No
 
     ``input`` holds the model's inputs (``config["model_inputs"]``), context fields
     included (at most ``CONTEXT_MAX_LENGTH`` characters each). ``visitor`` names who is
-    trying (``"user:<id>"`` or ``"ip:<addr>"``) for the submission rate limit. With a
+    trying (``"user:<id>"`` or ``"ip:<addr>"``) for the sandbox's hourly limit
+    (``sandbox_allowance``; ``RateLimited`` ``sandbox_limit`` past it) and the submission
+    rate limit. With a
     ``target`` (label, or answer span) the answer says whether it would have fooled the
     model. Raises ``RuleError`` as ``create_example`` does.
     """
@@ -503,8 +707,9 @@ def try_model(*, task: Task, input: dict, visitor: str, target: dict | None = No
         field, default_max = fields[name]
         cleaned[name] = _clean_text(field, input.get(name), default_max=default_max)
     example_target = clean_target(task=task, example_input=cleaned, target=target) if target else None
+    _count_sandbox_try(visitor)
     check_submission_rate(key=visitor)
     model = model_in_loop(round)
     output, _ = _predict(model, cleaned)
-    model_wrong = decide_model_wrong(task, example_target, output) if example_target else None
+    model_wrong = task.spec.model_wrong(task.config, example_target, output) if example_target else None
     return SandboxAnswer(round=round, model=model, input=cleaned, output=output, target=example_target, model_wrong=model_wrong)

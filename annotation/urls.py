@@ -1,15 +1,22 @@
-"""Pages of the crowd annotator: write examples, the sandbox, my examples."""
+"""Pages of the crowd annotator: the task list and task pages, write examples, the sandbox, my examples."""
 
 from django.urls import path
 
-from annotation import htmx_views
+from annotation import crowd_views, htmx_views
 
 app_name = "annotation"
 urlpatterns = [
+    path("", htmx_views.task_list, name="task_list"),
+    path("tasks/<slug:code>/", htmx_views.task_detail, name="task_detail"),
     path("tasks/<slug:code>/write/", htmx_views.create_page, name="create"),
+    path("tasks/<slug:code>/write/warning", htmx_views.acknowledge_warning, name="acknowledge_warning"),
     path("tasks/<slug:code>/write/context", htmx_views.new_context, name="new_context"),
     path("tasks/<slug:code>/write/submit", htmx_views.submit_example, name="submit"),
     path("tasks/<slug:code>/sandbox/", htmx_views.sandbox, name="sandbox"),
+    path("tasks/<slug:code>/qualification/", crowd_views.qualification_page, name="qualification"),
+    path("crowd/<slug:code>/r<int:number>/<str:platform>/", crowd_views.crowd_entry, name="crowd_entry"),
+    path("crowd/<slug:code>/r<int:number>/<str:platform>/progress/", crowd_views.crowd_progress, name="crowd_progress"),
+    path("crowd/<slug:code>/r<int:number>/<str:platform>/finish/", crowd_views.crowd_finish, name="crowd_finish"),
     path("my/examples/", htmx_views.my_examples, name="my_examples"),
     path("my/examples/<int:pk>/again", htmx_views.try_again, name="again"),
     path("my/examples/<int:pk>/explain", htmx_views.explain_example, name="explain"),

@@ -42,7 +42,7 @@ from django.core.management import call_command  # noqa: E402
 from sklearn.metrics import accuracy_score, f1_score  # noqa: E402
 
 from tasks import training  # noqa: E402
-from tasks.config import normalise_label  # noqa: E402
+from tasks.kinds import normalise_label  # noqa: E402
 from tasks.models import MLModel, Task  # noqa: E402
 from tasks.registry import get_predictor  # noqa: E402
 from transformers.utils import logging as hf_logging  # noqa: E402
@@ -128,7 +128,7 @@ def main():
     args = parser.parse_args()
     if DATA is None:
         sys.exit("Shared data not found: set DYNABENCH_SHARED_DATA or put it at ../shared/data.")
-    call_command("ensure_default_models")  # prints its own one-line summary
+    call_command("ensure_default_models", "--inline")  # prints its own one-line summary
     sentiment, nli = Task.objects.get(code="sentiment"), Task.objects.get(code="nli")
 
     print("\n== Default models (trained on the seed set only)")

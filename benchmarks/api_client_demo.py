@@ -18,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from dynabench.client import DynabenchClient, DynabenchError  # noqa: E402
+from dynabench_client import DynabenchClient, DynabenchError  # noqa: E402
 
 EXAMPLE = "The staff could not have been nicer, which almost made up for the cold soup."
 

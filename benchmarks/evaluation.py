@@ -181,7 +181,8 @@ def figure_3() -> None:
     from django.contrib.auth.models import User
     from django.test import Client
 
-    from leaderboard.jobs import _serialise, recompute_leaderboard
+    from leaderboard.jobs import recompute_leaderboard
+    from leaderboard.metrics import serialise
     from leaderboard.models import EvaluationRun
     from tasks.models import Dataset, MLModel, Round
     from tasks.seed import seed_task
@@ -210,7 +211,7 @@ def figure_3() -> None:
                 model=model, dataset=dataset, status="done", progress=1.0, n_examples=n_items, performance=float(correct.mean()),
                 metrics={"accuracy": float(correct.mean())}, throughput=float(rng.uniform(20, 400)), memory_gib=float(rng.uniform(0.5, 6)),
                 robustness=float(rng.uniform(0.6, 1)), fairness=float(rng.uniform(0.7, 1)),
-                item_results=_serialise(np.stack([gold, predicted]).astype(np.int16)),
+                item_results=serialise(np.stack([gold, predicted]).astype(np.int16)),
             ))
     EvaluationRun.objects.bulk_create(runs, batch_size=200)
     start = time.perf_counter()

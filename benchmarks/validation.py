@@ -6,6 +6,10 @@
    p50/p95 over repeated claim → validate → claim cycles of one validator, and the first
    claim of fresh validators; side by side, the same queue query with index scans turned
    off, to show what the ``example_review_queue`` index buys. Target: p50 ≤ 5 ms.
+   Gold items are mixed in: ``--gold`` (1000) examples of the round are gold items (settled
+   verified correct) and the task's ``gold_rate`` is ``--gold-rate`` (0.1), so about one
+   hand-out in ten is a gold item and its answer a gold check; p50/p95 are also given for
+   the two kinds apart.
    The loaded round is kept in the database and reused by the next run with the same
    ``--examples`` (its validations are reset), so only the first run pays the load.
 2. ``--validators`` (16) threads, each with its own database connection, validate a round
@@ -36,6 +40,8 @@ parser.add_argument("--samples", type=int, default=400)
 parser.add_argument("--validators", type=int, default=16)
 parser.add_argument("--seconds", type=float, default=20.0)
 parser.add_argument("--concurrent-examples", type=int, default=450)
+parser.add_argument("--gold", type=int, default=1000)
+parser.add_argument("--gold-rate", type=float, default=0.1)
 args = parser.parse_args()
 
 os.environ["DATABASE_URL"] = args.database_url
@@ -56,8 +62,8 @@ from annotation.models import Example  # noqa: E402
 from dynabench.errors import RuleError  # noqa: E402
 from tasks.models import Context, Round, Task  # noqa: E402
 from tasks.seed import load_task_definition  # noqa: E402
-from validation.calculations import derive_state, tally  # noqa: E402
-from validation.models import Validation  # noqa: E402
+from validation.calculations import ConsensusPolicy, derive_state, tally  # noqa: E402
+from validation.models import GoldAssignment, GoldItem, Validation, ValidatorStanding  # noqa: E402
 from validation.services import next_example_for, record_validation, review_queue  # noqa: E402
 
 BENCH_TASK = "bench-validation"
@@ -79,10 +85,31 @@ def setup_task():
     Group.objects.get_or_create(name="validator")
     spec = load_task_definition("sentiment")
     task, _ = Task.objects.get_or_create(code=BENCH_TASK, defaults={"name": "Benchmark", "kind": spec["kind"], "config": spec["config"]})
+    task.config = {**task.config, "gold_rate": args.gold_rate, "gold_accuracy_threshold": 0.7, "gold_min_answers": 5}
+    task.save()
     return task
 
 
+def add_gold(round, n):
+    """Make ``n`` examples spread over ``round`` gold items with the verdict ``correct``
+    (settled verified correct, as if an owner had decided them)."""
+    step = max(1, args.examples // max(n, 1))
+    ids = list(Example.objects.filter(round=round).order_by("pk").values_list("pk", flat=True)[::step][:n])
+    Example.objects.filter(pk__in=ids).update(validation_state="verified_correct")
+    GoldItem.objects.bulk_create([GoldItem(round=round, example_id=pk, verdict="correct") for pk in ids], batch_size=1000)
+    with connection.cursor() as cur:
+        cur.execute("ANALYZE validation_golditem")
+    return len(ids)
+
+
+def wipe_gold(round):
+    GoldAssignment.objects.filter(gold_item__round=round).delete()
+    GoldItem.objects.filter(round=round).delete()
+    ValidatorStanding.objects.filter(task=round.task).delete()
+
+
 def wipe_round(round):
+    wipe_gold(round)
     with connection.cursor() as cur:
         cur.execute("DELETE FROM validation_validation v USING annotation_example e WHERE v.example_id = e.id AND e.round_id = %s", [round.pk])
         cur.execute("DELETE FROM annotation_example WHERE round_id = %s", [round.pk])
@@ -136,16 +163,22 @@ def part_one(task):
         print(f"loaded in {took:.1f} s ({args.examples / took:,.0f} rows/s)")
     else:
         print(f"reusing the {have:,} examples already loaded")
+    wipe_gold(round)
     Validation.objects.filter(example__round=round).delete()
     Example.objects.filter(round=round).exclude(validation_count=0, validation_state="pending", leased_to=None).update(
         validation_count=0, correct_count=0, incorrect_count=0, flagged_count=0, validation_state="pending", leased_to=None, leased_until=None
     )
+    gold = set()
+    if args.gold:
+        print(f"gold items: {add_gold(round, args.gold):,} in the round, gold_rate {args.gold_rate:g}")
+        gold = set(GoldItem.objects.filter(round=round).values_list("example_id", flat=True))
     [me] = users("bench-solo-", 1, group="validator")
-    times, record_times = [], []
+    times, record_times, kinds = [], [], []
     for _ in range(args.samples):
         t0 = time.perf_counter()
         example = next_example_for(validator=me, round=round)
         times.append(time.perf_counter() - t0)
+        kinds.append(example.pk in gold)
         t0 = time.perf_counter()
         record_validation(example=example, validator=me, label="correct")
         record_times.append(time.perf_counter() - t0)
@@ -172,6 +205,12 @@ def part_one(task):
     p50, p95 = ms(statistics.median(times)), ms(pct(times, 95))
     print(f"next_example_for (claim after each validation, {args.samples} samples): p50 {p50:.2f} ms, p95 {p95:.2f} ms "
           f"-> p50 / 5 ms target = {p50 / 5:.2f}  {'PASS' if p50 <= 5 else 'FAIL'}")
+    gold_times = [t for t, g in zip(times, kinds) if g]
+    plain_times = [t for t, g in zip(times, kinds) if not g]
+    checks = Validation.objects.filter(validator=me, gold_check=True).count()
+    if gold_times:
+        print(f"  of which gold items served: {len(gold_times)} (p50 {ms(statistics.median(gold_times)):.2f} ms, p95 {ms(pct(gold_times, 95)):.2f} ms); "
+              f"ordinary examples: {len(plain_times)} (p50 {ms(statistics.median(plain_times)):.2f} ms); gold checks recorded: {checks}")
     print(f"first claim of {len(fresh)} fresh validators: p50 {ms(statistics.median(first_claims)):.2f} ms, p95 {ms(pct(first_claims, 95)):.2f} ms")
     print(f"record_validation: p50 {ms(statistics.median(record_times)):.2f} ms, p95 {ms(pct(record_times, 95)):.2f} ms")
     print(f"queue query alone: with index p50 {ms(statistics.median(indexed)):.3f} ms; index scans off p50 "
@@ -186,7 +225,7 @@ def part_two(task):
     crowd = users("bench-crowd-", args.validators, group="validator")
     others = users("bench-writer-", 20)
     load_examples(round, args.concurrent_examples, others + crowd, fooling_share=1.0, seed=2)
-    needed = task.validations_needed
+    needed = ConsensusPolicy.from_config(task.config)
 
     in_hand, lock = {}, threading.Lock()
     double_handed, recorded, refused, errors = [], [], [], []
@@ -237,7 +276,7 @@ def part_two(task):
     duplicates = len(recorded) - len(mine)
     mismatched = 0
     votes = {}
-    for example_id, label, mode in Validation.objects.filter(example__round=round).order_by("example_id", "id").values_list("example_id", "label", "mode"):
+    for example_id, label, mode in Validation.objects.filter(example__round=round, counts=True).order_by("example_id", "id").values_list("example_id", "label", "mode"):
         votes.setdefault(example_id, []).append((label, mode))
     columns = ("validation_state", "validation_count", "correct_count", "incorrect_count", "flagged_count")
     for pk, *stored_cols in Example.objects.filter(round=round).values_list("pk", *columns):

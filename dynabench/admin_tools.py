@@ -20,7 +20,15 @@ OWNER_PATHS = {
     ("tasks", "mlmodel"): "task__owners",
     ("tasks", "dataset"): "task__owners",
     ("tasks", "datasetitem"): "dataset__task__owners",
+    ("tasks", "taskrole"): "task__owners",
+    ("tasks", "taskban"): "task__owners",
+    ("tasks", "upload"): "task__owners",
     ("annotation", "example"): "round__task__owners",
+    ("annotation", "qualification"): "task__owners",
+    ("annotation", "crowdstudy"): "round__task__owners",
+    ("validation", "golditem"): "round__task__owners",
+    ("validation", "validatorstanding"): "task__owners",
+    ("validation", "roundpay"): "round__task__owners",
     ("validation", "validation"): "example__round__task__owners",
     ("leaderboard", "evaluationrun"): "model__task__owners",
     ("leaderboard", "leaderboardconfig"): "task__owners",
@@ -56,11 +64,21 @@ class OwnerScopedAdmin(OwnerScopedMixin, admin.ModelAdmin):
     list_per_page = 50
 
 
+class MonospaceTextarea(forms.Textarea):
+    """A textarea in a monospace font, styled from a static file (the CSP allows no style attributes)."""
+
+    class Media:
+        css = {"all": ["css/admin.css"]}
+
+    def __init__(self, attrs=None):
+        super().__init__({"rows": 24, "cols": 100, "class": "monospace", **(attrs or {})})
+
+
 class PrettyJSONField(forms.JSONField):
     """A JSON form field shown indented in a monospace textarea."""
 
     def __init__(self, *args, **kwargs):
-        kwargs.setdefault("widget", forms.Textarea(attrs={"rows": 24, "cols": 100, "style": "font-family: monospace"}))
+        kwargs.setdefault("widget", MonospaceTextarea())
         super().__init__(*args, **kwargs)
 
     def prepare_value(self, value):

@@ -111,6 +111,20 @@ def query_int(request, name: str, *, minimum: int = 0) -> int | None:
     return value
 
 
+def query_float(request, name: str) -> float | None:
+    """Return the finite number query parameter ``name`` (None when absent); a 400 naming it otherwise."""
+    raw = _params(request).get(name)
+    if raw in (None, ""):
+        return None
+    try:
+        value = float(raw)
+    except ValueError:
+        raise exceptions.ValidationError({name: [f"Must be a number, not {raw[:40]!r}."]}) from None
+    if value != value or value in (float("inf"), float("-inf")):
+        raise exceptions.ValidationError({name: ["Must be a finite number."]})
+    return value
+
+
 def query_choice(request, name: str, choices) -> str | None:
     """Return query parameter ``name`` when it is one of ``choices`` (None when absent); a 400 otherwise."""
     raw = _params(request).get(name)

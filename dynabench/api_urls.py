@@ -1,4 +1,4 @@
-"""``/api/v1/``: the account endpoints here; each app registers its viewsets in ``<app>/api_urls.py``."""
+"""``/api/v1/``: the token endpoint here; each app registers its viewsets in ``<app>/api_urls.py``."""
 
 from django.urls import include, path, re_path
 
@@ -6,7 +6,6 @@ from dynabench import api_views
 
 urlpatterns = [
     path("auth/token", api_views.TokenView.as_view(), name="api-token"),
-    path("me", api_views.MeView.as_view(), name="api-me"),
     path("", include("tasks.api_urls")),
     path("", include("annotation.api_urls")),
     path("", include("validation.api_urls")),

@@ -1,27 +1,20 @@
-"""``/api/v1/auth/token`` (API token management) and ``/api/v1/me`` (the caller and their statistics)."""
+"""``/api/v1/auth/token`` (API token management) and the JSON 404 of ``/api/v1/``.
 
+``/api/v1/me`` (the caller and their statistics) is ``validation/api_views.py``'s.
+"""
+
+from django.conf import settings
 from django.contrib.auth import authenticate
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.authtoken.models import Token
 from rest_framework.decorators import api_view, authentication_classes, permission_classes
-from rest_framework.exceptions import AuthenticationFailed, NotAuthenticated, NotFound
-from rest_framework.permissions import AllowAny, IsAuthenticated
+from rest_framework.exceptions import AuthenticationFailed, NotAuthenticated, NotFound, Throttled
+from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.selectors import user_counts
-from dynabench.roles import ROLES, has_role
-from dynabench.serializers import MeSerializer, TokenRequestSerializer, TokenSerializer
-from tasks.models import Task
-from validation.models import Validation
-
-
-def _counts(counts) -> dict:
-    return {
-        "collected": counts.collected, "fooled": counts.fooled, "verified_fooled": counts.verified_fooled,
-        "vmer": counts.vmer, "mer": counts.mer,
-    }
+from dynabench.serializers import TokenRequestSerializer, TokenSerializer
 
 
 @extend_schema(exclude=True)
@@ -38,7 +31,8 @@ class TokenView(APIView):
 
     ``POST`` with ``{"username", "password"}``, or with an authenticated session/token and
     an empty body. ``DELETE`` revokes the token of the authenticated caller; a new ``POST``
-    then issues a fresh one.
+    then issues a fresh one. Wrong passwords count toward the same login lockout as the
+    log-in pages (django-axes): once locked out, ``POST`` answers 429 until the cool-off ends.
     """
 
     permission_classes = [AllowAny]
@@ -51,6 +45,11 @@ class TokenView(APIView):
         data = serializer.validated_data
         if "username" in data or "password" in data:
             user = authenticate(request, username=data.get("username", ""), password=data.get("password", ""))
+            if getattr(request, "axes_locked_out", False):
+                raise Throttled(
+                    wait=settings.AXES_COOLOFF_TIME.total_seconds(),
+                    detail="Too many failed log-ins for this username from this address; try again later.",
+                )
             if user is None or not user.is_active:
                 raise AuthenticationFailed("Wrong username or password.")
         elif request.user.is_authenticated:
@@ -67,28 +66,3 @@ class TokenView(APIView):
             raise NotAuthenticated()
         Token.objects.filter(user=request.user).delete()
         return Response(status=status.HTTP_204_NO_CONTENT)
-
-
-class MeView(APIView):
-    """The caller's account, roles, owned tasks and statistics (examples, fooled, verified fooled, vMER)."""
-
-    permission_classes = [IsAuthenticated]
-
-    @extend_schema(summary="Get me and my statistics", responses=MeSerializer)
-    def get(self, request):
-        user = request.user
-        tasks = Task.objects.filter(rounds__examples__author=user).distinct().order_by("code")
-        body = {
-            "id": user.pk,
-            "username": user.get_username(),
-            "email": user.email,
-            "roles": [role for role in ROLES if has_role(user, role)],
-            "is_admin": user.is_superuser,
-            "owned_tasks": list(user.owned_tasks.order_by("code").values_list("code", flat=True)),
-            "examples": _counts(user_counts(user)),
-            "examples_by_task": [
-                {"task": t.code, **_counts(user_counts(user, task=t))} for t in tasks
-            ],
-            "validations": Validation.objects.filter(validator=user).count(),
-        }
-        return Response(MeSerializer(body).data)

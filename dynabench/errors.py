@@ -36,3 +36,19 @@ class RateLimited(RuleError):
     """A cap or rate limit was reached (HTTP 429)."""
 
     status_code = 429
+
+
+class FieldErrors(RuleError):
+    """Several fields of one form were refused at once: ``errors`` is ``{field: [message, ...]}``.
+
+    ``message`` (and the API's ``detail``) names the first field at fault; ``as_dict`` adds
+    ``errors`` with every field, as DRF's own validation errors do.
+    """
+
+    def __init__(self, code: str, errors: dict[str, list[str]]):
+        field, messages = next(iter(errors.items()))
+        super().__init__(code, f"{field}: {messages[0]}", field=field)
+        self.errors = errors
+
+    def as_dict(self) -> dict:
+        return {**super().as_dict(), "errors": self.errors}

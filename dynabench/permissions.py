@@ -12,15 +12,17 @@ from rest_framework.permissions import SAFE_METHODS, BasePermission
 
 from dynabench.roles import has_role
 
+#: The model label of a task (``tasks.models.Task``): ``IsTaskOwner`` checks ``task.is_owner(user)``.
+TASK_MODEL = "tasks.Task"
+
 
 def task_of(obj):
-    """Return the ``Task`` an object belongs to: itself, ``obj.task``, or ``obj.round.task``.
+    """Return the task an object belongs to: itself, ``obj.task``, or ``obj.round.task``.
 
+    A task is recognised by its model label, ``TASK_MODEL`` (this package imports no app).
     Returns None for objects without a task.
     """
-    from tasks.models import Task
-
-    if isinstance(obj, Task):
+    if getattr(getattr(obj, "_meta", None), "label", None) == TASK_MODEL:
         return obj
     for path in ("task", "round", "example", "dataset", "model"):
         parent = getattr(obj, path, None)

@@ -1,6 +1,8 @@
 """The OpenAPI schema generator (``REST_FRAMEWORK["DEFAULT_SCHEMA_CLASS"]``): drf-spectacular plus error answers."""
 
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.openapi import AutoSchema as SpectacularAutoSchema
+from drf_spectacular.utils import OpenApiParameter
 from rest_framework import serializers
 
 
@@ -43,3 +45,11 @@ class AutoSchema(SpectacularAutoSchema):
                     "description": description,
                 }
         return responses
+
+
+IDEMPOTENCY_KEY = OpenApiParameter(
+    "Idempotency-Key", OpenApiTypes.STR, OpenApiParameter.HEADER, required=False,
+    description="One-time key of this submission (8-64 letters, digits, _ . : -, e.g. a UUID). A repeat with the same "
+    "key returns the first result (200, `Idempotent-Replayed: true`) and writes nothing (dynabench/idempotency.py).",
+)
+"""The ``Idempotency-Key`` header of the endpoints that create examples and validations."""

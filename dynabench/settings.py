@@ -11,13 +11,24 @@ variable with a safe default:
 - ``MEDIA_ROOT``: uploaded models and files (default ``var/media``).
 - ``DYNABENCH_MODELS_DIR``: where trained target models are written (default ``var/models``).
 - ``DYNABENCH_VAR_DIR``: the folder for all local state (default ``var/`` in the repo).
+- ``DYNABENCH_PRODUCTION`` (``0``/``1``, default ``0``): HTTPS-only settings (HSTS, secure
+  cookies, redirect to HTTPS behind a proxy that sets ``X-Forwarded-Proto``).
+- ``TRUSTED_PROXY_COUNT`` (default ``0``): reverse proxies in front of the app that append
+  to ``X-Forwarded-For``; the client address for login lockout and API rate limits.
+- ``EMAIL_URL`` (e.g. ``smtp://user:pass@mail.example.org:587/?tls=True``) or
+  ``EMAIL_BACKEND`` (default the console backend); ``DEFAULT_FROM_EMAIL``.
+- ``LOGIN_FAILURE_LIMIT`` (default ``5``), ``LOGIN_COOLOFF_MINUTES`` (default ``15``).
 """
 
+import json
 import os
 import secrets
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
+import dj_email_url
+from csp.constants import NONE, SELF
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("DYNABENCH_VAR_DIR", BASE_DIR / "var"))
@@ -61,15 +72,19 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "django_rq",
     "django_htmx",
+    "csp",
     "dynabench.apps.DynabenchConfig",
     "tasks",
     "annotation",
     "validation",
     "leaderboard",
+    "cycle",
+    "axes",  # login lockout; keep last (its checks look at the other apps' settings)
 ]
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",  # serves STATIC_ROOT (collectstatic) with DEBUG off
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -79,7 +94,27 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "axes.middleware.AxesMiddleware",  # turns a locked-out login attempt into the lockout page (429)
 ]
+
+# Content-Security-Policy (django-csp): scripts and styles only from our own static files; no
+# inline <script>, no event-handler attributes, no style attributes, no eval (htmx runs with
+# allowEval=false, see templates/base.html). The django-rq dashboard (superusers only) relaxes
+# it for its inline scripts (dynabench/rq_dashboard.py).
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF],
+        "style-src": [SELF],
+        "img-src": [SELF, "data:"],
+        "font-src": [SELF],
+        "connect-src": [SELF],
+        "object-src": [NONE],
+        "base-uri": [NONE],
+        "frame-ancestors": [NONE],
+        "form-action": [SELF],
+    },
+}
 
 ROOT_URLCONF = "dynabench.urls"
 
@@ -134,6 +169,52 @@ RQ_QUEUES = {
     name: {"URL": REDIS_URL, "DEFAULT_TIMEOUT": timeout, "ASYNC": RQ_ASYNC}
     for name, timeout in (("default", 600), ("evaluation", 3600), ("training", 3600))
 }
+# Workers (manage.py rqworker --with-scheduler) keep the reaper job alive: leaderboard/worker.py.
+RQ = {"WORKER_CLASS": "leaderboard.worker.ReapingWorker"}
+# Imported once by each RQ worker before it forks a work horse per job (leaderboard/worker.py): a
+# horse that imported torch itself paid ~25 s wall per job on 2 loaded cores.
+RQ_WORKER_PRELOAD = (
+    "torch", "transformers.modeling_utils", "transformers.models.auto.modeling_auto",
+    "transformers.models.auto.tokenization_auto", "transformers.models.bert.modeling_bert",
+    "transformers.data.data_collator", "transformers.optimization",
+)
+
+# Login lockout (django-axes): after LOGIN_FAILURE_LIMIT wrong passwords for one username from one
+# client address, that pair is refused (429) for LOGIN_COOLOFF_MINUTES, on /accounts/login/,
+# /admin/login/ and POST /api/v1/auth/token alike (all go through django.contrib.auth.authenticate).
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+TRUSTED_PROXY_COUNT = int(os.environ.get("TRUSTED_PROXY_COUNT", "0"))
+AXES_FAILURE_LIMIT = int(os.environ.get("LOGIN_FAILURE_LIMIT", "5"))
+AXES_COOLOFF_TIME = timedelta(minutes=int(os.environ.get("LOGIN_COOLOFF_MINUTES", "15")))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_CLIENT_IP_CALLABLE = "dynabench.proxies.client_ip"
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+AXES_VERBOSE = False
+
+# Email (password reset): EMAIL_URL (dj-email-url syntax) or EMAIL_BACKEND; console by default.
+if os.environ.get("EMAIL_URL"):
+    globals().update({k: v for k, v in dj_email_url.parse(os.environ["EMAIL_URL"]).items() if v is not None})
+else:
+    EMAIL_BACKEND = os.environ.get("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
+DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "dynabench@localhost")
+
+# Production (DYNABENCH_PRODUCTION=1): HTTPS only. Behind a proxy that terminates TLS, it must
+# set X-Forwarded-Proto (and strip it from clients). `manage.py check --deploy` reports nothing.
+DYNABENCH_PRODUCTION = _env_bool("DYNABENCH_PRODUCTION", False)
+if DYNABENCH_PRODUCTION:
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    SECURE_SSL_REDIRECT = _env_bool("SECURE_SSL_REDIRECT", True)
+    SECURE_HSTS_SECONDS = int(os.environ.get("SECURE_HSTS_SECONDS", str(365 * 24 * 3600)))
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = _env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", True)
+    SECURE_HSTS_PRELOAD = _env_bool("SECURE_HSTS_PRELOAD", True)
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True
+    # The health check is probed over plain HTTP inside the network.
+    SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
@@ -142,8 +223,8 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 LOGIN_URL = "login"
-LOGIN_REDIRECT_URL = "tasks:list"
-LOGOUT_REDIRECT_URL = "tasks:list"
+LOGIN_REDIRECT_URL = "annotation:task_list"
+LOGOUT_REDIRECT_URL = "annotation:task_list"
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
@@ -157,6 +238,20 @@ STATIC_ROOT.mkdir(exist_ok=True)
 MEDIA_ROOT = Path(os.environ.get("MEDIA_ROOT", VAR_DIR / "media"))
 MEDIA_URL = "media/"
 MODELS_DIR = Path(os.environ.get("DYNABENCH_MODELS_DIR", VAR_DIR / "models"))
+
+# Files shared by every web process and worker (model artefacts, prediction files, staged
+# uploads) go through Django's storage API: the local file system under MEDIA_ROOT by default;
+# in production an S3-compatible bucket with django-storages (README "Workers on other
+# machines"): STORAGE_BACKEND=storages.backends.s3.S3Storage and STORAGE_OPTIONS as JSON.
+STORAGES = {
+    "default": {
+        "BACKEND": os.environ.get("STORAGE_BACKEND", "django.core.files.storage.FileSystemStorage"),
+        "OPTIONS": json.loads(os.environ.get("STORAGE_OPTIONS", "{}")),
+    },
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+}
+# Each worker keeps the model artefacts it ran in a local cache, one folder per checksum.
+ARTEFACT_CACHE_DIR = Path(os.environ.get("DYNABENCH_ARTEFACT_CACHE", VAR_DIR / "artefact-cache"))
 
 # Uploads: archives are streamed to disk; the submission checks enforce their own cap.
 DATA_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
@@ -172,6 +267,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PAGINATION_CLASS": "dynabench.pagination.Pagination",
     "PAGE_SIZE": 50,
     "EXCEPTION_HANDLER": "dynabench.api.exception_handler",
+    "NUM_PROXIES": TRUSTED_PROXY_COUNT,
     "DEFAULT_PARSER_CLASSES": [
         "dynabench.parsers.JSONParser",
         "rest_framework.parsers.FormParser",
@@ -189,7 +285,18 @@ REST_FRAMEWORK = {
 
 SPECTACULAR_SETTINGS = {
     "TITLE": "Dynabench API",
-    "DESCRIPTION": "Dynamic adversarial data collection and model benchmarking.",
+    "DESCRIPTION": (
+        "Dynamic adversarial data collection and model benchmarking.\n\n"
+        "**Labels.** Train splits and published sets are public: `GET /datasets/{id}/items` returns their `target`. "
+        "Test splits and every set that counts toward the Dynascore are hidden unless an owner publishes them: their "
+        "items come with `uid` and `input` only (`target` and `metadata` null) to everyone but the task's owners and "
+        "admins; `labels_hidden` on a dataset says whether your requests get its targets. On hidden sets you get "
+        "aggregate scores only (no per-item correctness, no small per-tag groups).\n\n"
+        "**A current leaderboard.** Whenever a round closes, a dataset is imported or replaced, or a model is "
+        "uploaded, published or retrained, the missing evaluations (model x dataset) are queued after the change "
+        "commits; a pending model names the datasets it lacks. Every run records the model's and the dataset's "
+        "checksums, the dataset version and the code version."
+    ),
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
     # Swagger UI and ReDoc served from our own static files (drf-spectacular-sidecar): no CDN.
@@ -224,14 +331,30 @@ DYNABENCH_WARM_MODELS = _env_bool("DYNABENCH_WARM_MODELS", False)
 
 # Annotation: examples one annotator may submit per minute (sandbox tries count too); 0 turns it off.
 ANNOTATION_SUBMISSIONS_PER_MINUTE = int(os.environ.get("ANNOTATION_SUBMISSIONS_PER_MINUTE", "20"))
+# Tries of the model in the sandbox per visitor (user, or address for visitors) per clock hour; 0: no limit.
+SANDBOX_TRIES_PER_HOUR = int(os.environ.get("SANDBOX_TRIES_PER_HOUR", "30"))
 
 # Leaderboard (leaderboard/services.py, leaderboard/jobs.py): submission caps, evaluation, Dynascore.
 MODEL_ARCHIVE_MAX_BYTES = int(os.environ.get("MODEL_ARCHIVE_MAX_BYTES", str(2 * 1024**3)))
 MODEL_ARCHIVE_MAX_UNPACKED_BYTES = int(os.environ.get("MODEL_ARCHIVE_MAX_UNPACKED_BYTES", str(4 * 1024**3)))
 PREDICTIONS_MAX_BYTES = int(os.environ.get("PREDICTIONS_MAX_BYTES", str(200 * 1024**2)))
+# Contexts/dataset files uploaded through the owner's console: the largest file accepted, and
+# the number of records above which the import runs in an RQ job with a progress bar.
+CONSOLE_UPLOAD_MAX_BYTES = int(os.environ.get("CONSOLE_UPLOAD_MAX_BYTES", str(100 * 1024**2)))
+CONSOLE_UPLOAD_JOB_ROWS = int(os.environ.get("CONSOLE_UPLOAD_JOB_ROWS", "3000"))
 MODEL_SUBMISSIONS_PER_DAY = int(os.environ.get("MODEL_SUBMISSIONS_PER_DAY", "5"))
 EVALUATION_STALE_AFTER_S = int(os.environ.get("EVALUATION_STALE_AFTER_S", "600"))
 EVALUATION_MAX_ATTEMPTS = int(os.environ.get("EVALUATION_MAX_ATTEMPTS", "3"))
+# Evaluations of more than EVALUATION_SHARD_ITEMS items are split into shards of that many items
+# (item-id ranges) that any worker takes; a shard is tried EVALUATION_SHARD_ATTEMPTS times.
+EVALUATION_SHARD_ITEMS = int(os.environ.get("EVALUATION_SHARD_ITEMS", "2000"))
+EVALUATION_SHARD_ATTEMPTS = int(os.environ.get("EVALUATION_SHARD_ATTEMPTS", "2"))
+# The reaper (leaderboard/reaper.py), a repeating job every worker makes sure exists: every
+# REAPER_PERIOD_S it re-queues or fails runs, shards and trainings whose worker died.
+REAPER_PERIOD_S = int(os.environ.get("REAPER_PERIOD_S", "60"))
+TRAINING_STALE_AFTER_S = int(os.environ.get("TRAINING_STALE_AFTER_S", "600"))
+# Per-user storage quota of submitted model artefacts, counted in unpacked bytes.
+MODEL_STORAGE_QUOTA_BYTES = int(os.environ.get("MODEL_STORAGE_QUOTA_BYTES", str(10 * 1024**3)))
 EVALUATION_MACHINE_MEMORY_GIB = float(os.environ.get("EVALUATION_MACHINE_MEMORY_GIB", "0")) or None  # None: this machine's RAM
 LEADERBOARD_BOOTSTRAP_RESAMPLES = int(os.environ.get("LEADERBOARD_BOOTSTRAP_RESAMPLES", "1000"))
 

@@ -8,7 +8,7 @@ from django.urls import path, reverse
 
 from dynabench.admin_tools import OwnerScopedAdmin, scope_to_owner
 from dynabench.errors import RuleError
-from leaderboard.jobs import enqueue_evaluation
+from leaderboard.jobs import enqueue_evaluation, recompute_leaderboard
 from leaderboard.models import EvaluationRun, LeaderboardCache, LeaderboardConfig
 from leaderboard.services import register_model_directory
 from tasks.models import Task
@@ -82,8 +82,8 @@ class EvaluationRunAdmin(OwnerScopedAdmin):
 
 @admin.register(LeaderboardConfig)
 class LeaderboardConfigAdmin(OwnerScopedAdmin):
-    list_display = ("name", "task", "owner", "frozen", "slug", "created_at")
-    list_filter = ("frozen", "task")
+    list_display = ("name", "task", "owner", "frozen", "missing_metric", "slug", "created_at")
+    list_filter = ("frozen", "missing_metric", "task")
     list_select_related = ("task", "owner")
     search_fields = ("name", "slug", "owner__username")
     raw_id_fields = ("owner",)
@@ -102,7 +102,5 @@ class LeaderboardCacheAdmin(admin.ModelAdmin):
 
     @admin.action(description="Recompute now")
     def recompute(self, request, queryset):
-        from leaderboard.jobs import recompute_leaderboard
-
         for cache in queryset:
             self.message_user(request, recompute_leaderboard(cache.task_id))

@@ -1,6 +1,6 @@
 """``/api/v1/models`` (submissions, status per dataset, publish, anonymise) and ``/api/v1/tasks/{code}/leaderboard``.
 
-Rules are ``leaderboard/services.py``'s (``submit_model_archive``, ``submit_predictions``,
+Rules are ``leaderboard/services.py``'s (``submit_model_archive``, ``submit_predictions``, ``submit_selection``,
 ``set_model_visibility``); rankings come from ``leaderboard/selectors.py`` (the Dynascore
 of ``leaderboard/calculations.py``). Views parse input, call one function, render the result.
 """
@@ -21,7 +21,8 @@ from rest_framework.views import APIView
 
 from dynabench.api import query_bool, query_choice
 from leaderboard import services
-from leaderboard.calculations import METRICS, MISSING_DROP_METRIC, MISSING_EXCLUDE_MODEL
+from leaderboard.calculations import METRICS, MISSING_DROP_METRIC
+from leaderboard.models import MissingMetric
 from leaderboard.selectors import cache_header, cached_leaderboard_table, model_runs, parse_weights
 from leaderboard.serializers import (
     ArchiveSubmissionSerializer,
@@ -29,6 +30,7 @@ from leaderboard.serializers import (
     ModelDetailSerializer,
     ModelSerializer,
     PredictionsSubmissionSerializer,
+    SelectionSubmissionSerializer,
     VisibilitySerializer,
 )
 from tasks import access
@@ -51,7 +53,7 @@ def _table(task, params):
     """The task's leaderboard under the weights of ``params`` (``w_<metric>``, ``d_<dataset id>``)."""
     header = cache_header(task)
     metric_weights, dataset_weights = parse_weights(params, task=task, datasets=header["datasets"])
-    missing = query_choice(params, "missing_metric", [MISSING_DROP_METRIC, MISSING_EXCLUDE_MODEL]) or MISSING_DROP_METRIC
+    missing = query_choice(params, "missing_metric", MissingMetric.values) or MISSING_DROP_METRIC
     return cached_leaderboard_table(
         task, header=header, metric_weights=metric_weights, dataset_weights=dataset_weights, missing_metric=missing,
     )
@@ -89,6 +91,11 @@ def _model_ranking(model):
         request={"multipart/form-data": PredictionsSubmissionSerializer},
         responses={201: ModelSerializer},
     ),
+    selections=extend_schema(
+        summary="Submit a training-set selection to a data-centric task; its training with the task's fixed recipe is queued",
+        request=SelectionSubmissionSerializer,
+        responses={201: ModelSerializer},
+    ),
     publish=extend_schema(summary="Publish or unpublish my model", request=VisibilitySerializer, responses=ModelSerializer),
     anonymise=extend_schema(summary="Anonymise my model or show my name", request=VisibilitySerializer, responses=ModelSerializer),
 )
@@ -97,7 +104,7 @@ class ModelViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Crea
 
     serializer_class = ModelSerializer
     permission_classes = [IsAuthenticatedOrReadOnly]
-    throttle_scopes = {"create": "model_uploads", "predictions": "model_uploads"}
+    throttle_scopes = {"create": "model_uploads", "predictions": "model_uploads", "selections": "model_uploads"}
 
     def get_queryset(self):
         if getattr(self, "swagger_fake_view", False):  # drf-spectacular reading the types
@@ -122,7 +129,7 @@ class ModelViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Crea
 
     def retrieve(self, request, *args, **kwargs):
         model = self.get_object()
-        model.runs = model_runs(model)
+        model.runs = model_runs(model, request.user)
         model.dynascore, model.rank, model.rounds = _model_ranking(model)
         return Response(_finite(ModelDetailSerializer(model, context=self.get_serializer_context()).data))
 
@@ -147,6 +154,20 @@ class ModelViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Crea
     @action(detail=False, methods=["post"], parser_classes=[MultiPartParser])
     def predictions(self, request):
         return self._submit(request, PredictionsSubmissionSerializer, services.submit_predictions, "predictions")
+
+    @action(detail=False, methods=["post"])
+    def selections(self, request):
+        serializer = SelectionSubmissionSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        task = access.visible_tasks(request.user).filter(code=data["task"]).first()
+        if task is None:
+            raise ValidationError({"task": [f"No task with code '{data['task']}'."]})
+        model = services.submit_selection(
+            user=request.user, task=task, uids=data["uids"], name=data["name"], description=data["description"],
+            anonymous=data["anonymous"], published=data["published"],
+        )
+        return Response(ModelSerializer(model, context=self.get_serializer_context()).data, status=status.HTTP_201_CREATED)
 
     def _visibility(self, request, flag):
         serializer = VisibilitySerializer(data=request.data)
@@ -174,7 +195,7 @@ class LeaderboardView(TaskScopedMixin, APIView):
         parameters=[
             TASK_CODE,
             *[OpenApiParameter(f"w_{m}", OpenApiTypes.NUMBER, description=f"Weight of {m}, 0..5 (default: the task's).") for m in METRICS],
-            OpenApiParameter("missing_metric", OpenApiTypes.STR, enum=[MISSING_DROP_METRIC, MISSING_EXCLUDE_MODEL],
+            OpenApiParameter("missing_metric", OpenApiTypes.STR, enum=MissingMetric.values,
                              description="What to do with models missing a metric."),
             OpenApiParameter("dataset_weights", OpenApiTypes.STR,
                              description="Weights per dataset, `name:weight,name:weight` (0..5; default: each dataset's weight). `d_<dataset id>=w` works too."),

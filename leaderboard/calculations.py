@@ -286,10 +286,11 @@ def dynascore_array(
             missing_for[metric] = tuple(kept_models[i] for i in np.flatnonzero(np.isnan(oriented[:, k])))
         else:
             rules[metric] = Rule.AMRS
-    active = np.array([rules[m] in (Rule.REFERENCE, Rule.AMRS) for m in metrics])
+    candidates = np.array([rules[m] in (Rule.REFERENCE, Rule.AMRS) for m in metrics])
 
-    amrs, n_pairs = _amrs(oriented[None, :, :], p, active, delta_cutoff)
-    amrs, n_pairs = amrs[0], int(n_pairs[0])
+    scored = dynascore_scores(oriented, reference=p, candidates=candidates, metric_weights=metric_weights,
+                              delta_cutoff=delta_cutoff)
+    amrs, n_pairs = scored.amrs[0], int(scored.pairs[0])
     for k, metric in enumerate(metrics):
         if rules[metric] != Rule.AMRS:
             continue
@@ -297,14 +298,14 @@ def dynascore_array(
             rules[metric] = Rule.AMRS_UNDEFINED
         elif amrs[k] == 0:
             rules[metric] = Rule.ZERO_VARIATION
-    scores, contributions, effective = _combine(oriented, amrs, metric_weights, [rules[m] for m in metrics], p)
+    scores, contributions, effective = scored.scores[0], scored.contributions[0], scored.effective_weights[0]
 
     order = np.lexsort((np.arange(len(keep)), -np.nan_to_num(oriented[:, p]), -scores)) if len(keep) else np.array([], int)
-    ranks = _competition_ranks(scores[order])
+    ranks = competition_ranks(scores[None, :])[0][0]
     ranked = []
     for position, i in enumerate(order):
         ranked.append(RankedModel(
-            model=kept_models[i], rank=int(ranks[position]), dynascore=float(scores[i]),
+            model=kept_models[i], rank=int(ranks[i]), dynascore=float(scores[i]),
             averages={m: _num(averages[i, k]) for k, m in enumerate(metrics)},
             oriented={m: _num(oriented[i, k]) for k, m in enumerate(metrics)},
             contributions={m: _num(contributions[i, k]) for k, m in enumerate(metrics)},
@@ -327,15 +328,75 @@ def _num(value) -> float | None:
     return None if value is None or np.isnan(value) else float(value)
 
 
+@dataclass(frozen=True)
+class ScoreArrays:
+    """Steps 3–5 of the Dynascore for B replicates of M models and K metrics (:func:`dynascore_scores`).
+
+    ``scores`` (B, M); ``contributions`` (B, M, K), ``w_m x'_m / |AMRS_m|``; ``effective_weights``
+    (B, K), summing to 1 per replicate; ``amrs`` (B, K), 1 for performance, 0 where undefined or
+    not computed; ``pairs`` (B,), the consecutive model pairs the AMRS were averaged over;
+    ``used`` (B, K), the metrics that entered the score.
+    """
+
+    scores: np.ndarray
+    contributions: np.ndarray
+    effective_weights: np.ndarray
+    amrs: np.ndarray
+    pairs: np.ndarray
+    used: np.ndarray
+
+
+def dynascore_scores(
+    oriented: np.ndarray,
+    *,
+    reference: int,
+    candidates: np.ndarray,
+    metric_weights: np.ndarray,
+    delta_cutoff: float = DELTA_CUTOFF,
+) -> ScoreArrays:
+    """The one copy of the Dynascore arithmetic (steps 3–5), vectorised over replicates.
+
+    ``oriented``: dataset-weighted means after orientation, shape (M, K) or (B, M, K) (B
+    replicates, e.g. bootstrap resamples; NaN counts as 0 and belongs only to metrics that are
+    not candidates). ``reference``: the index of performance. ``candidates`` (K,) bool: the
+    metrics that may enter (weighted and measured for every model; performance always does).
+    ``metric_weights`` (K,), summing to 1.
+
+    Per replicate: sort by ``x'_perf``; keep consecutive pairs whose performance differs by more
+    than ``delta_cutoff * max(x'_perf)``; ``AMRS_m = mean |Δx'_m| / Δx'_perf``. A candidate metric
+    is used when there is at least one pair and its AMRS is not 0 (otherwise rules
+    ``amrs_undefined`` / ``zero_variation`` leave it out); the weights of the used metrics are
+    renormalised (performance alone when none is left), and ``Dynascore = Σ_m w_m x'_m / |AMRS_m|``
+    (Ma et al. 2021, section 3). :func:`dynascore` (one replicate) and :func:`rank_ranges` (B
+    resamples) both call it, so the two cannot drift apart.
+    """
+    A = oriented if oriented.ndim == 3 else oriented[None, :, :]
+    p = reference
+    amrs, n_pairs = _amrs(A, p, candidates, delta_cutoff)
+    used = candidates[None, :] & (n_pairs[:, None] > 0) & (amrs != 0)
+    used[:, p] = True
+    effective = np.where(used, metric_weights[None, :], 0.0)
+    nothing = effective.sum(axis=1) <= 0  # every weighted metric left out: performance alone
+    effective[nothing] = 0.0
+    effective[nothing, p] = 1.0
+    effective = effective / effective.sum(axis=1, keepdims=True)
+    safe = np.where(used, np.abs(amrs), 1.0)
+    converted = np.where(used[:, None, :], np.nan_to_num(A) / safe[:, None, :], 0.0)
+    contributions = converted * effective[:, None, :]
+    return ScoreArrays(contributions.sum(axis=2), contributions, effective, amrs, n_pairs, used)
+
+
 def _amrs(A: np.ndarray, p: int, active: np.ndarray, delta_cutoff: float) -> tuple[np.ndarray, np.ndarray]:
     """AMRS per replicate: ``A`` (B, M, K) oriented averages → (B, K) AMRS and (B,) pair counts.
 
-    Inactive metrics get AMRS 0 (never used). Pairs are consecutive in ascending
-    performance, kept when ``Δperf > delta_cutoff * max(perf)``.
+    Inactive metrics get AMRS 0 (never used); performance gets 1. Pairs are consecutive in
+    ascending performance, kept when ``Δperf > delta_cutoff * max(perf)``.
     """
     n_rep, n_models, n_metrics = A.shape
     if n_models < 2:
-        return np.zeros((n_rep, n_metrics)), np.zeros(n_rep, dtype=int)
+        amrs = np.zeros((n_rep, n_metrics))
+        amrs[:, p] = 1.0
+        return amrs, np.zeros(n_rep, dtype=int)
     order = np.argsort(A[:, :, p], axis=1, kind="stable")
     sorted_a = np.take_along_axis(A, order[:, :, None], axis=1)
     delta = np.diff(sorted_a, axis=1)  # (B, M-1, K)
@@ -351,27 +412,37 @@ def _amrs(A: np.ndarray, p: int, active: np.ndarray, delta_cutoff: float) -> tup
     return amrs, n_pairs
 
 
-def _combine(oriented: np.ndarray, amrs: np.ndarray, weights: np.ndarray, rules: list[str], p: int):
-    """Return (scores (M,), contributions (M, K), effective weights (K,)) for one replicate."""
-    used = np.array([r in (Rule.REFERENCE, Rule.AMRS) for r in rules])
-    effective = np.where(used, weights, 0.0)
-    if effective.sum() <= 0:  # every weighted metric left out: fall back on performance alone
-        effective = np.zeros_like(weights)
-        effective[p] = 1.0
-    effective = effective / effective.sum()
-    safe_amrs = np.where(used & (amrs != 0), np.abs(amrs), 1.0)
-    converted = np.where(used[None, :], np.nan_to_num(oriented) / safe_amrs[None, :], 0.0)
-    contributions = converted * effective[None, :]
-    return contributions.sum(axis=1), contributions, effective
+TIE_TOLERANCE = 1e-9
 
 
-def _competition_ranks(sorted_scores: np.ndarray, tolerance: float = 1e-9) -> np.ndarray:
-    """Ranks 1, 2, 2, 4 … for scores sorted best first (ties within ``tolerance``)."""
-    ranks = np.arange(1, len(sorted_scores) + 1)
-    for i in range(1, len(sorted_scores)):
-        if abs(sorted_scores[i] - sorted_scores[i - 1]) <= tolerance:
-            ranks[i] = ranks[i - 1]
-    return ranks
+def competition_ranks(scores: np.ndarray, tolerance: float = TIE_TOLERANCE) -> tuple[np.ndarray, np.ndarray]:
+    """Rank each row of ``scores`` (B, M), higher is better, with ties sharing their place.
+
+    Returns ``(best, worst)``, both (B, M) ints in model order. ``best`` is the standard
+    competition ranking ("1224": identical scores share the best place of their group, the next
+    model skips the places they fill); ``worst`` is the last place of the group (the modified
+    competition ranking, "1334"). A model alone in its group has ``best == worst``. Scores
+    within ``tolerance`` of their neighbour in sorted order are one group (floating-point noise
+    of the same arithmetic on identical inputs is far below it).
+    """
+    n_rep, n_models = scores.shape
+    if n_models == 0:
+        empty = np.zeros((n_rep, 0), dtype=int)
+        return empty, empty
+    order = np.argsort(-scores, axis=1, kind="stable")
+    ordered = np.take_along_axis(scores, order, axis=1)
+    starts = np.ones((n_rep, n_models), dtype=bool)
+    starts[:, 1:] = (ordered[:, :-1] - ordered[:, 1:]) > tolerance
+    positions = np.broadcast_to(np.arange(n_models), (n_rep, n_models))
+    group_start = np.maximum.accumulate(np.where(starts, positions, 0), axis=1)
+    ends = np.ones((n_rep, n_models), dtype=bool)
+    ends[:, :-1] = starts[:, 1:]
+    group_end = np.minimum.accumulate(np.where(ends, positions, n_models)[:, ::-1], axis=1)[:, ::-1]
+    best = np.empty((n_rep, n_models), dtype=int)
+    worst = np.empty((n_rep, n_models), dtype=int)
+    np.put_along_axis(best, order, group_start + 1, axis=1)
+    np.put_along_axis(worst, order, group_end + 1, axis=1)
+    return best, worst
 
 
 # --- Bootstrap: confidence intervals on performance and rank ranges -----------------------
@@ -472,51 +543,71 @@ def performance_intervals(replicates: np.ndarray, dataset_weights: np.ndarray, *
     return percentile_interval(weighted, level=level)
 
 
+def replicate_dynascores(
+    result: DynascoreResult,
+    replicates: np.ndarray,
+    *,
+    replicate_models: Sequence,
+    delta_cutoff: float = DELTA_CUTOFF,
+) -> np.ndarray:
+    """Return the Dynascore of every ranked model in every bootstrap replicate: shape (B, M).
+
+    Columns follow ``result.ranked``. Each replicate is the Dynascore (:func:`dynascore_scores`)
+    of the ranked models with performance replaced by its replicate: ``replicates`` (B, M', D)
+    in percent for ``replicate_models``, datasets in the order of ``result.dataset_weights``.
+    The other metrics keep their measured values; metrics left out for structural reasons
+    (weight 0, not measured for every model) stay out, while AMRS, and so the ``amrs_undefined``
+    and ``zero_variation`` rules, are decided per replicate exactly as :func:`dynascore` decides
+    them. Ranked models without replicates keep their measured performance.
+    """
+    models = [row.model for row in result.ranked]
+    metrics = list(result.metric_names)
+    p = metrics.index(PERFORMANCE)
+    n_rep = replicates.shape[0]
+    base = np.array([[row.oriented[m] if row.oriented[m] is not None else np.nan for m in metrics] for row in result.ranked],
+                    dtype=float).reshape(len(models), len(metrics))
+    A = np.repeat(base[None, :, :], n_rep, axis=0)
+    index = {m: i for i, m in enumerate(replicate_models)}
+    has = np.array([m in index for m in models], dtype=bool)
+    if has.any():
+        weights = np.array(list(result.dataset_weights.values()), dtype=float)
+        rows = [index[m] for m in models if m in index]
+        A[:, has, p] = np.einsum("bmd,d->bm", replicates[:, rows, :], weights)
+    structural = (Rule.ZERO_WEIGHT, Rule.NOT_MEASURED)
+    candidates = np.array([result.metrics[m].rule not in structural for m in metrics])
+    raw = np.array([result.metrics[m].weight for m in metrics], dtype=float)
+    weights = np.where(candidates, raw, 0.0)
+    weights = weights / weights.sum() if weights.sum() > 0 else np.eye(len(metrics))[p]
+    return dynascore_scores(A, reference=p, candidates=candidates, metric_weights=weights, delta_cutoff=delta_cutoff).scores
+
+
 def rank_ranges(
     result: DynascoreResult,
     replicates: np.ndarray,
     *,
     replicate_models: Sequence,
-    memory_gib: float | None = None,
     level: float = 0.95,
     delta_cutoff: float = DELTA_CUTOFF,
 ) -> dict:
     """Return ``{model: (best_rank, worst_rank)}``: the central ``level`` range of each ranked
-    model's Dynascore rank when performance is replaced by its bootstrap replicates.
+    model's Dynascore rank over the bootstrap replicates.
 
-    ``replicates`` (B, M', D) in percent for ``replicate_models``, datasets in the order of
-    ``result.dataset_weights``. The other metrics keep their measured values and the metric
-    rules of ``result`` are kept; AMRS is recomputed per replicate (vectorised over B).
-    Ranked models without replicates keep their rank.
+    Each replicate is ranked by :func:`replicate_dynascores` with ties sharing their places
+    (:func:`competition_ranks`): two models with identical scores both occupy places 1–2, so
+    their ranges overlap (1–2 and 1–2, never 1–1 and 2–2). ``best_rank`` is the lower
+    ``(1 - level) / 2`` percentile of the best places, ``worst_rank`` the upper one of the worst
+    places. Shapes as in :func:`replicate_dynascores`; without replicates each model's range is
+    its place group in ``result`` (its rank to the last place it shares).
     """
     models = [row.model for row in result.ranked]
-    if not models or replicates.size == 0:
-        return {m: (row.rank, row.rank) for m, row in zip(models, result.ranked)}
-    index = {m: i for i, m in enumerate(replicate_models)}
-    metrics = list(result.metric_names)
-    p = metrics.index(PERFORMANCE)
-    weights = np.array(list(result.dataset_weights.values()))
-    base = np.array([[row.oriented[m] if row.oriented[m] is not None else np.nan for m in metrics] for row in result.ranked])
-    n_rep = replicates.shape[0]
-    A = np.repeat(base[None, :, :], n_rep, axis=0)
-    has = np.array([m in index for m in models])
-    rows = [index[m] for m in models if m in index]
-    perf = np.einsum("bmd,d->bm", replicates[:, rows, :], weights)
-    A[:, has, p] = perf
-    rules = [result.metrics[m].rule for m in metrics]
-    active = np.array([r in (Rule.REFERENCE, Rule.AMRS) for r in rules])
-    amrs, n_pairs = _amrs(A, p, active, delta_cutoff)
-    used = active.copy()
-    eff = np.array([result.metrics[m].effective_weight for m in metrics])
-    w = np.where(used, eff, 0.0)
-    safe = np.where(amrs != 0, np.abs(amrs), np.inf)  # zero variation in a replicate: contributes 0
-    converted = np.where(used[None, None, :], np.nan_to_num(A) / safe[:, None, :], 0.0)
-    scores = (converted * w[None, None, :]).sum(axis=2)
-    undefined = n_pairs == 0
-    scores[undefined] = A[undefined, :, p]
-    ranks = np.empty_like(scores, dtype=int)  # 1 = best; ties broken by the order of ``result``
-    np.put_along_axis(ranks, np.argsort(-scores, axis=1, kind="stable"), np.arange(1, scores.shape[1] + 1)[None, :], axis=1)
+    if not models:
+        return {}
+    if replicates.size == 0 or replicates.shape[0] == 0:
+        scores = np.array([[row.dynascore for row in result.ranked]])
+    else:
+        scores = replicate_dynascores(result, replicates, replicate_models=replicate_models, delta_cutoff=delta_cutoff)
+    best, worst = competition_ranks(scores)
     tail = 100 * (1 - level) / 2
-    lo = np.percentile(ranks, tail, axis=0, method="lower")
-    hi = np.percentile(ranks, 100 - tail, axis=0, method="higher")
+    lo = np.percentile(best, tail, axis=0, method="lower")
+    hi = np.percentile(worst, 100 - tail, axis=0, method="higher")
     return {m: (int(lo[i]), int(hi[i])) for i, m in enumerate(models)}

@@ -2,20 +2,19 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from django.conf import settings
 from django.contrib.auth.decorators import login_required
-from django.http import FileResponse, Http404, HttpResponse
+from django.http import Http404, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils.html import format_html
 from django.views.decorators.http import require_http_methods, require_POST
 
 from dynabench.errors import RuleError
 from leaderboard import services
 from leaderboard.calculations import METRICS, MISSING_DROP_METRIC
+from leaderboard.error_codes import LeaderboardErrorCode as Code
 from leaderboard.forms import SaveLeaderboardForm, SubmissionForm
-from leaderboard.models import EvaluationRun, LeaderboardConfig
+from leaderboard.models import EvaluationRun, LeaderboardConfig, MissingMetric
 from leaderboard.plots import performance_by_round_svg
 from leaderboard.selectors import (
     METRIC_LABELS,
@@ -23,14 +22,16 @@ from leaderboard.selectors import (
     cache_for,
     cache_header,
     cached_leaderboard_table,
+    evaluation_is_final,
     leaderboard_table,
     model_is_visible,
     model_runs,
+    predictions_for,
     parse_weights,
 )
+from tasks import access, artefacts
 from tasks.models import MLModel, Task
 
-FINISHED = {EvaluationRun.Status.DONE, EvaluationRun.Status.FAILED}
 
 
 def _task(code: str) -> Task:
@@ -50,7 +51,8 @@ def _table_from_request(task: Task, data):
 def _context(table, **extra):
     return {
         "table": table, "task": table.task, "metrics": METRICS, "metric_labels": METRIC_LABELS, "units": METRIC_UNITS,
-        "plot": performance_by_round_svg(table.rounds), **extra,
+        "plot": performance_by_round_svg(table.rounds), "missing_metric_choices": MissingMetric.choices,
+        "slider_notes": table.slider_notes(), **extra,
     }
 
 
@@ -74,7 +76,7 @@ def leaderboard_table_fragment(request, code):
     try:
         table = _table_from_request(task, data)
     except RuleError as error:
-        return HttpResponse(f'<p class="error" role="alert">{error.message}</p>', status=400)
+        return HttpResponse(format_html('<p class="error" role="alert">{}</p>', error.message), status=400)
     return render(request, "leaderboard/_table.html", _context(table))
 
 
@@ -88,11 +90,14 @@ def save_leaderboard(request, code):
     try:
         metric_weights, dataset_weights = parse_weights(request.POST, task=task, datasets=cache.datasets)
         if not form.is_valid():
+            if "missing_metric" in form.errors:
+                raise RuleError("bad_missing_metric", "Choose what to do with models without a metric: "
+                                f"{' or '.join(MissingMetric.values)}.", field="missing_metric")
             raise RuleError("bad_name", "Give the saved leaderboard a name.", field="name")
         config = services.save_leaderboard_config(
             user=request.user, task=task, name=form.cleaned_data["name"], description=form.cleaned_data["description"],
             metric_weights=metric_weights, dataset_weights=dataset_weights,
-            missing_metric=request.POST.get("missing_metric") or MISSING_DROP_METRIC, frozen=form.cleaned_data["frozen"],
+            missing_metric=form.cleaned_data["missing_metric"] or MISSING_DROP_METRIC, frozen=form.cleaned_data["frozen"],
         )
     except RuleError as error:
         table = leaderboard_table(task)
@@ -105,37 +110,73 @@ def save_leaderboard(request, code):
     return redirect(url)
 
 
+def leaderboard_config_json(request, slug):
+    """A saved leaderboard as JSON: a frozen snapshot as it was (ranked rows, datasets with versions and
+    sha256, runs with model/dataset checksums and code version); a fork with its weights and the live ranking."""
+    config = get_object_or_404(LeaderboardConfig.objects.select_related("task", "owner"), slug=slug)
+    body = {
+        "slug": config.slug, "name": config.name, "task": config.task.code, "frozen": config.frozen,
+        "created_at": config.created_at.isoformat(), "url": request.build_absolute_uri(reverse("leaderboard:config", args=[config.slug])),
+        "metric_weights": config.metric_weights, "dataset_weights": config.dataset_weights, "missing_metric": config.missing_metric,
+    }
+    if config.frozen:
+        body["snapshot"] = config.snapshot
+    else:
+        table = leaderboard_table(config.task, metric_weights=dict(config.metric_weights), dataset_weights=config.dataset_weights or None,
+                                  missing_metric=config.missing_metric)
+        body["snapshot"] = {"rows": table.snapshot(), "datasets": table.datasets, "pending": [p["name"] for p in table.pending]}
+    response = JsonResponse(body, json_dumps_params={"indent": 1})
+    response["Content-Disposition"] = f'attachment; filename="leaderboard-{config.slug}.json"'
+    return response
+
+
 def leaderboard_config(request, slug):
     """A saved fork (the live leaderboard under its weights) or a frozen snapshot (as it was)."""
     config = get_object_or_404(LeaderboardConfig.objects.select_related("task", "owner"), slug=slug)
     if config.frozen:
         return render(request, "leaderboard/snapshot.html", {"config": config, "task": config.task, "snapshot": config.snapshot,
                                                               "metrics": METRICS, "metric_labels": METRIC_LABELS})
-    weights = dict(config.metric_weights)
-    missing = weights.pop("_missing_metric", MISSING_DROP_METRIC)
-    table = leaderboard_table(config.task, metric_weights=weights, dataset_weights=config.dataset_weights or None, missing_metric=missing)
+    table = leaderboard_table(config.task, metric_weights=dict(config.metric_weights), dataset_weights=config.dataset_weights or None,
+                              missing_metric=config.missing_metric)
     return render(request, "leaderboard/leaderboard.html", _context(table, config=config, save_form=SaveLeaderboardForm()))
 
 
 # --- submissions -------------------------------------------------------------------------
 
 
+def _uid_lines(upload) -> list[str]:
+    """The uids of an uploaded selection file: one per non-empty line, UTF-8, at most the predictions-file size."""
+    data = upload.read(services.max_predictions_bytes() + 1)
+    if len(data) > services.max_predictions_bytes():
+        raise RuleError(Code.BAD_SELECTION, "The selection file is too large; list at most the task's budget of uids.", field="upload")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise RuleError(Code.BAD_SELECTION, "The selection file is not UTF-8 text: one uid per line.", field="upload") from None
+    return [line.strip() for line in text.splitlines() if line.strip()]
+
+
 @login_required
 @require_http_methods(["GET", "POST"])
 def submit(request, code):
-    """Upload a model archive or a predictions file; errors are shown inline next to the field."""
+    """Upload a model archive, a predictions file or (data-centric tasks) a selection of pool uids,
+    as the task's kind takes them; errors are shown inline next to the field."""
     task = _task(code)
     status = 200
+    submissions = task.spec.submissions
     if request.method == "POST":
-        form = SubmissionForm(request.POST, request.FILES)
+        form = SubmissionForm(request.POST, request.FILES, submissions=submissions)
         if form.is_valid():
             data = form.cleaned_data
-            submit_fn = services.submit_model_archive if data["kind"] == "archive" else services.submit_predictions
+            common = dict(user=request.user, task=task, name=data["name"], description=data["description"],
+                          anonymous=data["anonymous"], published=data["published"])
             try:
-                model = submit_fn(
-                    user=request.user, task=task, upload=data["upload"], name=data["name"], description=data["description"],
-                    anonymous=data["anonymous"], published=data["published"],
-                )
+                if data["kind"] == "selection":
+                    model = services.submit_selection(**common, uids=_uid_lines(data["upload"]))
+                elif data["kind"] == "archive":
+                    model = services.submit_model_archive(**common, upload=data["upload"])
+                else:
+                    model = services.submit_predictions(**common, upload=data["upload"])
             except RuleError as error:
                 form.add_error(error.field if error.field in form.fields else None, error.message)
                 status = error.status_code
@@ -144,13 +185,14 @@ def submit(request, code):
         else:
             status = 400
     else:
-        form = SubmissionForm()
+        form = SubmissionForm(submissions=submissions)
     example_uid = task.datasets.filter(access="scoring").values_list("items__uid", flat=True).first()
     return render(request, "leaderboard/submit.html", {
         "task": task, "form": form, "example_uid": example_uid or "item-uid",
-        "field": "label" if task.kind == "classification" else "answer",
+        "field": task.spec.prediction_field,
         "example_value": (task.labels[0] if task.labels else "the answer span"),
         "max_mib": services.max_archive_bytes() // services.MiB, "limit": services.daily_submission_limit(),
+        "pool": task.spec.training_pool(task.config), "budget": task.spec.selection_budget(task.config),
     }, status=status)
 
 
@@ -165,11 +207,11 @@ def _visible_model(request, pk) -> MLModel:
 
 
 def _model_context(request, model):
-    runs = model_runs(model)
-    is_owner = request.user.is_authenticated and (request.user.pk == model.owner_id or request.user.is_superuser)
+    runs = model_runs(model, request.user)
+    is_owner = access.owns_model(request.user, model)
     return {
         "model": model, "task": model.task, "runs": runs, "is_owner": is_owner,
-        "finished": bool(runs) and all(r.status in FINISHED for r in runs) or model.status == MLModel.Status.FAILED and not runs,
+        "finished": evaluation_is_final(model, runs),
         "owner_name": None if model.anonymous and not is_owner else (model.owner.username if model.owner else None),
         "tags": sorted({tag for r in runs for tag in (r.per_tag or {})}),
         "perf_metric": model.task.config.get("perf_metric"),
@@ -209,13 +251,16 @@ def model_visibility(request, pk):
 def run_predictions(request, pk, run_id):
     """The raw predictions (JSONL) of one run: the model's owner (or an admin) only; 403 otherwise."""
     model = _visible_model(request, pk)
-    if not (request.user.is_authenticated and (request.user.pk == model.owner_id or request.user.is_superuser)):
+    if not access.owns_model(request.user, model):
         return HttpResponse("Only the model's owner can download its predictions.", status=403)
-    run = get_object_or_404(EvaluationRun, pk=run_id, model=model)
+    run = get_object_or_404(EvaluationRun.objects.select_related("dataset__task"), pk=run_id, model=model)
     if not run.predictions_file:
         raise Http404("This run has no predictions yet.")
-    path = (Path(settings.MEDIA_ROOT) / run.predictions_file).resolve()
-    if not path.is_relative_to(Path(settings.MEDIA_ROOT).resolve()) or not path.is_file():
+    store = artefacts.storage()
+    if not store.exists(run.predictions_file):
         raise Http404("The predictions file is missing.")
-    return FileResponse(open(path, "rb"), as_attachment=True, filename=f"{model.pk}-{run.dataset.name}-predictions.jsonl",
-                        content_type="application/x-ndjson")
+    # Hidden set: the model's answers only, never the targets or per-item correctness.
+    lines = predictions_for(request.user, run, store.open(run.predictions_file, "rb"))
+    response = StreamingHttpResponse(lines, content_type="application/x-ndjson")
+    response["Content-Disposition"] = f'attachment; filename="{model.pk}-{run.dataset.name}-predictions.jsonl"'
+    return response

@@ -12,23 +12,32 @@ import hashlib
 import io
 import json
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
 from django.conf import settings
+from django.utils import timezone
 
+from dynabench.errors import RuleError
+from dynabench.version import code_version
 from leaderboard.calculations import (
     DEFAULT_METRIC_WEIGHTS,
     METRICS,
     MISSING_DROP_METRIC,
     MISSING_EXCLUDE_MODEL,
     ModelScores,
+    Rule,
     dynascore,
     normalise_weights,
     percentile_interval,
     rank_ranges,
 )
+from leaderboard.error_codes import LeaderboardErrorCode
+from leaderboard.evaluation import rebuild_leaderboard
 from leaderboard.models import EvaluationRun, LeaderboardCache
+from tasks import access
+from tasks.selectors import can_see_labels
 from tasks.models import MLModel, Task
 
 METRIC_LABELS = {
@@ -62,9 +71,7 @@ def cache_for(task: Task) -> LeaderboardCache:
     """Return the task's leaderboard cache, building it inline when it does not exist yet."""
     cache = LeaderboardCache.objects.filter(task=task).first()
     if cache is None:
-        from leaderboard.jobs import recompute_leaderboard
-
-        recompute_leaderboard(task.pk)
+        rebuild_leaderboard(task.pk)
         cache = LeaderboardCache.objects.get(task=task)
     return cache
 
@@ -126,6 +133,16 @@ class Table:
     computed_at: object
     rounds: list = field(default_factory=list)
 
+    def slider_notes(self) -> dict[str, str]:
+        """``{metric: why its weight slider changes nothing now}``: the metrics whose Dynascore rule
+        leaves them out whatever their weight (not measured for every ranked model, no variation,
+        AMRS undefined), and every delta metric while no model is ranked."""
+        idle = {Rule.NOT_MEASURED, Rule.ZERO_VARIATION, Rule.AMRS_UNDEFINED}
+        notes = {r["metric"]: r["explanation"] for r in self.rules if r["rule"] in idle}
+        if not self.rows:
+            notes.update({m: "no model is ranked yet, so there is nothing to weigh." for m in METRIC_LABELS if m != "performance"})
+        return notes
+
     def snapshot(self) -> list[dict]:
         """The ranked rows as plain JSON for a frozen ``LeaderboardConfig``."""
         return [
@@ -137,9 +154,16 @@ class Table:
 
 
 def published_models(task: Task) -> dict[int, dict]:
-    """``{model id: {"name", "anonymous", "owner__username", "status", "kind"}}`` of the task's published models (one query)."""
-    rows = MLModel.objects.filter(task=task, published=True).values("id", "name", "anonymous", "owner__username", "status", "kind")
+    """``{model id: {"name", "anonymous", "owner__username", "status", "progress", "kind"}}`` of the task's published models (one query)."""
+    rows = MLModel.objects.filter(task=task, published=True).values("id", "name", "anonymous", "owner__username", "status", "progress", "kind")
     return {m["id"]: m for m in rows}
+
+
+def _not_evaluated_reason(model: dict) -> str:
+    """Why a published model has no scores yet: still training (with its progress), or not evaluated yet."""
+    if model["status"] == MLModel.Status.TRAINING:
+        return f"in training ({model['progress']:.0%}); evaluated on every scoring dataset once trained"
+    return f"not evaluated yet ({model['status']})"
 
 
 def cache_header(task: Task) -> dict:
@@ -216,6 +240,8 @@ def leaderboard_table(
     ``dataset_weights``: ``{str(dataset id): weight}`` (default: each dataset's ``weight``);
     ``missing_metric``: how models without a delta metric are treated (see ``dynascore``).
     Two queries when the cache exists (none when ``cache`` and ``live`` are given).
+    Raises ``RuleError`` (``bad_missing_metric``) for a missing-metric choice that is not
+    ``drop_metric`` or ``exclude_model``.
     """
     cache = cache or cache_for(task)
     datasets = [{**d, "sort_key": f"dataset:{d['id']}"} for d in cache.datasets]
@@ -223,13 +249,15 @@ def leaderboard_table(
     if dataset_weights is None:
         dataset_weights = {str(d["id"]): d["weight"] for d in datasets}
     if missing_metric not in (MISSING_DROP_METRIC, MISSING_EXCLUDE_MODEL):
-        missing_metric = MISSING_DROP_METRIC
+        raise RuleError(LeaderboardErrorCode.BAD_MISSING_METRIC,
+                        f"missing_metric must be '{MISSING_DROP_METRIC}' or '{MISSING_EXCLUDE_MODEL}' (got {str(missing_metric)[:40]!r}).",
+                        field="missing_metric")
     live = live if live is not None else published_models(task)
     cached = {row["id"]: row for row in cache.rows}
     index = {row["id"]: i for i, row in enumerate(cache.rows)}
     pending = [
         {"model_id": pk, "name": m["name"], "owner": None if m["anonymous"] else m["owner__username"],
-         "reason": f"not evaluated yet ({m['status']})", "runs": {}}
+         "reason": _not_evaluated_reason(m), "runs": {}}
         for pk, m in live.items() if pk not in cached
     ]
     published = [cached[pk] for pk in live if pk in cached]
@@ -268,7 +296,7 @@ def leaderboard_table(
     for p in result.pending:
         meta = live[p.model]
         pending.append({"model_id": p.model, "name": meta["name"], "owner": None if meta["anonymous"] else meta["owner__username"],
-                        "reason": p.reason, "runs": cached[p.model]["runs"]})
+                        "reason": pending_reason(p.reason, cached[p.model], datasets, weighted), "runs": cached[p.model]["runs"]})
     if sort != "dynascore" or not descending:
         present = [r for r in table_rows if r.sort_value(sort) is not None]
         absent = [r for r in table_rows if r.sort_value(sort) is None]
@@ -284,6 +312,19 @@ def leaderboard_table(
     rounds = _per_round(table_rows, datasets, dataset_weights)
     return Table(task, datasets, table_rows, pending, rules, metric_weights, dataset_weights, missing_metric, sort,
                  descending, memory_gib, cache.computed_at, rounds)
+
+
+def pending_reason(reason: str, row: dict, datasets: list[dict], weighted: dict) -> str:
+    """Name the datasets a pending model lacks a performance on, each with its run's status
+    (``queued``, ``running``, ``failed``, ``stale``: scored on an earlier version, or ``not scheduled``);
+    other reasons (a missing metric) are returned as they are."""
+    if not reason.startswith("no performance yet"):
+        return reason
+    lacking = [
+        f"{d['name']} ({(row['runs'].get(str(d['id'])) or {}).get('status', 'not scheduled')})"
+        for d in datasets if str(d["id"]) in weighted and str(d["id"]) not in row["scores"]
+    ]
+    return "no performance yet on " + ", ".join(lacking) if lacking else reason
 
 
 def _per_round(rows: list[Row], datasets: list[dict], dataset_weights: dict) -> list[dict]:
@@ -305,9 +346,40 @@ def _per_round(rows: list[Row], datasets: list[dict], dataset_weights: dict) -> 
     return series
 
 
-def model_runs(model: MLModel) -> list[EvaluationRun]:
-    """The model's evaluation runs with their datasets, scoring datasets first."""
-    return list(EvaluationRun.objects.filter(model=model).select_related("dataset", "dataset__round").defer("item_results").order_by("dataset__access", "dataset__name"))
+HIDDEN_TAG_MIN_ITEMS = 20
+"""On a hidden set, a per-tag score is shown to non-owners only for tags of at least this many items:
+a score over one or a few items would tell their labels one submission at a time."""
+
+
+def visible_per_tag(user, run: EvaluationRun) -> dict:
+    """The run's per-tag scores ``user`` may read: all of them where ``user`` may see the dataset's labels
+    (``tasks.selectors.can_see_labels``), else only tags of at least ``HIDDEN_TAG_MIN_ITEMS`` items."""
+    per_tag = run.per_tag or {}
+    if can_see_labels(user, run.dataset):
+        return per_tag
+    return {tag: scores for tag, scores in per_tag.items() if int(scores.get("n", 0)) >= HIDDEN_TAG_MIN_ITEMS}
+
+
+def model_runs(model: MLModel, user=None) -> list[EvaluationRun]:
+    """The model's evaluation runs with their datasets, scoring datasets first, as ``user`` may read them:
+    aggregate scores on every dataset, per-tag scores filtered by ``visible_per_tag``."""
+    runs = list(
+        EvaluationRun.objects.filter(model=model).select_related("dataset", "dataset__round", "dataset__task")
+        .defer("item_results").order_by("dataset__access", "dataset__name")
+    )
+    for run in runs:
+        run.per_tag = visible_per_tag(user, run)
+    return runs
+
+
+def evaluation_is_final(model: MLModel, runs: list[EvaluationRun]) -> bool:
+    """True when the model's evaluation status can no longer change by itself (the status fragment
+    then stops polling): every run ``done`` or ``failed``; without runs, a model that is not
+    ``queued``, ``evaluating`` or ``training`` (a dead worker's run or training is ended by the
+    reaper, ``leaderboard/reaper.py``, so these always end)."""
+    if runs:
+        return all(r.status in (EvaluationRun.Status.DONE, EvaluationRun.Status.FAILED) for r in runs)
+    return model.status not in (MLModel.Status.QUEUED, MLModel.Status.EVALUATING, MLModel.Status.TRAINING)
 
 
 def model_is_visible(model: MLModel, user) -> bool:
@@ -316,4 +388,55 @@ def model_is_visible(model: MLModel, user) -> bool:
         return True
     if not user.is_authenticated:
         return False
-    return user.pk == model.owner_id or model.task.is_owner(user)
+    return access.owns_model(user, model) or model.task.is_owner(user)
+
+
+def predictions_for(user, run: EvaluationRun, file) -> Iterator[bytes]:
+    """The lines of ``run``'s stored predictions file (``file``: opened in binary mode, closed here) as
+    ``user`` may download them.
+
+    Where ``user`` may see the dataset's labels (``tasks.selectors.can_see_labels``) the file is given
+    as stored; otherwise each line keeps only ``uid`` and ``prediction``: the gold ``target`` and the
+    per-item score (correctness) are dropped, also from files written before the dataset became hidden.
+    """
+    with file:
+        if can_see_labels(user, run.dataset):
+            yield from file
+            return
+        for line in file:
+            if line.strip():
+                row = json.loads(line)
+                yield (json.dumps({"uid": row.get("uid"), "prediction": row.get("prediction")}, ensure_ascii=False) + "\n").encode()
+
+
+def snapshot_provenance(task: Task, model_ids: list[int]) -> dict:
+    """What a frozen leaderboard snapshot was computed from, so that it can be cited and checked:
+    the code version, every scoring dataset's version, sha256 of its canonical content, item count,
+    label visibility and source, and per ranked model and dataset the run's model checksum, dataset
+    checksum and version, and code version. Plain JSON."""
+    from tasks.models import Dataset
+
+    datasets = Dataset.objects.filter(task=task, access=Dataset.Access.SCORING).order_by("pk")
+    runs = (
+        EvaluationRun.objects.filter(model_id__in=model_ids, dataset__in=datasets).select_related("model", "dataset")
+        .defer("item_results").order_by("model_id", "dataset_id")
+    )
+    return {
+        "task": task.code,
+        "code_version": code_version(),
+        "frozen_at": timezone.now().isoformat(),
+        "datasets": [
+            {"id": d.pk, "name": d.name, "version": d.version, "sha256": d.checksum, "items": d.item_count,
+             "label_visibility": d.label_visibility, "split": d.split, "round": d.round.number if d.round else None,
+             "source": d.source if d.source.startswith("round ") or not d.source else d.source.rsplit("/", 1)[-1],
+             "source_sha256": d.source_checksum}
+            for d in datasets.select_related("round")
+        ],
+        "runs": [
+            {"model_id": r.model_id, "model": r.model.name, "dataset": r.dataset.name, "status": r.status,
+             "model_checksum": r.model_checksum or r.model.checksum, "dataset_version": r.dataset_version,
+             "dataset_checksum": r.dataset_checksum, "code_version": r.code_version,
+             "finished_at": r.finished_at.isoformat() if r.finished_at else None}
+            for r in runs
+        ],
+    }

@@ -4,7 +4,8 @@ from rest_framework import serializers
 
 from dynabench.api import StrictSerializerMixin
 from leaderboard.calculations import METRICS
-from leaderboard.models import EvaluationRun
+from leaderboard.models import EvaluationRun, MissingMetric
+from tasks import access
 from tasks.models import MLModel
 
 
@@ -23,7 +24,17 @@ class ArchiveSubmissionSerializer(SubmissionSerializer):
 
 
 class PredictionsSubmissionSerializer(SubmissionSerializer):
-    predictions = serializers.FileField(help_text='JSONL, one `{"dataset", "uid", "label"}` (or `"answer"`) per line, covering every scoring dataset.')
+    predictions = serializers.FileField(help_text='JSONL, one `{"dataset", "uid", "label"}` (or `"answer"`, `"translation"`) per line, covering every scoring dataset.')
+
+
+class SelectionSubmissionSerializer(SubmissionSerializer):
+    """A data-centric task's submission (JSON): a training-set selection from its candidate pool."""
+
+    name = serializers.SlugField(max_length=100, help_text="A slug unique in the task (the trained model's directory).")
+    uids = serializers.ListField(
+        child=serializers.JSONField(), allow_empty=True, max_length=100000,
+        help_text="Uids of the task's pool items, at most the task's budget; checked whole, the first offender named.",
+    )
 
 
 class VisibilitySerializer(StrictSerializerMixin, serializers.Serializer):
@@ -38,13 +49,20 @@ class EvaluationSerializer(serializers.ModelSerializer):
     dataset_id = serializers.IntegerField(source="dataset.id")
     round = serializers.IntegerField(source="dataset.round.number", allow_null=True, default=None)
     access = serializers.CharField(source="dataset.access")
+    label_visibility = serializers.CharField(source="dataset.label_visibility")
+    current = serializers.SerializerMethodField(help_text="False when the scores belong to an earlier version of the dataset (not ranked).")
 
     class Meta:
         model = EvaluationRun
         fields = [
-            "dataset", "dataset_id", "round", "access", "status", "progress", "error", "n_examples", "performance",
-            "metrics", "per_tag", "throughput", "memory_gib", "robustness", "fairness", "queued_at", "started_at", "finished_at",
+            "dataset", "dataset_id", "round", "access", "label_visibility", "status", "progress", "error", "n_examples",
+            "performance", "metrics", "per_tag", "throughput", "memory_gib", "robustness", "fairness", "queued_at",
+            "started_at", "finished_at", "dataset_version", "dataset_checksum", "model_checksum", "code_version", "current",
+            "history",
         ]
+
+    def get_current(self, run) -> bool:
+        return run.dataset_version is None or run.dataset_version == run.dataset.version
 
 
 class RoundPerformanceSerializer(serializers.Serializer):
@@ -64,7 +82,7 @@ class ModelSerializer(serializers.ModelSerializer):
 
     def get_owner(self, model) -> str | None:
         user = self.context["request"].user
-        if model.owner is None or (model.anonymous and not (user.is_authenticated and (user.pk == model.owner_id or user.is_superuser))):
+        if model.owner is None or (model.anonymous and not access.owns_model(user, model)):
             return None
         return model.owner.get_username()
 
@@ -111,7 +129,9 @@ class LeaderboardSerializer(serializers.Serializer):
     task = serializers.CharField()
     metric_weights = serializers.DictField(child=serializers.FloatField())
     dataset_weights = serializers.DictField(child=serializers.FloatField(), help_text="Weight per dataset name.")
-    missing_metric = serializers.CharField()
+    missing_metric = serializers.ChoiceField(
+        choices=MissingMetric.choices, help_text="What the Dynascore did with models missing a weighted metric.",
+    )
     datasets = LeaderboardDatasetSerializer(many=True)
     rows = LeaderboardRowSerializer(many=True)
     pending = serializers.ListField(child=serializers.DictField(), help_text="Published models not ranked yet, with the reason.")

@@ -10,7 +10,7 @@ on a refusal nothing is stored (no row, no file).
   staging folder and checked by the registry's ``check_model_directory`` (safetensors,
   config, architecture for the task kind, labels matching the task's).
 - :func:`submit_predictions`: a JSONL prediction file covering every item of the task's
-  scoring datasets.
+  scoring datasets (checked by ``leaderboard.predictions``).
 - :func:`register_model_directory`: a task owner registers a directory already on the server.
 - :func:`set_model_visibility`: publish / anonymise (owner only).
 """
@@ -26,6 +26,7 @@ import stat
 import tarfile
 import tempfile
 import zipfile
+import zlib
 from collections import defaultdict
 from dataclasses import dataclass
 from datetime import timedelta
@@ -37,13 +38,17 @@ from django.utils import timezone
 
 from dynabench.errors import NotAllowed, RateLimited, RuleError
 from leaderboard.error_codes import LeaderboardErrorCode as Code
-from tasks.config import normalise_label
-from tasks.model_checks import CODE_SUFFIXES, PICKLE_SUFFIXES, check_model_directory, directory_checksum
+from leaderboard.jobs import enqueue_recompute, enqueue_selection_training
+from leaderboard.scheduling import schedule_evaluations, schedule_model
+from leaderboard.models import LeaderboardConfig
+from leaderboard.predictions import MAX_LISTED, parse_predictions, scoring_items
+from leaderboard.selectors import leaderboard_table, snapshot_provenance
+from tasks import access, artefacts
+from tasks.model_checks import CODE_SUFFIXES, PICKLE_SUFFIXES, check_model_directory, directory_checksum, is_model_file
 from tasks.models import Dataset, DatasetItem, MLModel, Task
 
 MiB = 1024 * 1024
 MAX_MEMBERS = 10_000
-MAX_LISTED = 10
 
 
 def _setting(name: str, default):
@@ -73,10 +78,15 @@ def models_root() -> Path:
 # --- shared checks -----------------------------------------------------------------------
 
 
-def check_can_submit(*, user, task: Task, name: str, rate_limited: bool = True) -> str:
+SUBMISSION_NAMES = {"model": "a model", "predictions": "a predictions file", "selection": "a selection of pool items"}
+
+
+def check_can_submit(*, user, task: Task, name: str, rate_limited: bool = True, submission: str = "model") -> str:
     """Return the cleaned model name, or raise when ``user`` may not submit to ``task`` now.
 
-    Rules: logged in; the task is active; a name of 1–200 characters; at most
+    Rules: logged in; the task is active; the task's kind takes this ``submission``
+    (``model``, ``predictions`` or ``selection``: its spec's ``submissions``, else
+    ``wrong_submission``); a name of 1–200 characters; at most
     ``settings.MODEL_SUBMISSIONS_PER_DAY`` submissions in the last 24 hours (superusers are
     exempt, and so are platform scripts that pass ``rate_limited=False``), else ``RateLimited``.
     """
@@ -84,6 +94,11 @@ def check_can_submit(*, user, task: Task, name: str, rate_limited: bool = True) 
         raise NotAllowed(Code.NOT_OWNER, "Log in to submit a model.")
     if not task.active:
         raise RuleError(Code.NO_SCORING_DATASETS, f"The task '{task.code}' is not active; it takes no submissions.")
+    if submission not in task.spec.submissions:
+        takes = " or ".join(SUBMISSION_NAMES[s] for s in task.spec.submissions)
+        raise RuleError(
+            Code.WRONG_SUBMISSION, f"The task '{task.code}' takes {takes}, not {SUBMISSION_NAMES[submission]}.", field="upload"
+        )
     name = (name or "").strip()
     if not name or len(name) > 200:
         raise RuleError(Code.BAD_NAME, "Give the model a name of 1 to 200 characters.", field="name")
@@ -103,9 +118,8 @@ def check_can_submit(*, user, task: Task, name: str, rate_limited: bool = True) 
 
 
 def _enqueue_evaluation(model_id: int) -> None:
-    from leaderboard.jobs import enqueue_evaluation
-
-    transaction.on_commit(lambda: enqueue_evaluation(model_id))
+    """Queue the new model's evaluation runs (``scheduling.schedule_model``) once the transaction commits."""
+    schedule_model(MLModel.objects.select_related("task").get(pk=model_id))
 
 
 # --- archives ----------------------------------------------------------------------------
@@ -113,10 +127,10 @@ def _enqueue_evaluation(model_id: int) -> None:
 
 @dataclass(frozen=True)
 class Member:
-    """One archive entry: its normalised relative path, kind (file, dir, link, special) and size."""
+    """One archive entry: its normalised relative path, type (file, dir, link, special) and size."""
 
     name: str
-    kind: str
+    type: str
     size: int
 
 
@@ -208,7 +222,7 @@ def _tar_members(archive: tarfile.TarFile) -> list[Member]:
 
 
 def _open_archive(path: Path):
-    """Return ``("zip" | "tar", opened archive)`` or raise ``not_an_archive``."""
+    """Return ``("zip" | "tar", opened archive)`` (its format, then the archive) or raise ``not_an_archive``."""
     not_archive = RuleError(
         Code.NOT_AN_ARCHIVE,
         "The upload is not a zip or tar(.gz) archive. Pack the model folder with `zip -r model.zip DIR` "
@@ -227,10 +241,10 @@ def _open_archive(path: Path):
 
 def list_archive(path: Path) -> list[Member]:
     """Return the archive's members, checking every path is relative and inside the archive."""
-    kind, archive = _open_archive(path)
+    archive_format, archive = _open_archive(path)
     try:
         with archive:
-            return _zip_members(archive) if kind == "zip" else _tar_members(archive)
+            return _zip_members(archive) if archive_format == "zip" else _tar_members(archive)
     except (zipfile.BadZipFile, tarfile.TarError, EOFError, OSError) as error:
         raise RuleError(Code.NOT_AN_ARCHIVE, f"The archive is damaged and cannot be read ({error}).", field="upload")
 
@@ -240,7 +254,7 @@ def check_members(members: list[Member]) -> None:
     listed = lambda names: ", ".join(names[:MAX_LISTED]) + (f" and {len(names) - MAX_LISTED} more" if len(names) > MAX_LISTED else "")
     if len(members) > MAX_MEMBERS:
         raise RuleError(Code.ARCHIVE_TOO_BIG, f"The archive has {len(members):,} entries; at most {MAX_MEMBERS:,} are accepted.", field="upload")
-    links = [m.name for m in members if m.kind == "link"]
+    links = [m.name for m in members if m.type == "link"]
     if links:
         raise RuleError(
             Code.LINK_IN_ARCHIVE,
@@ -248,10 +262,33 @@ def check_members(members: list[Member]) -> None:
             "(`zip -r` without `--symlinks`, or `tar --dereference`).",
             field="upload",
         )
-    special = [m.name for m in members if m.kind == "special"]
+    special = [m.name for m in members if m.type == "special"]
     if special:
         raise RuleError(Code.SPECIAL_FILE_IN_ARCHIVE, f"The archive contains device or pipe entries ({listed(special)}); only regular files and folders are accepted.", field="upload")
-    files = [m for m in members if m.kind == "file"]
+    files = [m for m in members if m.type == "file"]
+    seen, repeated = set(), []
+    for member in members:
+        if member.type == "dir":
+            continue
+        if member.name in seen:
+            repeated.append(member.name)
+        seen.add(member.name)
+    if repeated:
+        raise RuleError(
+            Code.UNSAFE_PATH,
+            f"The archive holds the same path more than once ({listed(repeated)}); each file may appear once. Pack the "
+            "model folder again.",
+            field="upload",
+        )
+    file_names = {m.name for m in files}
+    under_files = [m.name for m in members if any(str(parent) in file_names for parent in PurePosixPath(m.name).parents)]
+    if under_files:
+        raise RuleError(
+            Code.UNSAFE_PATH,
+            f"The archive puts entries inside a path that is a file ({listed(under_files)}); a path cannot be both a file "
+            "and a folder. Pack the model folder again.",
+            field="upload",
+        )
     pickles = [m.name for m in files if m.name.lower().endswith(PICKLE_SUFFIXES)]
     if pickles:
         raise RuleError(
@@ -263,11 +300,11 @@ def check_members(members: list[Member]) -> None:
     code = [m.name for m in files if m.name.lower().endswith(CODE_SUFFIXES)]
     if code:
         raise RuleError(Code.PICKLE_WEIGHTS, f"Code files are never run: remove {listed(code)}; use an architecture built into transformers.", field="upload")
-    total = sum(m.size for m in files)
+    total = kept_bytes(members)
     if total > max_unpacked_bytes():
         raise RuleError(
             Code.ARCHIVE_TOO_BIG,
-            f"The archive unpacks to {total / MiB:,.0f} MiB; the limit is {max_unpacked_bytes() / MiB:,.0f} MiB.",
+            f"The archive unpacks to {total / MiB:,.0f} MiB of model files; the limit is {max_unpacked_bytes() / MiB:,.0f} MiB.",
             field="upload", status_code=413,
         )
     if not any(PurePosixPath(m.name).name.endswith(".safetensors") for m in files):
@@ -279,28 +316,82 @@ def check_members(members: list[Member]) -> None:
         )
 
 
-def extract_archive(path: Path, members: list[Member], dest: Path) -> None:
-    """Write the checked ``members`` of the archive at ``path`` under ``dest``, never beyond declared sizes."""
-    kind, archive = _open_archive(path)
+def kept_files(members: list[Member]) -> list[Member]:
+    """The archive's files the model uses to run (``tasks.model_checks.is_model_file``); the rest is dropped."""
+    return [m for m in members if m.type == "file" and is_model_file(m.name)]
+
+
+def kept_bytes(members: list[Member]) -> int:
+    """Unpacked bytes of the files an archive keeps (``kept_files``)."""
+    return sum(m.size for m in kept_files(members))
+
+
+def storage_quota_bytes() -> int:
+    return int(_setting("MODEL_STORAGE_QUOTA_BYTES", 10 * 1024**3))
+
+
+def storage_used_bytes(user) -> int:
+    """Bytes the user's submitted models keep: every file of their uploaded model folders and
+    predictions files under ``MEDIA_ROOT/models/`` (models that failed included, until deleted)."""
+    root, used = models_root().resolve(), 0
+    for path in MLModel.objects.filter(owner=user).exclude(path="").values_list("path", flat=True):
+        local = Path(path)
+        if not local.exists() or not local.resolve().is_relative_to(root):
+            continue
+        files = [local] if local.is_file() else [f for f in local.rglob("*") if f.is_file()]
+        used += sum(f.stat().st_size for f in files)
+    return used
+
+
+def check_storage_quota(user, adding: int) -> None:
+    """Refuse (413, ``storage_quota``) when ``adding`` more unpacked bytes would take ``user`` over
+    ``settings.MODEL_STORAGE_QUOTA_BYTES`` (default 10 GiB); superusers are exempt."""
+    if getattr(user, "is_superuser", False):
+        return
+    used, quota = storage_used_bytes(user), storage_quota_bytes()
+    if used + adding > quota:
+        raise RuleError(
+            Code.STORAGE_QUOTA,
+            f"This model's files unpack to {adding / MiB:,.1f} MiB and your models already keep {used / MiB:,.1f} MiB; "
+            f"your storage quota is {quota / MiB:,.0f} MiB. Delete a model you no longer need, or leave out files "
+            "the model does not need to run.",
+            field="upload", status_code=413,
+        )
+
+
+def extract_archive(path: Path, members: list[Member], dest: Path, *, only: set[str] | None = None) -> None:
+    """Write the checked ``members`` of the archive at ``path`` under ``dest``, never beyond declared sizes;
+    with ``only``, just the files so named (and the folders holding them): the rest is never read."""
+    archive_format, archive = _open_archive(path)
     dest_resolved = dest.resolve()
     with archive:
-        entries = archive.infolist() if kind == "zip" else archive.getmembers()
+        entries = archive.infolist() if archive_format == "zip" else archive.getmembers()
         for entry, member in zip(entries, members):
+            if only is not None and member.name not in only:
+                continue
             target = (dest / member.name) if member.name else dest
             if not target.resolve().is_relative_to(dest_resolved):  # defence in depth after _safe_name
                 raise RuleError(Code.UNSAFE_PATH, f"The archive entry '{member.name}' points outside the archive.", field="upload")
-            if member.kind == "dir":
+            if member.type == "dir":
                 target.mkdir(parents=True, exist_ok=True)
                 continue
             target.parent.mkdir(parents=True, exist_ok=True)
-            source = archive.open(entry) if kind == "zip" else archive.extractfile(entry)
             written = 0
-            with source, open(target, "xb") as out:
-                while chunk := source.read(MiB):
-                    written += len(chunk)
-                    if written > member.size:
-                        raise RuleError(Code.ARCHIVE_TOO_BIG, f"The archive entry '{member.name}' is larger than it declares.", field="upload")
-                    out.write(chunk)
+            try:
+                source = archive.open(entry) if archive_format == "zip" else archive.extractfile(entry)
+                with source, open(target, "xb") as out:
+                    while chunk := source.read(MiB):
+                        written += len(chunk)
+                        if written > member.size:
+                            raise RuleError(Code.ARCHIVE_TOO_BIG, f"The archive entry '{member.name}' is larger than it declares.", field="upload")
+                        out.write(chunk)
+            except (zipfile.BadZipFile, tarfile.TarError, EOFError, zlib.error, NotImplementedError) as error:
+                # A bad CRC, a truncated stream or an unsupported compression surfaces only while reading.
+                raise RuleError(
+                    Code.NOT_AN_ARCHIVE,
+                    f"The archive entry '{member.name}' is damaged and cannot be read ({error}). Pack the model folder again.",
+                    field="upload",
+                ) from None
 
 
 def _model_folder(staging: Path) -> Path:
@@ -325,12 +416,15 @@ def submit_model_archive(
     """Check, unpack and register a model archive of ``task`` for ``user``; queue its evaluation.
 
     Returns the new ``MLModel`` (kind ``hf_directory``, status ``queued``) whose ``path`` is
-    ``MEDIA_ROOT/models/<id>/`` and ``checksum`` the sha256 of the unpacked folder. The
-    evaluation job is enqueued when the transaction commits.
+    ``MEDIA_ROOT/models/<id>/`` and ``checksum`` the sha256 of the unpacked folder. Only the files
+    the model uses to run are unpacked (``kept_files``: weights, config, tokenizer); anything else
+    in the archive is never written. The unpacked bytes count against the owner's storage quota
+    (``check_storage_quota``). The artefact is published to the storage and the evaluation job
+    enqueued when the transaction commits.
 
     Raises ``RateLimited`` (daily limit), ``RuleError`` with codes ``archive_too_big``,
     ``not_an_archive``, ``unsafe_path``, ``link_in_archive``, ``special_file_in_archive``,
-    ``pickle_weights``, ``no_weights``, ``bad_config`` or the registry's ``model_*`` codes
+    ``pickle_weights``, ``no_weights``, ``bad_config``, ``storage_quota`` (413) or the registry's ``model_*`` codes
     (architecture, labels, tokenizer). Nothing is stored when it raises.
     """
     name = check_can_submit(user=user, task=task, name=name, rate_limited=rate_limited)
@@ -341,7 +435,9 @@ def submit_model_archive(
     try:
         members = list_archive(archive_path)
         check_members(members)
-        extract_archive(archive_path, members, staging)
+        kept = kept_files(members)
+        check_storage_quota(user, sum(m.size for m in kept))
+        extract_archive(archive_path, members, staging, only={m.name for m in kept})
         folder = _model_folder(staging)
         check_model_directory(folder, task=task)
         with transaction.atomic():
@@ -356,6 +452,7 @@ def submit_model_archive(
             model.path = str(final)
             model.checksum = directory_checksum(final)
             model.save(update_fields=["path", "checksum"])
+            artefacts.publish(model)
             _enqueue_evaluation(model.pk)
         return model
     except BaseException:
@@ -379,6 +476,8 @@ def register_model_directory(
     """
     if not task.is_owner(actor):
         raise NotAllowed(Code.NOT_OWNER, f"Only owners of the task '{task.code}' can register model directories.")
+    if "model" not in task.spec.submissions:
+        raise RuleError(Code.WRONG_SUBMISSION, f"The task '{task.code}' takes no model directories.", field="path")
     name = (name or "").strip()
     if not name or len(name) > 200:
         raise RuleError(Code.BAD_NAME, "Give the model a name of 1 to 200 characters.", field="name")
@@ -392,111 +491,12 @@ def register_model_directory(
             path=str(folder.resolve()), checksum=directory_checksum(folder), published=published, anonymous=anonymous,
             status=MLModel.Status.QUEUED,
         )
+        artefacts.publish(model)
         _enqueue_evaluation(model.pk)
     return model
 
 
 # --- prediction files --------------------------------------------------------------------
-
-
-def scoring_items(task: Task) -> dict[str, dict[str, int]]:
-    """Return ``{dataset name: {item uid: item id}}`` for the task's scoring datasets."""
-    out: dict[str, dict[str, int]] = defaultdict(dict)
-    for dataset in Dataset.objects.filter(task=task, access=Dataset.Access.SCORING).values_list("name", flat=True):
-        out[dataset] = {}
-    rows = DatasetItem.objects.filter(dataset__task=task, dataset__access=Dataset.Access.SCORING)
-    for dataset, uid, pk in rows.values_list("dataset__name", "uid", "pk").iterator(chunk_size=5000):
-        out[dataset][uid] = pk
-    return dict(out)
-
-
-def _listing(pairs: list, what: str) -> str:
-    shown = "; ".join(pairs[:MAX_LISTED])
-    more = f" (and {len(pairs) - MAX_LISTED} more)" if len(pairs) > MAX_LISTED else ""
-    return f"{what}: {shown}{more}"
-
-
-def parse_predictions(task: Task, lines, *, datasets: dict[str, dict[str, int]], require_all: bool = True) -> dict:
-    """Return ``{(dataset, uid): label or answer}`` from JSONL ``lines`` (bytes or str).
-
-    Each line: ``{"uid": ..., "label": ...}`` (classification; labels or their aliases) or
-    ``{"uid": ..., "answer": "..."}`` (extractive QA), optionally ``"dataset": name`` (needed
-    when a uid occurs in two scoring datasets). Collects every problem, then raises one
-    ``RuleError`` that lists them with line numbers: invalid JSON or encoding, missing fields,
-    invalid labels, duplicates, unknown or ambiguous uids, and (``require_all``) the items of
-    scoring datasets that have no prediction.
-    """
-    field = "label" if task.kind == "classification" else "answer"
-    where: dict[str, list[str]] = defaultdict(list)
-    for dataset, items in datasets.items():
-        for uid in items:
-            where[uid].append(dataset)
-    problems: dict[str, list[str]] = defaultdict(list)
-    predictions: dict[tuple[str, str], str] = {}
-    seen_line: dict[tuple[str, str], int] = {}
-    for number, raw in enumerate(lines, start=1):
-        if isinstance(raw, bytes):
-            try:
-                raw = raw.decode("utf-8")
-            except UnicodeDecodeError:
-                problems["not UTF-8 text"].append(f"line {number}")
-                continue
-        line = raw.strip()
-        if not line:
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as error:
-            problems["not valid JSON"].append(f"line {number} ({error.msg})")
-            continue
-        if not isinstance(record, dict) or "uid" not in record or record.get(field) is None:
-            problems[f"not an object with \"uid\" and \"{field}\""].append(f"line {number}")
-            continue
-        uid = str(record["uid"])
-        value = record[field]
-        if field == "label":
-            label = normalise_label(task.config, value)
-            if label is None:
-                problems[f"invalid label (expected one of {', '.join(task.labels)})"].append(f"line {number}: {value!r}")
-                continue
-            value = label
-        elif not isinstance(value, str):
-            problems["the answer is not a string"].append(f"line {number}")
-            continue
-        dataset = record.get("dataset")
-        if dataset is not None:
-            dataset = str(dataset)
-            if dataset not in datasets:
-                problems[f"unknown dataset (scoring datasets: {', '.join(sorted(datasets))})"].append(f"line {number}: {dataset!r}")
-                continue
-            if uid not in datasets[dataset]:
-                problems["unknown uid"].append(f"line {number}: {uid} (not in {dataset})")
-                continue
-        else:
-            candidates = where.get(uid, [])
-            if not candidates:
-                problems["unknown uid"].append(f"line {number}: {uid}")
-                continue
-            if len(candidates) > 1:
-                problems["uid in several datasets (add \"dataset\")"].append(f"line {number}: {uid} ({', '.join(candidates)})")
-                continue
-            dataset = candidates[0]
-        key = (dataset, uid)
-        if key in predictions:
-            problems["duplicate uid"].append(f"line {number}: {uid} (first on line {seen_line[key]})")
-            continue
-        predictions[key] = value
-        seen_line[key] = number
-    if require_all:
-        for dataset, items in sorted(datasets.items()):
-            missing = [uid for uid in items if (dataset, uid) not in predictions]
-            if missing:
-                problems[f"no prediction for {len(missing):,} of {len(items):,} items of {dataset}"].extend(missing)
-    if problems:
-        detail = "\n".join(_listing(entries, what) for what, entries in problems.items())
-        code = Code.INCOMPLETE_PREDICTIONS if all(w.startswith("no prediction") for w in problems) else Code.BAD_PREDICTIONS
-        raise RuleError(code, "The predictions file cannot be scored. Fix these and upload it again:\n" + detail, field="upload")
-    return predictions
 
 
 def submit_predictions(
@@ -512,7 +512,7 @@ def submit_predictions(
     ``incomplete_predictions``: each problem listed with line numbers). Nothing is stored when
     it raises.
     """
-    name = check_can_submit(user=user, task=task, name=name, rate_limited=rate_limited)
+    name = check_can_submit(user=user, task=task, name=name, rate_limited=rate_limited, submission="predictions")
     datasets = scoring_items(task)
     if not datasets:
         raise RuleError(Code.NO_SCORING_DATASETS, f"The task '{task.code}' has no scoring datasets yet, so predictions cannot be scored.")
@@ -522,7 +522,7 @@ def submit_predictions(
     try:
         with open(staged, "rb") as fh:
             predictions = parse_predictions(task, fh, datasets=datasets)
-        field = "label" if task.kind == "classification" else "answer"
+        field = task.spec.prediction_field
         body = io.BytesIO()
         for (dataset, uid), value in predictions.items():
             body.write(json.dumps({"dataset": dataset, "uid": uid, field: value}, ensure_ascii=False).encode() + b"\n")
@@ -539,6 +539,7 @@ def submit_predictions(
             model.path = str(path)
             model.checksum = hashlib.sha256(data).hexdigest()
             model.save(update_fields=["path", "checksum"])
+            artefacts.publish(model)
             _enqueue_evaluation(model.pk)
         return model
     except BaseException:
@@ -549,15 +550,47 @@ def submit_predictions(
         staged.unlink(missing_ok=True)
 
 
-def read_predictions_file(model: MLModel) -> dict[tuple[str, str], str]:
-    """Return ``{(dataset name, uid): label or answer}`` from a stored predictions model."""
-    out = {}
-    with open(model.path, encoding="utf-8") as fh:
-        for line in fh:
-            if line.strip():
-                record = json.loads(line)
-                out[(record["dataset"], record["uid"])] = record.get("label", record.get("answer"))
-    return out
+# --- data-centric selections ----------------------------------------------------------------
+
+
+def submit_selection(
+    *, user, task: Task, uids, name: str, description: str = "", anonymous: bool = False, published: bool = True,
+    rate_limited: bool = True,
+) -> MLModel:
+    """Submit a training-set selection to a data-centric task; queue its training, then its evaluation.
+
+    ``uids``: the chosen uids of the task's candidate pool (``task.spec.training_pool``), at
+    most the task's budget (``task.spec.check_selection``). ``name`` becomes the trained
+    model's directory, so it is a slug unique in the task. Returns a new ``MLModel`` (status
+    ``training``) whose ``training_info["selection"]`` holds the uids; the RQ job
+    ``leaderboard.jobs.train_selection`` trains the task's fixed recipe on exactly them with
+    its fixed seed (``tasks.training.train_selection``) and queues the evaluation on the
+    scoring datasets, so the leaderboard ranks the selections.
+
+    Raises ``RateLimited`` (daily limit) and ``RuleError``: ``wrong_submission`` (the task
+    takes no selections), ``no_pool`` (its pool dataset is missing), ``bad_selection`` naming
+    the first offender (not a list, over the budget, a repeated uid, a uid not in the pool),
+    ``bad_model_name`` / ``model_name_taken``. Nothing is stored when it raises.
+    """
+    from tasks.training import check_model_name, model_directory
+
+    name = check_can_submit(user=user, task=task, name=name, rate_limited=rate_limited, submission="selection")
+    name = check_model_name(task, name)
+    pool_name = task.spec.training_pool(task.config)
+    pool = Dataset.objects.filter(task=task, name=pool_name).first()
+    if pool is None:
+        raise RuleError(Code.NO_POOL, f"The task '{task.code}' has no pool dataset '{pool_name}' yet; ask its owner.")
+    pool_uids = set(DatasetItem.objects.filter(dataset=pool).values_list("uid", flat=True))
+    uids = task.spec.check_selection(task.config, uids, pool_uids)
+    with transaction.atomic():
+        model = MLModel.objects.create(
+            task=task, owner=user, name=name, description=description or f"Selection of {len(uids)} items of {pool_name}.",
+            kind=MLModel.Kind.HF_DIRECTORY, path=str(model_directory(task, name)), published=published,
+            anonymous=anonymous, status=MLModel.Status.TRAINING, training_info={"selection": uids},
+        )
+        model_id = model.pk
+        transaction.on_commit(lambda: enqueue_selection_training(model_id))
+    return model
 
 
 # --- the owner's actions -----------------------------------------------------------------
@@ -568,7 +601,7 @@ def set_model_visibility(*, actor, model: MLModel, published: bool | None = None
 
     Raises ``NotAllowed`` for anyone else. The task's leaderboard is recomputed on commit.
     """
-    if not (actor.is_authenticated and (actor.pk == model.owner_id or actor.is_superuser)):
+    if not access.owns_model(actor, model):
         raise NotAllowed(Code.NOT_OWNER, "Only the model's owner can change how it is shown.")
     fields = []
     if published is not None:
@@ -580,9 +613,9 @@ def set_model_visibility(*, actor, model: MLModel, published: bool | None = None
     if fields:
         with transaction.atomic():
             model.save(update_fields=[*fields, "updated_at"])
-            from leaderboard.jobs import enqueue_recompute
-
             task_id = model.task_id
+            if model.published:
+                schedule_evaluations(model.task, models=[model])
             transaction.on_commit(lambda: enqueue_recompute(task_id))
     return model
 
@@ -597,12 +630,11 @@ def save_leaderboard_config(
     """Save a weight set ("fork") of ``task``'s leaderboard, or a frozen snapshot of its ranking.
 
     Any logged-in user may save one; it is shared by the URL of its ``slug``. A frozen
-    snapshot stores the ranked rows as they are now and never changes. Raises ``NotAllowed``
-    for anonymous users, ``RuleError`` for a missing name or bad weights.
+    snapshot stores the ranked rows as they are now and never changes. ``missing_metric`` is
+    stored in its own field (``drop_metric`` or ``exclude_model``). Raises ``NotAllowed`` for
+    anonymous users, ``RuleError`` for a missing name, bad weights or an unknown missing-metric
+    choice.
     """
-    from leaderboard.models import LeaderboardConfig
-    from leaderboard.selectors import leaderboard_table
-
     if not getattr(user, "is_authenticated", False):
         raise NotAllowed(Code.NOT_OWNER, "Log in to save a leaderboard.")
     name = (name or "").strip()
@@ -611,9 +643,10 @@ def save_leaderboard_config(
     table = leaderboard_table(task, metric_weights=metric_weights, dataset_weights=dataset_weights, missing_metric=missing_metric)
     config = LeaderboardConfig.objects.create(
         task=task, owner=user, name=name, description=description or "",
-        metric_weights={**table.metric_weights, "_missing_metric": missing_metric},
-        dataset_weights=table.dataset_weights, frozen=frozen,
+        metric_weights=dict(table.metric_weights), dataset_weights=table.dataset_weights,
+        missing_metric=table.missing_metric, frozen=frozen,
         snapshot=({"rows": table.snapshot(), "datasets": table.datasets, "rules": table.rules,
-                   "pending": [p["name"] for p in table.pending]} if frozen else []),
+                   "pending": [p["name"] for p in table.pending],
+                   "provenance": snapshot_provenance(task, [r.model_id for r in table.rows])} if frozen else []),
     )
     return config

@@ -9,6 +9,7 @@ urlpatterns = [
     path("tasks/<slug:code>/leaderboard/save/", views.save_leaderboard, name="save"),
     path("tasks/<slug:code>/submit/", views.submit, name="submit"),
     path("leaderboards/<slug:slug>/", views.leaderboard_config, name="config"),
+    path("leaderboards/<slug:slug>.json", views.leaderboard_config_json, name="config_json"),
     path("models/<int:pk>/", views.model_page, name="model"),
     path("models/<int:pk>/status/", views.model_status, name="model_status"),
     path("models/<int:pk>/visibility/", views.model_visibility, name="model_visibility"),

@@ -37,11 +37,11 @@ from tests.shared_data import SHARED_DATA  # noqa: E402  (DYNABENCH_SHARED_DATA,
 DYNASENT = (SHARED_DATA or Path("../shared/data")) / "dynasent"
 
 
-def _import(task, name, filename, access):
+def _import(task, name, filename, split):
     if Dataset.objects.filter(task=task, name=name).exists():
         return f"{name}: present"
     spec = FileSpec(path=DYNASENT / filename, mapping={"text": "sentence", "label": "gold_label"}, uid_field="text_id")
-    return import_dataset(task=task, name=name, spec=spec, round_number=1, access=access, progress=False).summary()
+    return import_dataset(task=task, name=name, spec=spec, round_number=1, access="scoring", split=split, progress=False).summary()
 
 
 def _model_in_loop(task, *, tiny: bool) -> str:
@@ -49,7 +49,7 @@ def _model_in_loop(task, *, tiny: bool) -> str:
     if round1.target_models.exists():
         return f"model in the loop: {round1.target_models.first().name}"
     if not tiny and "ensure_default_models" in get_commands():
-        call_command("ensure_default_models")
+        call_command("ensure_default_models", "--inline")
         round1.refresh_from_db()
         if round1.target_models.exists():
             return f"model in the loop: {round1.target_models.first().name} (default)"
@@ -69,8 +69,8 @@ def main():
     seed_default_tasks()
     task = Task.objects.get(code="sentiment")
     notes = [
-        _import(task, "dynasent-r1-dev", "dynasent-v1.1-round01-yelp-dev.jsonl", "scoring"),
-        _import(task, "dynasent-r1-test", "dynasent-v1.1-round01-yelp-test.jsonl", "hidden"),
+        _import(task, "dynasent-r1-dev", "dynasent-v1.1-round01-yelp-dev.jsonl", "dev"),
+        _import(task, "dynasent-r1-test", "dynasent-v1.1-round01-yelp-test.jsonl", "test"),
         _model_in_loop(task, tiny=args.tiny),
     ]
     user, _ = User.objects.get_or_create(username="api-demo")

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # `make run`: bring the whole platform up on this machine and keep it up until Ctrl-C.
 #
-# Migrates, collects static files, seeds the four tasks and the demo users, builds the
-# default target models (first run only: this trains them and takes a few minutes), then
-# starts the web server (gunicorn) and RQ worker(s) and prints the URL and the logins.
+# Migrates, collects static files, seeds the four tasks (with their seed dev and test sets) and
+# the demo users, queues the training of the default target models (first run only), then
+# starts the web server (gunicorn) and RQ worker(s) and prints the URLs and the logins. Pages
+# answer within seconds: the worker trains the models in the background (the write page says
+# "model in training" until the model in the loop is ready), then evaluates them, and each
+# task's leaderboard fills by itself within minutes.
 # Ctrl-C (or SIGTERM) stops every process it started, and the embedded Redis if it started it.
 #
 # Environment: HOST (127.0.0.1), PORT (8000), WEB_WORKERS (2), WEB_THREADS (4), RQ_WORKERS (1),
@@ -66,21 +69,38 @@ trap cleanup EXIT
 trap 'signalled=1; exit 130' INT
 trap 'signalled=1; exit 143' TERM
 
-echo "== Migrating the database"
-"$PY" manage.py migrate --noinput
-"$PY" manage.py collectstatic --noinput -v0
-echo "== Seeding the tasks and the demo users"
-logins=$("$PY" manage.py seed --demo)
-echo "$logins"
-echo "== Building the default target models (trained once, on the first run)"
-"$PY" manage.py ensure_default_models
+# One Python process for the steps before the server starts: each Django process pays its
+# start-up (URL checks import torch through the model registry) once, not four times.
+logins_file="$(mktemp)"
+"$PY" - "$logins_file" <<'PY'
+import sys
+
+import django
+
+django.setup()
+from django.core.management import call_command
+
+print("== Migrating the database", flush=True)
+call_command("migrate", interactive=False)
+call_command("collectstatic", interactive=False, verbosity=0)
+print("== Seeding the tasks (with their seed dev and test sets) and the demo users", flush=True)
+with open(sys.argv[1], "w", encoding="utf-8") as out:
+    call_command("seed", demo=True, stdout=out)
+print(open(sys.argv[1], encoding="utf-8").read(), end="", flush=True)
+print("== Default target models (the first run queues their training for the worker)", flush=True)
+call_command("ensure_default_models")
+PY
+logins=$(cat "$logins_file")
+rm -f "$logins_file"
 
 echo "== Starting the web server ($WEB_WORKERS workers) and $RQ_WORKERS RQ worker(s)"
 .venv/bin/gunicorn dynabench.wsgi:application --bind "$HOST:$PORT" --workers "$WEB_WORKERS" \
     --threads "$WEB_THREADS" --timeout 120 --graceful-timeout 10 --no-control-socket --access-logfile - &
 pids+=($!)
+# The training queue first: on a first run the models in the loop are trained before anything is
+# evaluated, so every task's write page opens as early as it can.
 for _ in $(seq "$RQ_WORKERS"); do
-    "$PY" manage.py rqworker default evaluation training &
+    "$PY" manage.py rqworker --with-scheduler training default evaluation &
     pids+=($!)
 done
 
@@ -101,6 +121,8 @@ PY
 cat <<BANNER
 
   Dynabench is running at $URL
+  Leaderboard: $URL/tasks/sentiment/leaderboard/ (also nli, qa, hate-speech): each fills by itself
+    as the worker trains and evaluates the default models (a few minutes on the first run)
   Admin: $URL/admin/    Health: $URL/healthz    API docs: $URL/api/docs/
 
 $logins

@@ -1,4 +1,9 @@
-"""The maintainers' admin for tasks, rounds, contexts, ML model records and datasets."""
+"""The maintainers' admin for tasks, rounds, contexts, ML model records and datasets.
+
+What needs the apps above this one (a round's example counts and vMER, closing rounds into
+datasets, exports, retraining from validated examples) is added by ``validation/admin.py``,
+which registers subclasses of ``TaskAdmin`` and ``RoundAdmin`` with those columns and actions.
+"""
 
 from django import forms
 from django.contrib import admin, messages
@@ -7,24 +12,50 @@ from django.forms.models import BaseInlineFormSet
 from django.urls import reverse
 from django.utils.html import format_html
 
-from annotation.selectors import round_counts
 from dynabench.admin_tools import OwnerScopedAdmin, PrettyJSONField, short
 from dynabench.errors import RuleError
-from tasks.models import Context, Dataset, DatasetItem, MLModel, Round, Task
-from tasks.services import request_retraining, set_round_status
-from validation.admin_actions import close_rounds_into_datasets, export_rounds_jsonl
+from tasks import access
+from tasks.models import Context, Dataset, DatasetItem, MLModel, Round, Task, TaskBan, TaskRole, Upload
+from tasks.services import publish_labels as publish_dataset_labels
+from tasks.services import set_round_status
 
 CONTEXT_INLINE_LIMIT = 25
 
 
 class TaskAdminForm(forms.ModelForm):
+    """The task's fields, plus the ``version`` it was loaded at: a save made after someone else
+    changed the task (on the console, the API or here) is refused, as on the console."""
+
     config = PrettyJSONField(
         help_text="JSON checked against the task config schema (tasks/config.py) on save; each error names its field."
     )
+    loaded_version = forms.IntegerField(widget=forms.HiddenInput, required=False)
 
     class Meta:
         model = Task
-        fields = "__all__"
+        exclude = ("version",)
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if self.instance.pk:
+            self.fields["loaded_version"].initial = self.instance.version
+
+    def clean(self):
+        cleaned = super().clean()
+        loaded = cleaned.get("loaded_version")
+        if self.instance.pk and loaded is not None:
+            current = Task.objects.filter(pk=self.instance.pk).values_list("version", flat=True).first()
+            if current != loaded:
+                raise forms.ValidationError(
+                    f"Another owner saved this task after you opened it (version {current}, yours {loaded}). "
+                    "Reload the page to see their changes, then make yours again."
+                )
+        return cleaned
+
+    def save(self, commit=True):
+        if self.instance.pk:
+            self.instance.version = (Task.objects.filter(pk=self.instance.pk).values_list("version", flat=True).first() or 0) + 1
+        return super().save(commit=commit)
 
 
 class RoundInline(admin.TabularInline):
@@ -40,14 +71,13 @@ class RoundInline(admin.TabularInline):
 class TaskAdmin(OwnerScopedAdmin):
     form = TaskAdminForm
     list_display = ("code", "name", "kind", "active", "current_round_display", "round_count", "dataset_count", "owner_list")
-    list_filter = ("kind", "active")
+    list_filter = ("kind", "active", "collecting")
     search_fields = ("code", "name")
     autocomplete_fields = ("owners",)
     inlines = (RoundInline,)
-    actions = ("retrain_target_models",)
     fieldsets = (
-        (None, {"fields": ("code", "name", "kind", "active", "owners")}),
-        ("Instructions", {"fields": ("instructions",)}),
+        (None, {"fields": ("code", "name", "kind", "active", "collecting", "owners")}),
+        ("Instructions", {"fields": ("instructions", "content_warning", "loaded_version")}),
         ("Configuration", {"fields": ("config",)}),
     )
 
@@ -79,19 +109,6 @@ class TaskAdmin(OwnerScopedAdmin):
     def owner_list(self, obj):
         return ", ".join(u.username for u in obj.owners.all()) or "—"
 
-    @admin.action(description="Retrain the target model from validated examples (plus the seed set)", permissions=["change"])
-    def retrain_target_models(self, request, queryset):
-        for task in queryset:
-            try:
-                model = request_retraining(task=task, acting_user=request.user)
-            except RuleError as exc:
-                self.message_user(request, f"{task}: {exc.message}", messages.ERROR)
-                continue
-            self.message_user(
-                request, f"{task}: training model {model.name} on the training queue; its progress shows on the model.",
-                messages.SUCCESS,
-            )
-
 
 class LimitedContextFormSet(BaseInlineFormSet):
     """Only the newest ``CONTEXT_INLINE_LIMIT`` contexts are edited inline; the rest are one link away."""
@@ -114,15 +131,15 @@ class ContextInline(admin.TabularInline):
 
 @admin.register(Round)
 class RoundAdmin(OwnerScopedAdmin):
-    list_display = ("__str__", "task", "number", "status", "start", "end", "models_in_loop", "context_count", "example_counts")
+    list_display = ("__str__", "task", "number", "status", "start", "end", "models_in_loop", "context_count")
     list_filter = ("status", "task")
     list_select_related = ("task",)
     search_fields = ("task__code", "task__name")
     autocomplete_fields = ("target_models",)
-    readonly_fields = ("status", "all_contexts", "example_counts", "created_at")
-    fields = ("task", "number", "status", "start", "end", "target_models", "all_contexts", "example_counts", "created_at")
+    readonly_fields = ("status", "all_contexts", "created_at")
+    fields = ("task", "number", "status", "start", "end", "target_models", "all_contexts", "created_at")
     inlines = (ContextInline,)
-    actions = ("open_rounds", close_rounds_into_datasets, export_rounds_jsonl)
+    actions = ("open_rounds",)
 
     def get_queryset(self, request):
         return super().get_queryset(request).annotate(
@@ -146,14 +163,6 @@ class RoundAdmin(OwnerScopedAdmin):
             return "—"
         url = reverse("admin:tasks_context_changelist") + f"?round__id__exact={obj.pk}"
         return format_html('<a href="{}">{} contexts</a>', url, obj.contexts.count())
-
-    @admin.display(description="collected / fooled / verified fooled (vMER)")
-    def example_counts(self, obj):
-        if obj.pk is None:
-            return "—"
-        counts = round_counts(obj)
-        vmer = "—" if counts.vmer is None else f"{counts.vmer:.1%}"
-        return f"{counts.collected} / {counts.fooled} / {counts.verified_fooled} ({vmer})"
 
     def _set_status(self, request, queryset, status):
         changed = 0
@@ -218,19 +227,34 @@ class MLModelAdmin(OwnerScopedAdmin):
 
 @admin.register(Dataset)
 class DatasetAdmin(OwnerScopedAdmin):
-    list_display = ("name", "task", "round", "access", "split", "weight", "item_count", "checksum_short", "created_at")
-    list_filter = ("access", "split", "task")
+    list_display = ("name", "task", "round", "access", "label_visibility", "split", "weight", "live_item_count", "version",
+                    "checksum_short", "created_at")
+    list_filter = ("access", "label_visibility", "split", "task")
     list_select_related = ("task", "round")
     search_fields = ("name", "description", "source")
     autocomplete_fields = ("round",)
-    readonly_fields = ("source", "checksum", "created_at", "items_link")
+    readonly_fields = ("label_visibility", "labels_published_by", "labels_published_at", "source", "source_checksum", "checksum",
+                       "item_count", "version", "created_at", "content_changed_at", "items_link")
+    actions = ["publish_labels"]
 
     def get_queryset(self, request):
-        return super().get_queryset(request).annotate(item_count=Count("items"))
+        return super().get_queryset(request).annotate(n_items=Count("items"))
 
-    @admin.display(description="items", ordering="item_count")
-    def item_count(self, obj):
-        return obj.item_count
+    @admin.display(description="items", ordering="n_items")
+    def live_item_count(self, obj):
+        return obj.n_items
+
+    @admin.action(description="Publish the labels of the selected hidden datasets (recorded with your name)")
+    def publish_labels(self, request, queryset):
+        done = []
+        for dataset in queryset.select_related("task"):
+            try:
+                publish_dataset_labels(dataset=dataset, acting_user=request.user)
+                done.append(dataset.name)
+            except RuleError as error:
+                self.message_user(request, f"{dataset.name}: {error.message}", level="error")
+        if done:
+            self.message_user(request, f"Labels published: {', '.join(done)}.")
 
     @admin.display(description="sha256")
     def checksum_short(self, obj):
@@ -260,3 +284,66 @@ class DatasetItemAdmin(OwnerScopedAdmin):
     def target_preview(self, obj):
         return short(obj.target, 40)
 
+
+
+@admin.register(TaskRole)
+class TaskRoleAdmin(OwnerScopedAdmin):
+    """Role grants on a task; adding and deleting go through ``tasks.access`` (the console's rules)."""
+
+    list_display = ("task", "user", "role", "granted_by", "created_at")
+    list_filter = ("role", "task")
+    search_fields = ("user__username", "task__code")
+    autocomplete_fields = ("user",)
+    fields = ("task", "user", "role")
+
+    def save_model(self, request, obj, form, change):
+        try:
+            access.grant_role(task=obj.task, user=obj.user, role=obj.role, acting_user=request.user)
+        except RuleError as refused:
+            messages.error(request, refused.message)
+
+    def delete_model(self, request, obj):
+        access.revoke_role(task=obj.task, user=obj.user, role=obj.role, acting_user=request.user)
+
+    def delete_queryset(self, request, queryset):
+        for obj in queryset:
+            self.delete_model(request, obj)
+
+
+@admin.register(TaskBan)
+class TaskBanAdmin(OwnerScopedAdmin):
+    """Users banned from a task; banning and lifting go through ``tasks.access``."""
+
+    list_display = ("task", "user", "reason", "banned_by", "created_at")
+    list_filter = ("task",)
+    search_fields = ("user__username",)
+    autocomplete_fields = ("user",)
+    fields = ("task", "user", "reason")
+
+    def save_model(self, request, obj, form, change):
+        try:
+            access.ban_user(task=obj.task, user=obj.user, acting_user=request.user, reason=obj.reason)
+        except RuleError as refused:
+            messages.error(request, refused.message)
+
+    def delete_model(self, request, obj):
+        access.lift_ban(task=obj.task, user=obj.user, acting_user=request.user)
+
+    def delete_queryset(self, request, queryset):
+        for obj in queryset:
+            self.delete_model(request, obj)
+
+
+@admin.register(Upload)
+class UploadAdmin(OwnerScopedAdmin):
+    """Files uploaded through the console (read-only: import them on the console or the API)."""
+
+    list_display = ("original_name", "task", "target", "rows", "status", "error_count", "uploaded_by", "created_at")
+    list_filter = ("status", "target", "task")
+    readonly_fields = [f.name for f in Upload._meta.fields]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False

@@ -1,42 +1,47 @@
-"""``/api/v1/tasks``, rounds, contexts and ``/api/v1/datasets``: views parse and render only.
+"""``/api/v1/tasks``, a round's contexts and ``/api/v1/datasets``: views parse and render only.
 
-Rules live in ``tasks/services.py`` (opening a round) and ``tasks/access.py`` (what may be
-read); counts come from ``annotation/selectors.py``.
+Rules live in ``tasks/services.py`` and ``tasks/access.py`` (what may be read). Rounds with
+their counts and vMER, opening and closing them, are ``validation/api_views.py``'s.
 """
 
 import tempfile
 from pathlib import Path
 
+from django.contrib.auth import get_user_model
 from django.db.models import Count
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
+from rest_framework.exceptions import ValidationError
 from rest_framework.parsers import MultiPartParser
 from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
+from rest_framework.views import APIView
 
-from annotation.selectors import counts_by_round
 from dynabench.api import query_bool, query_choice, query_int
 from dynabench.parsers import RequestTooLarge
 from dynabench.permissions import IsTaskOwner
-from tasks import access, services
+from tasks import access, services, uploads
 from tasks.importers import FileSpec, import_contexts, parse_assignments
-from tasks.models import Context, Dataset, Round
+from tasks.models import Context, Dataset, Round, Upload
 from tasks.serializers import (
+    BanSerializer,
+    RoleChangeSerializer,
+    TaskRoleSerializer,
+    TaskSettingsChangeSerializer,
+    TaskSettingsSerializer,
+    UploadCreateSerializer,
+    UploadMappingSerializer,
+    UploadSerializer,
     ContextSerializer,
     ContextUploadSerializer,
     DatasetItemSerializer,
     DatasetSerializer,
     ImportResultSerializer,
-    RoundClosedSerializer,
-    RoundCloseSerializer,
-    RoundCreateSerializer,
-    RoundSerializer,
     TaskSerializer,
 )
-from validation.services import close_round
 
 TASK_CODE = OpenApiParameter("task_code", OpenApiTypes.STR, OpenApiParameter.PATH, description="The task's code, e.g. `sentiment`.")
 MAX_CONTEXT_FILE_BYTES = 64 * 1024 * 1024
@@ -95,74 +100,6 @@ class TaskViewSet(viewsets.ReadOnlyModelViewSet):
         if search:
             tasks = tasks.filter(code__icontains=search) | tasks.filter(name__icontains=search)
         return tasks
-
-
-@extend_schema_view(
-    list=extend_schema(summary="List a task's rounds with counts and vMER", parameters=[TASK_CODE, OpenApiParameter("status", OpenApiTypes.STR, enum=["open", "closed"])]),
-    retrieve=extend_schema(summary="Get a round", parameters=[TASK_CODE, ROUND_NUMBER]),
-    create=extend_schema(
-        summary="Open the task's next round (owners)",
-        parameters=[TASK_CODE],
-        request=RoundCreateSerializer,
-        responses={201: RoundSerializer},
-    ),
-    close=extend_schema(
-        summary="Close a round and build its train/dev/test datasets (owners)",
-        parameters=[TASK_CODE, ROUND_NUMBER],
-        request=RoundCloseSerializer,
-        responses={200: RoundClosedSerializer},
-    ),
-)
-class RoundViewSet(TaskScopedMixin, mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.CreateModelMixin, viewsets.GenericViewSet):
-    """A task's rounds. Everyone reads; owners open the next round."""
-
-    serializer_class = RoundSerializer
-    lookup_field = "number"
-    lookup_url_kwarg = "round_number"
-    lookup_value_regex = r"[0-9]+"
-
-    def get_permissions(self):
-        if self.action in ("list", "retrieve"):
-            return [AllowAny()]
-        return [IsTaskOwner()]
-
-    def get_queryset(self):
-        rounds = Round.objects.filter(task=self.get_task()).select_related("task").prefetch_related("target_models").order_by("number")
-        if self.action == "list":
-            wanted = query_choice(self.request, "status", ["open", "closed"])
-            if wanted:
-                rounds = rounds.filter(status=wanted)
-        return rounds
-
-    def list(self, request, *args, **kwargs):
-        page = self.paginate_queryset(self.get_queryset())
-        context = {**self.get_serializer_context(), "round_counts": counts_by_round(page)}
-        return self.get_paginated_response(RoundSerializer(page, many=True, context=context).data)
-
-    def create(self, request, *args, **kwargs):
-        serializer = RoundCreateSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        data = serializer.validated_data
-        new_round = services.open_round(
-            task=self.get_task(), acting_user=request.user, target_model_ids=data["target_models"],
-            start=data.get("start"), end=data.get("end"),
-        )
-        return Response(self.get_serializer(new_round).data, status=status.HTTP_201_CREATED)
-
-    @action(detail=True, methods=["post"])
-    def close(self, request, *args, **kwargs):
-        serializer = RoundCloseSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        data = serializer.validated_data
-        round = self.get_object()
-        datasets = close_round(round=round, acting_user=request.user, ratios=data.get("ratios"), seed=data.get("seed"))
-        round.refresh_from_db()
-        annotated = Dataset.objects.filter(pk__in=[d.pk for d in datasets]).select_related("task", "round").annotate(item_count=Count("items"))
-        body = {
-            "round": self.get_serializer(round).data,
-            "datasets": DatasetSerializer(annotated.order_by("pk"), many=True, context=self.get_serializer_context()).data,
-        }
-        return Response(body)
 
 
 @extend_schema_view(
@@ -226,15 +163,22 @@ class ContextViewSet(RoundScopedMixin, mixins.ListModelMixin, mixins.CreateModel
         parameters=[
             OpenApiParameter("task", OpenApiTypes.STR, description="A task code."),
             OpenApiParameter("round", OpenApiTypes.INT, description="A round number (with `task`)."),
-            OpenApiParameter("access", OpenApiTypes.STR, enum=["scoring", "standard", "hidden"]),
+            OpenApiParameter("access", OpenApiTypes.STR, enum=["scoring", "standard"]),
+            OpenApiParameter("labels", OpenApiTypes.STR, enum=["public", "hidden"], description="Label visibility."),
             OpenApiParameter("split", OpenApiTypes.STR, enum=["train", "dev", "test"]),
         ],
     ),
     retrieve=extend_schema(summary="Get a dataset"),
-    items=extend_schema(summary="Download a dataset's items (no labels for hidden datasets)", responses=DatasetItemSerializer(many=True)),
+    items=extend_schema(
+        summary="Download a dataset's items (targets only where you may see the labels)",
+        description="Items of a hidden dataset come with their inputs and uids only (``target`` and ``metadata`` "
+        "null), except to the task's owners and admins. Train and public dev sets come with their targets.",
+        responses=DatasetItemSerializer(many=True),
+    ),
 )
 class DatasetViewSet(viewsets.ReadOnlyModelViewSet):
-    """Datasets of visible tasks. Items of hidden datasets come without ``target`` or ``metadata``."""
+    """Datasets of visible tasks. Items of hidden datasets come without ``target`` or ``metadata``
+    unless the reader owns the task (``tasks.selectors.can_see_labels``)."""
 
     serializer_class = DatasetSerializer
     permission_classes = [AllowAny]
@@ -243,7 +187,7 @@ class DatasetViewSet(viewsets.ReadOnlyModelViewSet):
         datasets = (
             Dataset.objects.filter(task__in=access.visible_tasks(self.request.user))
             .select_related("task", "round")
-            .annotate(item_count=Count("items"))
+            .annotate(n_items=Count("items"))
             .order_by("task__code", "round__number", "name")
         )
         if self.action != "list":
@@ -254,9 +198,12 @@ class DatasetViewSet(viewsets.ReadOnlyModelViewSet):
         number = query_int(self.request, "round", minimum=1)
         if number is not None:
             datasets = datasets.filter(round__number=number)
-        wanted_access = query_choice(self.request, "access", ["scoring", "standard", "hidden"])
+        wanted_access = query_choice(self.request, "access", ["scoring", "standard"])
         if wanted_access:
             datasets = datasets.filter(access=wanted_access)
+        labels = query_choice(self.request, "labels", ["public", "hidden"])
+        if labels:
+            datasets = datasets.filter(label_visibility=labels)
         split = query_choice(self.request, "split", ["train", "dev", "test"])
         if split:
             datasets = datasets.filter(split=split)
@@ -268,3 +215,156 @@ class DatasetViewSet(viewsets.ReadOnlyModelViewSet):
         page = self.paginate_queryset(dataset.items.order_by("id"))
         serializer = DatasetItemSerializer(page, many=True, context={**self.get_serializer_context(), "dataset": dataset})
         return self.get_paginated_response(serializer.data)
+
+
+# --- the owner's console: settings, roles, bans, uploads (owners of the task and admins) ------
+
+
+class OwnerTaskView(TaskScopedMixin, APIView):
+    """Base of the console's API views: ``/tasks/{task_code}/...``, the task's owners only (403)."""
+
+    permission_classes = [IsTaskOwner]
+
+    def person(self, username: str):
+        return get_object_or_404(get_user_model(), username=username)
+
+
+@extend_schema_view(
+    get=extend_schema(summary="Read a task's settings (owners)", parameters=[TASK_CODE], responses=TaskSettingsSerializer),
+    patch=extend_schema(
+        summary="Change a task's settings (owners)", parameters=[TASK_CODE], request=TaskSettingsChangeSerializer,
+        responses={200: TaskSettingsSerializer, 409: OpenApiResponse(description="Changed by someone else since `version`.")},
+    ),
+)
+class TaskSettingsView(OwnerTaskView):
+    """Name, instructions, labels, validations needed, daily cap and content warning, with the
+    version for optimistic concurrency (``tasks.services.update_task_settings``)."""
+
+    def get(self, request, task_code):
+        return Response(TaskSettingsSerializer(services.task_settings(self.get_task())).data)
+
+    def patch(self, request, task_code):
+        serializer = TaskSettingsChangeSerializer(data=request.data, partial=True)
+        serializer.is_valid(raise_exception=True)
+        data = dict(serializer.validated_data)
+        version = data.pop("version", None)
+        if version is None:
+            raise ValidationError({"version": ["Send the version you read (GET this URL), so a concurrent change is not overwritten."]})
+        task = services.update_task_settings(task=self.get_task(), acting_user=request.user, version=version, **data)
+        return Response(TaskSettingsSerializer(services.task_settings(task)).data)
+
+
+@extend_schema_view(
+    get=extend_schema(summary="People with a role on the task (owners)", parameters=[TASK_CODE], responses=TaskRoleSerializer(many=True)),
+    post=extend_schema(summary="Grant a role on the task (owners)", parameters=[TASK_CODE], request=RoleChangeSerializer, responses=TaskRoleSerializer),
+    delete=extend_schema(summary="Revoke a role on the task (owners)", parameters=[TASK_CODE], request=RoleChangeSerializer, responses=TaskRoleSerializer),
+)
+class TaskRolesView(OwnerTaskView):
+    """Grant and revoke annotator, validator and owner on the task (``tasks.access``)."""
+
+    def _row(self, task, user):
+        roles = access.task_roles_of(task, [user.pk])[user.pk]
+        return {"user": user.username, "roles": sorted(roles), "banned": access.is_banned(user, task)}
+
+    def get(self, request, task_code):
+        task = self.get_task()
+        ids = set(task.owners.values_list("pk", flat=True)) | set(task.role_grants.values_list("user_id", flat=True))
+        users = get_user_model().objects.filter(pk__in=ids).order_by("username")
+        roles = access.task_roles_of(task, [u.pk for u in users])
+        banned = set(task.bans.values_list("user_id", flat=True))
+        return Response([{"user": u.username, "roles": sorted(roles[u.pk]), "banned": u.pk in banned} for u in users])
+
+    def _change(self, request, grant: bool):
+        serializer = RoleChangeSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        task, user = self.get_task(), self.person(serializer.validated_data["user"])
+        change = access.grant_role if grant else access.revoke_role
+        change(task=task, user=user, role=serializer.validated_data["role"], acting_user=request.user)
+        return Response(self._row(task, user))
+
+    def post(self, request, task_code):
+        return self._change(request, grant=True)
+
+    def delete(self, request, task_code):
+        return self._change(request, grant=False)
+
+
+@extend_schema_view(
+    post=extend_schema(summary="Ban a user from the task (owners)", parameters=[TASK_CODE], request=BanSerializer, responses=TaskRoleSerializer),
+    delete=extend_schema(summary="Lift a ban (owners)", parameters=[TASK_CODE], request=BanSerializer, responses=TaskRoleSerializer),
+)
+class TaskBansView(OwnerTaskView):
+    """Ban a user from the task (their roles there go, their pending examples leave the queue)."""
+
+    def post(self, request, task_code):
+        serializer = BanSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        task, user = self.get_task(), self.person(serializer.validated_data["user"])
+        access.ban_user(task=task, user=user, acting_user=request.user, reason=serializer.validated_data.get("reason", ""))
+        return Response({"user": user.username, "roles": sorted(access.task_roles_of(task, [user.pk])[user.pk]), "banned": True})
+
+    def delete(self, request, task_code):
+        serializer = BanSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        task, user = self.get_task(), self.person(serializer.validated_data["user"])
+        access.lift_ban(task=task, user=user, acting_user=request.user)
+        return Response({"user": user.username, "roles": sorted(access.task_roles_of(task, [user.pk])[user.pk]), "banned": False})
+
+
+def _upload_body(upload) -> dict:
+    return {
+        **{f: getattr(upload, f) for f in ("id", "target", "original_name", "format", "size", "rows", "columns", "options",
+                                           "mapping", "status", "result", "errors", "error_count", "created_at")},
+        "progress": uploads.upload_progress(upload),
+    }
+
+
+@extend_schema_view(
+    post=extend_schema(
+        summary="Upload a contexts or dataset file (owners)", parameters=[TASK_CODE],
+        request={"multipart/form-data": UploadCreateSerializer}, responses={201: UploadSerializer},
+    ),
+)
+class UploadCreateView(OwnerTaskView):
+    """Step 1 of an upload: keep the file (``tasks.uploads.store_upload``); the answer lists its
+    columns and a suggested mapping. Step 2: ``POST .../uploads/{id}/import`` with the mapping."""
+
+    parser_classes = [MultiPartParser]
+
+    def post(self, request, task_code):
+        serializer = UploadCreateSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        upload = uploads.store_upload(
+            task=self.get_task(), acting_user=request.user, file=data["file"], target=data["target"],
+            options={k: data.get(k) for k in ("round", "name", "split", "access", "label_visibility")},
+        )
+        return Response(UploadSerializer(_upload_body(upload)).data, status=status.HTTP_201_CREATED)
+
+
+@extend_schema_view(get=extend_schema(summary="An upload's status, progress and outcome (owners)", parameters=[TASK_CODE], responses=UploadSerializer))
+class UploadDetailView(OwnerTaskView):
+    """An upload of the task: poll it while its import runs."""
+
+    def get(self, request, task_code, upload_id):
+        upload = get_object_or_404(Upload, pk=upload_id, task=self.get_task())
+        return Response(UploadSerializer(_upload_body(upload)).data)
+
+
+@extend_schema_view(
+    post=extend_schema(
+        summary="Import an upload with a column mapping (owners)", parameters=[TASK_CODE], request=UploadMappingSerializer,
+        responses={200: UploadSerializer, 202: UploadSerializer},
+    ),
+)
+class UploadImportView(OwnerTaskView):
+    """Step 2: import with the mapping, all-or-nothing (``tasks.uploads.start_import``): 200 with
+    the outcome (``done``, or ``failed`` with line-numbered problems), or 202 when queued."""
+
+    def post(self, request, task_code, upload_id):
+        upload = get_object_or_404(Upload, pk=upload_id, task=self.get_task())
+        serializer = UploadMappingSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        upload = uploads.start_import(upload=upload, acting_user=request.user, mapping=serializer.validated_data)
+        queued = upload.status in (Upload.Status.QUEUED, Upload.Status.RUNNING)
+        return Response(UploadSerializer(_upload_body(upload)).data, status=status.HTTP_202_ACCEPTED if queued else status.HTTP_200_OK)

@@ -2,7 +2,8 @@
 
 A task config says everything the platform needs to run a task:
 
-- ``labels``: the label set (classification), e.g. ``["entailment", "neutral", "contradiction"]``;
+- ``labels``: the label set (classification; the keys only one kind has are in its spec's
+  ``config_properties``, ``tasks/kinds.py``), e.g. ``["entailment", "neutral", "contradiction"]``;
   ``label_aliases`` maps other spellings found in data files (``"e"``) to a label.
 - ``context_fields``: the fields of ``Context.data`` shown to the annotator (``premise``, ``passage``, ``prompt``).
 - ``input_fields``: the fields the annotator writes (``hypothesis``, ``question``, ``text``), with caps.
@@ -10,14 +11,22 @@ A task config says everything the platform needs to run a task:
   ``[question, passage]`` for extractive QA.
 - ``model_wrong``: ``{"rule": "label_differs"}`` or ``{"rule": "squad_f1_below", "threshold": 0.4}``.
 - ``perf_metric`` (``accuracy``, ``macro_f1``, ``squad_f1``), ``delta_metrics``, ``dynascore_weights``.
-- ``validations_needed`` (default 3), ``validate_non_fooling``, ``daily_example_cap``,
+- ``validations_needed`` (default 3), ``validation_early_agreement`` (the first N votes agreeing
+  settle an example early), ``validation_max_votes`` (the vote budget, default ``2 *
+  validations_needed - 1``), ``gold_rate`` (share of the review queue served from gold items),
+  ``gold_accuracy_threshold`` and ``gold_min_answers`` (below that accuracy on at least that many
+  gold checks, a validator's votes stop counting), ``validate_non_fooling``, ``daily_example_cap``,
   ``context_strategy`` (``least_used``, ``uniform``, ``least_fooled``), ``split_ratios``, ``split_seed``.
 """
 
+from functools import lru_cache
+
 from jsonschema import Draft202012Validator
 
+from tasks.kinds import KINDS
+
 DELTA_METRICS = ["throughput", "memory", "robustness", "fairness"]
-PERF_METRICS = ["accuracy", "macro_f1", "squad_f1"]
+PERF_METRICS = [metric for spec in KINDS.values() for metric in spec.perf_metrics]
 
 _field = {
     "type": "object",
@@ -26,6 +35,7 @@ _field = {
     "properties": {
         "name": {"type": "string", "pattern": "^[a-z][a-z0-9_]*$"},
         "label": {"type": "string"},
+        "review_label": {"type": "string", "description": "The heading validators see (default: from label)."},
         "help": {"type": "string"},
         "max_length": {"type": "integer", "minimum": 1, "maximum": 100000},
         "required": {"type": "boolean"},
@@ -40,9 +50,6 @@ TASK_CONFIG_SCHEMA = {
     "additionalProperties": False,
     "required": ["context_fields", "input_fields", "model_inputs", "model_wrong", "perf_metric"],
     "properties": {
-        "labels": {"type": "array", "items": {"type": "string", "minLength": 1}, "minItems": 2, "uniqueItems": True},
-        "label_aliases": {"type": "object", "additionalProperties": {"type": "string"}},
-        "label_descriptions": {"type": "object", "additionalProperties": {"type": "string"}},
         "context_fields": {"type": "array", "items": _field},
         "input_fields": {"type": "array", "items": _field, "minItems": 1},
         "model_inputs": {"type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": 2},
@@ -51,7 +58,7 @@ TASK_CONFIG_SCHEMA = {
             "required": ["rule"],
             "additionalProperties": False,
             "properties": {
-                "rule": {"enum": ["label_differs", "squad_f1_below"]},
+                "rule": {"enum": [spec.model_wrong_rule for spec in KINDS.values()]},
                 "threshold": {"type": "number", "minimum": 0, "maximum": 1},
             },
         },
@@ -63,6 +70,11 @@ TASK_CONFIG_SCHEMA = {
             "properties": {m: {"type": "number", "minimum": 0, "maximum": 5} for m in ["performance", *DELTA_METRICS]},
         },
         "validations_needed": {"type": "integer", "minimum": 1, "maximum": 20},
+        "validation_early_agreement": {"type": "integer", "minimum": 1, "maximum": 20},
+        "validation_max_votes": {"type": "integer", "minimum": 1, "maximum": 50},
+        "gold_rate": {"type": "number", "minimum": 0, "maximum": 1},
+        "gold_accuracy_threshold": {"type": "number", "minimum": 0, "maximum": 1},
+        "gold_min_answers": {"type": "integer", "minimum": 1, "maximum": 1000},
         "validate_non_fooling": {"type": "boolean"},
         "daily_example_cap": {"type": "integer", "minimum": 0},
         "context_strategy": {"enum": ["least_used", "uniform", "least_fooled"]},
@@ -77,7 +89,19 @@ TASK_CONFIG_SCHEMA = {
     },
 }
 
-_validator = Draft202012Validator(TASK_CONFIG_SCHEMA)
+
+
+def config_schema(kind: str) -> dict:
+    """Return the JSON Schema of a config of ``kind``: the common keys plus the kind's own (its spec's
+    ``config_properties``). An unknown kind gets the common keys only."""
+    spec = KINDS.get(kind)
+    extra = spec.config_properties if spec is not None else {}
+    return {**TASK_CONFIG_SCHEMA, "properties": {**TASK_CONFIG_SCHEMA["properties"], **extra}}
+
+
+@lru_cache(maxsize=None)
+def _validator(kind: str) -> Draft202012Validator:
+    return Draft202012Validator(config_schema(kind))
 
 
 def _path(error) -> str:
@@ -87,13 +111,14 @@ def _path(error) -> str:
 def validate_task_config(config, *, kind: str) -> list[str]:
     """Return a list of messages, each naming the config field at fault; empty when valid.
 
-    Checks the JSON Schema above, then the rules between fields: classification needs
-    ``labels``; ``model_inputs`` must name known fields; QA must use ``squad_f1`` and the
-    ``squad_f1_below`` rule; ``split_ratios`` must sum to 1.
+    Checks the JSON Schema above (with the kind's own keys, ``config_schema``), then the rules
+    between fields: ``model_inputs`` must name known fields, ``split_ratios`` must sum to 1, and
+    the kind's rules (its spec's ``config_errors``: classification needs ``labels``; QA must use
+    ``squad_f1`` and the ``squad_f1_below`` rule).
     """
     if not isinstance(config, dict):
         return ["config: must be a JSON object"]
-    errors = [f"config.{_path(e)}: {e.message}" for e in sorted(_validator.iter_errors(config), key=str)]
+    errors = [f"config.{_path(e)}: {e.message}" for e in sorted(_validator(kind).iter_errors(config), key=str)]
     if errors:
         return errors
     names = {f["name"] for f in config["context_fields"]} | {f["name"] for f in config["input_fields"]}
@@ -104,37 +129,17 @@ def validate_task_config(config, *, kind: str) -> list[str]:
         source = field.get("prefill_from")
         if source and source not in {f["name"] for f in config["context_fields"]}:
             errors.append(f"config.input_fields.{field['name']}.prefill_from: '{source}' is not a context field")
-    if kind == "classification":
-        if "labels" not in config:
-            errors.append("config.labels: a classification task needs a label set")
-        for alias, label in config.get("label_aliases", {}).items():
-            if label not in config.get("labels", []):
-                errors.append(f"config.label_aliases.{alias}: '{label}' is not one of the labels")
-        if config["model_wrong"]["rule"] != "label_differs":
-            errors.append("config.model_wrong.rule: a classification task uses 'label_differs'")
-        if config["perf_metric"] == "squad_f1":
-            errors.append("config.perf_metric: 'squad_f1' is for extractive QA tasks")
-    elif kind == "extractive_qa":
-        if len(config["model_inputs"]) != 2:
-            errors.append("config.model_inputs: extractive QA needs [question field, passage field]")
-        if config["model_wrong"]["rule"] != "squad_f1_below":
-            errors.append("config.model_wrong.rule: an extractive QA task uses 'squad_f1_below'")
-        if config["perf_metric"] != "squad_f1":
-            errors.append("config.perf_metric: an extractive QA task uses 'squad_f1'")
-    else:
+    spec = KINDS.get(kind)
+    if spec is None:
         errors.append(f"kind: unknown task kind '{kind}'")
+    else:
+        errors.extend(spec.config_errors(config))
+    needed = config.get("validations_needed", 3)
+    if config.get("validation_max_votes") is not None and config["validation_max_votes"] < needed:
+        errors.append(f"config.validation_max_votes: must be at least validations_needed ({needed})")
+    if config.get("validation_early_agreement") is not None and config["validation_early_agreement"] > needed:
+        errors.append(f"config.validation_early_agreement: must be at most validations_needed ({needed})")
     ratios = config.get("split_ratios")
     if ratios and abs(sum(ratios.values()) - 1.0) > 1e-6:
         errors.append(f"config.split_ratios: must sum to 1 (they sum to {sum(ratios.values()):g})")
     return errors
-
-
-def normalise_label(config: dict, value) -> str | None:
-    """Return the task label for ``value`` (a label or one of its aliases), or None if unknown."""
-    if value is None:
-        return None
-    value = str(value).strip()
-    labels = config.get("labels", [])
-    if value in labels:
-        return value
-    return config.get("label_aliases", {}).get(value)

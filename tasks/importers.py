@@ -4,6 +4,9 @@ Both importers read the file one line at a time (memory stays flat in the file's
 map each record onto the task's fields, check it, and insert in batches of
 ``BATCH_SIZE`` rows inside one ``transaction.atomic()``. The first malformed record stops
 the import with ``ImportRowError`` (``"line N: reason"``) and nothing of that file is kept.
+With ``max_errors=N`` (the console's uploads) the whole file is checked instead: the first
+``N`` problems and the count of all of them come back as ``ImportErrors``, and still nothing
+is kept. ``on_progress(bytes read, file size)`` is called as the file is read.
 
 Mapping (``FileSpec.mapping``): ``{task field: file field}``. A task field not mapped reads
 the file field of the same name. A file field is looked up as a key first (CSV columns
@@ -35,8 +38,9 @@ from django.utils.text import slugify
 from tqdm import tqdm
 
 from dynabench.errors import RuleError
-from tasks.config import normalise_label
-from tasks.models import Context, Dataset, DatasetItem, Round, Task, TaskKind
+from tasks.kinds import TargetError
+from tasks.models import Context, Dataset, DatasetItem, Round, Task, default_label_visibility
+from tasks.services import record_dataset_content
 
 BATCH_SIZE = 1000
 FORMATS = ("jsonl", "csv")
@@ -60,6 +64,41 @@ class ImportRowError(RuleError):
         super().__init__(ImportErrorCode.ROW, f"line {line}: {reason}")
         self.line = line
         self.reason = reason
+
+
+class ImportErrors(RuleError):
+    """Several records of the file are malformed (``max_errors`` > 1): ``errors`` holds the first
+    of them (``ImportRowError``, in file order), ``total`` counts them all. Nothing was imported."""
+
+    def __init__(self, errors: list[ImportRowError], total: int):
+        rest = f" and {total - len(errors)} more" if total > len(errors) else ""
+        super().__init__(
+            ImportErrorCode.ROW,
+            f"{total} line{'s' if total != 1 else ''} refused, nothing was imported: {errors[0].message}{rest}",
+        )
+        self.errors = errors
+        self.total = total
+
+
+class _Problems:
+    """Where row problems go: raised at once (``limit`` 1, the default), or kept (the first
+    ``limit``) and counted until the end of the file (``raise_any``)."""
+
+    def __init__(self, limit: int):
+        self.limit = max(1, int(limit))
+        self.kept: list[ImportRowError] = []
+        self.total = 0
+
+    def add(self, error: ImportRowError) -> None:
+        if self.limit == 1:
+            raise error
+        self.total += 1
+        if len(self.kept) < self.limit:
+            self.kept.append(error)
+
+    def raise_any(self) -> None:
+        if self.total:
+            raise ImportErrors(sorted(self.kept, key=lambda e: e.line), self.total)
 
 
 @dataclass(frozen=True)
@@ -146,7 +185,10 @@ class _Reader:
     Also feeds every byte read to a sha256 (``checksum``) and to the progress bar.
     """
 
-    def __init__(self, spec: FileSpec, *, progress: bool | None):
+    PROGRESS_EVERY = 500
+    """Lines between two ``on_progress`` calls."""
+
+    def __init__(self, spec: FileSpec, *, progress: bool | None, problems: _Problems | None = None, on_progress=None):
         self.spec = spec
         self.path = Path(spec.path)
         self.format = spec.resolved_format()
@@ -158,6 +200,8 @@ class _Reader:
             raise RuleError(ImportErrorCode.FILE, f"no such file: {self.path}")
         self._sha = hashlib.sha256()
         self._progress = progress
+        self._problems = problems or _Problems(1)
+        self._on_progress = on_progress
 
     @property
     def checksum(self) -> str:
@@ -174,17 +218,22 @@ class _Reader:
     def _decoded_lines(self, fh, bar) -> Iterator[str]:
         encoding = self.spec.encoding
         bom_encoding = "utf-8-sig" if codecs.lookup(encoding).name == "utf-8" else encoding
+        size, done = self.path.stat().st_size, 0
         for number, raw in enumerate(fh, start=1):
             self._sha.update(raw)
             bar.update(len(raw))
+            done += len(raw)
+            if self._on_progress is not None and (number % self.PROGRESS_EVERY == 0 or done == size):
+                self._on_progress(done, size)
             try:
                 yield raw.decode(bom_encoding if number == 1 else encoding)
             except UnicodeDecodeError as exc:
-                raise ImportRowError(
+                self._problems.add(ImportRowError(
                     number,
                     f"not valid {encoding} text (byte 0x{raw[exc.start]:02x} at column {exc.start + 1}); "
                     "save the file as UTF-8 or pass --encoding",
-                ) from None
+                ))
+                yield "\n"  # counted as a line, then skipped as blank
 
     def _jsonl(self, lines) -> Iterator[tuple[int, dict]]:
         for number, line in enumerate(lines, start=1):
@@ -193,9 +242,11 @@ class _Reader:
             try:
                 record = json.loads(line)
             except json.JSONDecodeError as exc:
-                raise ImportRowError(number, f"bad JSON: {exc.msg} (column {exc.colno})") from None
+                self._problems.add(ImportRowError(number, f"bad JSON: {exc.msg} (column {exc.colno})"))
+                continue
             if not isinstance(record, dict):
-                raise ImportRowError(number, f"expected a JSON object, found {type(record).__name__}")
+                self._problems.add(ImportRowError(number, f"expected a JSON object, found {type(record).__name__}"))
+                continue
             yield number, record
 
     def _csv(self, lines) -> Iterator[tuple[int, dict]]:
@@ -218,15 +269,25 @@ class _Reader:
             except StopIteration:
                 return
             except csv.Error as exc:
-                raise ImportRowError(start, f"bad CSV: {exc}") from None
+                self._problems.add(ImportRowError(start, f"bad CSV: {exc}"))
+                continue
             if not row or (len(row) == 1 and not row[0].strip()):
                 continue
             if len(row) != len(header):
-                raise ImportRowError(start, f"expected {len(header)} fields as in the header, found {len(row)}")
+                self._problems.add(ImportRowError(start, f"expected {len(header)} fields as in the header, found {len(row)}"))
+                continue
             yield start, dict(zip(header, row))
 
 
 _MISSING = object()
+MISSING = _MISSING
+"""What ``lookup`` returns for a path the record lacks."""
+
+
+def lookup(record: dict, path: str):
+    """Return ``record[path]``, else the value at dotted ``path``, else ``MISSING`` (the
+    mapping rule of every import: a key first, then a path into nested JSON)."""
+    return _lookup(record, path)
 
 
 def _lookup(record: dict, path: str):
@@ -337,46 +398,14 @@ class _RowMapper:
         return meta
 
 
-def _label_target(task: Task, mapper: _RowMapper, line: int, record: dict) -> dict:
-    raw = mapper.value(line, record, "label")
-    label = normalise_label(task.config, raw)
-    if label is None:
-        aliases = task.config.get("label_aliases", {})
-        known = ", ".join(task.labels) + (f" (or {', '.join(sorted(aliases))})" if aliases else "")
-        raise ImportRowError(line, f"unknown label '{raw}' in field '{mapper.source('label')}'; expected {known}")
-    return {"label": label}
-
-
-def _answers_target(passage_field: str, mapper: _RowMapper, line: int, record: dict, inputs: dict) -> dict:
-    """Read SQuAD answers: a list of ``{"text", "answer_start"}``, or ``{"text": [..], "answer_start": [..]}``,
-    or either as a JSON string (CSV). Each answer must be found at ``answer_start`` in the passage."""
-    raw = mapper.value(line, record, "answers")
-    if isinstance(raw, str):
-        try:
-            raw = json.loads(raw)
-        except json.JSONDecodeError:
-            raise ImportRowError(line, f"field '{mapper.source('answers')}' is not JSON answers") from None
-    if isinstance(raw, dict) and isinstance(raw.get("text"), list):
-        starts = raw.get("answer_start", [])
-        if not isinstance(starts, list) or len(starts) != len(raw["text"]):
-            raise ImportRowError(line, "answers: 'text' and 'answer_start' lists differ in length")
-        raw = [{"text": t, "answer_start": s} for t, s in zip(raw["text"], starts)]
-    if not isinstance(raw, list) or not raw:
-        raise ImportRowError(line, "answers: expected a non-empty list of {text, answer_start}")
-    passage = inputs[passage_field]
-    answers = []
-    for answer in raw:
-        if not isinstance(answer, dict):
-            raise ImportRowError(line, "answers: each answer must be an object with text and answer_start")
-        text, start = answer.get("text"), answer.get("answer_start")
-        if not isinstance(text, str) or not text.strip():
-            raise ImportRowError(line, "answers: empty answer text")
-        if isinstance(start, bool) or not isinstance(start, int) or start < 0:
-            raise ImportRowError(line, f"answers: answer_start must be a whole number ≥ 0, found {start!r}")
-        if passage[start:start + len(text)] != text:
-            raise ImportRowError(line, f"answers: '{text}' is not at character {start} of the {passage_field}")
-        answers.append({"text": text, "answer_start": start})
-    return {"answers": answers}
+def _target(task: Task, mapper: _RowMapper, line: int, record: dict, inputs: dict) -> dict:
+    """Read the row's target with the task kind's rules (``task.spec.import_target``); raise ``ImportRowError``."""
+    field = task.spec.target_field
+    raw = mapper.value(line, record, field)
+    try:
+        return task.spec.import_target(task.config, raw, inputs, source=mapper.source(field))
+    except TargetError as error:
+        raise ImportRowError(line, str(error)) from None
 
 
 # --- writing -----------------------------------------------------------------------------
@@ -387,7 +416,11 @@ class _BatchWriter:
     with the same content and refusing a uid stored with different content or repeated in
     the file. Memory holds one batch. ``content_fields`` are compared to decide "same"."""
 
-    def __init__(self, *, model, parent: dict, content_fields: tuple[str, ...], describe: str, repeats_ok: bool, result: ImportResult):
+    def __init__(
+        self, *, model, parent: dict, content_fields: tuple[str, ...], describe: str, repeats_ok: bool, result: ImportResult,
+        problems: _Problems | None = None,
+    ):
+        self.problems = problems or _Problems(1)
         self.model = model
         self.parent = parent
         self.content_fields = content_fields
@@ -403,7 +436,8 @@ class _BatchWriter:
             if self.repeats_ok:
                 self.result.repeated += 1
                 return
-            raise ImportRowError(line, f"uid '{uid}' repeats line {self.batch[uid][0]} of this file")
+            self.problems.add(ImportRowError(line, f"uid '{uid}' repeats line {self.batch[uid][0]} of this file"))
+            return
         self.batch[uid] = (line, values)
         if len(self.batch) >= BATCH_SIZE:
             self.flush()
@@ -418,14 +452,16 @@ class _BatchWriter:
                 if self.repeats_ok:
                     self.result.repeated += 1
                     continue
-                raise ImportRowError(line, f"uid '{row['uid']}' appears earlier in this file")
+                self.problems.add(ImportRowError(line, f"uid '{row['uid']}' appears earlier in this file"))
+                continue
             changed = [f for f in self.content_fields if row[f] != values[f]]
             if changed:
-                raise ImportRowError(
+                self.problems.add(ImportRowError(
                     line,
                     f"uid '{row['uid']}' is already in {self.describe} with a different {' and '.join(changed)}; "
                     "nothing was imported (give the row a new uid, or delete the stored one first)",
-                )
+                ))
+                continue
             self.result.unchanged += 1
         self.model.objects.bulk_create(
             [self.model(**self.parent, uid=uid, **values) for uid, (_, values) in self.batch.items()], batch_size=BATCH_SIZE
@@ -443,20 +479,26 @@ def _no_rows_error(spec: FileSpec, result: ImportResult) -> None:
 # --- the two importers -------------------------------------------------------------------
 
 
-def import_contexts(*, task: Task, round_number: int, spec: FileSpec, create_round: bool = False, progress: bool | None = None) -> ImportResult:
+def import_contexts(
+    *, task: Task, round_number: int, spec: FileSpec, create_round: bool = False, progress: bool | None = None,
+    max_errors: int = 1, on_progress=None,
+) -> ImportResult:
     """Import contexts for ``task``'s round ``round_number`` from ``spec.path``.
 
     Each record gives the task's context fields (``task.config["context_fields"]``, e.g.
     ``premise`` for NLI, ``passage`` for QA, ``prompt`` for sentiment), read through
     ``spec.mapping``. With ``create_round`` a missing round is created *closed* (an owner
     opens it from the admin). All-or-nothing; raises ``ImportRowError`` (``"line N: ..."``)
-    or ``RuleError`` and then stores nothing. Returns the ``ImportResult``.
+    or ``RuleError`` and then stores nothing. ``max_errors`` > 1 checks the whole file and
+    raises ``ImportErrors`` (the first ``max_errors`` problems and their total) instead;
+    ``on_progress(bytes read, file size)`` reports reading. Returns the ``ImportResult``.
     """
     names = [f["name"] for f in task.config.get("context_fields", [])]
     if not names:
         raise RuleError(ImportErrorCode.OPTIONS, f"task {task.code} has no context fields to import")
     mapper = _RowMapper(spec, text_fields=names, optional_fields=[], extra_fields=[])
-    reader = _Reader(spec, progress=progress)
+    problems = _Problems(max_errors)
+    reader = _Reader(spec, progress=progress, problems=problems, on_progress=on_progress)
     with transaction.atomic():
         round_ = Round.objects.select_for_update().filter(task=task, number=round_number).order_by().first()
         if round_ is None:
@@ -470,14 +512,19 @@ def import_contexts(*, task: Task, round_number: int, spec: FileSpec, create_rou
         writer = _BatchWriter(
             model=Context, parent={"round": round_}, content_fields=("data", "tag"),
             describe=f"{task.code} round {round_number}", repeats_ok=spec.uid_from == "content", result=result,
+            problems=problems,
         )
         for line, record in reader:
-            if not mapper.matches(line, record):
-                result.filtered_out += 1
-                continue
-            data = mapper.fields(line, record)
-            writer.add(line, mapper.uid(line, record, data), {"data": data, "tag": mapper.tag(line, record)})
+            try:
+                if not mapper.matches(line, record):
+                    result.filtered_out += 1
+                    continue
+                data = mapper.fields(line, record)
+                writer.add(line, mapper.uid(line, record, data), {"data": data, "tag": mapper.tag(line, record)})
+            except ImportRowError as error:
+                problems.add(error)
         writer.flush()
+        problems.raise_any()
         _no_rows_error(spec, result)
     result.checksum = reader.checksum
     return result
@@ -493,24 +540,38 @@ def import_dataset(
     split: str | None = None,
     weight: float | None = None,
     progress: bool | None = None,
+    label_visibility: str | None = None,
+    max_errors: int = 1,
+    on_progress=None,
 ) -> ImportResult:
     """Import dataset ``name`` of ``task`` from ``spec.path``; create the dataset if it is new.
 
     Items: ``input`` = ``{field: text}`` for each of ``task.config["model_inputs"]`` (plus any
     other context/input field named in ``spec.mapping``); ``target`` = ``{"label": ...}``
-    (classification; labels normalised with ``tasks.config.normalise_label``, so ANLI's
+    (classification; labels normalised with ``tasks.kinds.normalise_label``, so ANLI's
     ``e/n/c`` load as ``entailment/neutral/contradiction``) or ``{"answers": [{"text",
     "answer_start"}]}`` (extractive QA, each answer checked against the passage).
 
-    ``round_number``, ``access`` (scoring|standard|hidden), ``split`` and ``weight`` are set
-    when the dataset is created; for an existing dataset any given value must equal the
-    stored one. ``Dataset.source`` and ``checksum`` (sha256 of the file) record the last file
-    that was imported into it. All-or-nothing; raises ``ImportRowError``/``RuleError``.
+    ``round_number``, ``access`` (scoring|standard), ``split``, ``weight`` and
+    ``label_visibility`` (public|hidden; default ``models.default_label_visibility``: hidden for
+    a test split or a scoring dataset) are set when the dataset is created; for an existing
+    dataset any given value must equal the stored one. A round that does not exist yet is
+    created closed (data imported for a past round, e.g. ANLI R1/R2/R3 into rounds 1/2/3).
+    ``Dataset.source`` and ``source_checksum`` (sha256 of the file) record the last file imported
+    into it; its item count, canonical checksum and version are recomputed
+    (``tasks.services.record_dataset_content``), and when the content changed every model is
+    scheduled on it once the import commits (``leaderboard_inputs_changed``).
+    All-or-nothing; raises ``ImportRowError``/``RuleError`` (``ImportErrors`` with ``max_errors``
+    > 1; ``on_progress`` as for ``import_contexts``).
     """
     if slugify(name) != name:
         raise RuleError(ImportErrorCode.OPTIONS, f"dataset name '{name}' must be a slug (lower-case letters, digits, hyphens), e.g. '{slugify(name)}'")
     if access is not None and access not in Dataset.Access.values:
         raise RuleError(ImportErrorCode.OPTIONS, f"access must be one of {', '.join(Dataset.Access.values)}")
+    if label_visibility is not None and label_visibility not in Dataset.LabelVisibility.values:
+        raise RuleError(ImportErrorCode.OPTIONS, f"label_visibility must be one of {', '.join(Dataset.LabelVisibility.values)}")
+    if round_number is not None and (not isinstance(round_number, int) or round_number < 1):
+        raise RuleError(ImportErrorCode.OPTIONS, "round must be a positive integer")
     if split is not None and split not in Dataset.Split.values:
         raise RuleError(ImportErrorCode.OPTIONS, f"split must be one of {', '.join(v for v in Dataset.Split.values if v)}")
     if weight is not None and weight < 0:
@@ -519,26 +580,25 @@ def import_dataset(
     config = task.config
     model_inputs = list(config["model_inputs"])
     all_fields = [f["name"] for f in config.get("context_fields", [])] + [f["name"] for f in config.get("input_fields", [])]
-    target_field = "answers" if task.kind == TaskKind.EXTRACTIVE_QA else "label"
     mapper = _RowMapper(
-        spec, text_fields=model_inputs, optional_fields=[f for f in all_fields if f not in model_inputs], extra_fields=[target_field],
+        spec, text_fields=model_inputs, optional_fields=[f for f in all_fields if f not in model_inputs],
+        extra_fields=[task.spec.target_field],
     )
-    context_names = {f["name"] for f in config.get("context_fields", [])}
-    passage_field = next((n for n in model_inputs if n in context_names), model_inputs[-1])
-    reader = _Reader(spec, progress=progress)
+    problems = _Problems(max_errors)
+    reader = _Reader(spec, progress=progress, problems=problems, on_progress=on_progress)
 
     with transaction.atomic():
         round_ = None
         if round_number is not None:
-            round_ = Round.objects.filter(task=task, number=round_number).first()
-            if round_ is None:
-                raise RuleError(ImportErrorCode.OPTIONS, f"task {task.code} has no round {round_number}")
+            round_, _ = Round.objects.get_or_create(task=task, number=round_number, defaults={"status": Round.Status.CLOSED})
         dataset = Dataset.objects.select_for_update().filter(task=task, name=name).order_by().first()
-        wanted = {"round": round_, "access": access, "split": split, "weight": weight}
+        wanted = {"round": round_, "access": access, "split": split, "weight": weight, "label_visibility": label_visibility}
         if dataset is None:
+            access = access or Dataset.Access.SCORING
             dataset = Dataset.objects.create(
-                task=task, name=name, round=round_, access=access or Dataset.Access.SCORING,
+                task=task, name=name, round=round_, access=access,
                 split=split or "", weight=1.0 if weight is None else weight,
+                label_visibility=label_visibility or default_label_visibility(split=split or "", access=access),
             )
         else:
             for attr, value in wanted.items():
@@ -552,23 +612,25 @@ def import_dataset(
         writer = _BatchWriter(
             model=DatasetItem, parent={"dataset": dataset}, content_fields=("input", "target", "tag"),
             describe=f"dataset {dataset}", repeats_ok=spec.uid_from == "content", result=result,
+            problems=problems,
         )
         for line, record in reader:
-            if not mapper.matches(line, record):
-                result.filtered_out += 1
-                continue
-            inputs = mapper.fields(line, record)
-            if target_field == "label":
-                target = _label_target(task, mapper, line, record)
-            else:
-                target = _answers_target(passage_field, mapper, line, record, inputs)
-            values = {"input": inputs, "target": target, "tag": mapper.tag(line, record), "metadata": mapper.metadata(line, record)}
-            writer.add(line, mapper.uid(line, record, {"input": inputs, "target": target}), values)
+            try:
+                if not mapper.matches(line, record):
+                    result.filtered_out += 1
+                    continue
+                inputs = mapper.fields(line, record)
+                target = _target(task, mapper, line, record, inputs)
+                values = {"input": inputs, "target": target, "tag": mapper.tag(line, record), "metadata": mapper.metadata(line, record)}
+                writer.add(line, mapper.uid(line, record, {"input": inputs, "target": target}), values)
+            except ImportRowError as error:
+                problems.add(error)
         writer.flush()
+        problems.raise_any()
         _no_rows_error(spec, result)
         if result.added:
-            dataset.source = str(Path(spec.path).resolve())[-1024:]
-            dataset.checksum = reader.checksum
-            dataset.save(update_fields=["source", "checksum"])
+            record_dataset_content(dataset, source=str(Path(spec.path).resolve()), source_checksum=reader.checksum)
+        else:
+            record_dataset_content(dataset)
     result.checksum = reader.checksum
     return result

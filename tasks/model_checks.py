@@ -25,6 +25,7 @@ import json
 from pathlib import Path
 
 from dynabench.errors import RuleError
+from dynabench.jsonbounds import JSONTooDeep, loads_bounded
 
 
 class ModelCheckCode:
@@ -49,7 +50,24 @@ PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt", ".pkl", ".pickle")
 CODE_SUFFIXES = (".py", ".pyc", ".so")
 # A fast tokenizer file, or a vocabulary that transformers converts to one (WordPiece, BPE, SentencePiece).
 TOKENIZER_FILES = ("tokenizer.json", "vocab.txt", "vocab.json", "spiece.model", "sentencepiece.bpe.model", "tokenizer.model")
-ARCHITECTURE_SUFFIX = {"classification": "ForSequenceClassification", "extractive_qa": "ForQuestionAnswering"}
+#: Files a Hugging Face directory needs to run (besides every ``*.safetensors``): an uploaded archive
+#: keeps these and drops the rest (optimizer states, logs, data), so they never take disk space.
+MODEL_FILES = (
+    "config.json", "generation_config.json", "model.safetensors.index.json", "tokenizer_config.json",
+    "special_tokens_map.json", "added_tokens.json", "merges.txt", "README.md", *TOKENIZER_FILES,
+)
+
+
+def is_model_file(name: str) -> bool:
+    """True when the archive member ``name`` (a relative POSIX path) is a file the model uses to run:
+    weights (``*.safetensors``) or one of ``MODEL_FILES``, at the top of the model folder or one level down."""
+    parts = name.split("/")
+    if len(parts) > 2 or any(p.startswith("__MACOSX") for p in parts):
+        return False
+    base = parts[-1]
+    return base.endswith(".safetensors") or base in MODEL_FILES
+
+
 MAX_CONFIG_BYTES = 1024 * 1024
 
 
@@ -61,7 +79,9 @@ def _read_json(path: Path, what: str) -> dict:
     if path.stat().st_size > MAX_CONFIG_BYTES:
         _refuse(ModelCheckCode.BAD_CONFIG, f"{what} is larger than 1 MiB; it should be a small JSON file.")
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = loads_bounded(path.read_text(encoding="utf-8"))
+    except JSONTooDeep as error:
+        _refuse(ModelCheckCode.BAD_CONFIG, f"{what} is refused: {error}; a model config is a shallow JSON object.")
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
         _refuse(ModelCheckCode.BAD_CONFIG, f"{what} is not valid JSON ({error}); save it again with save_pretrained().")
     if not isinstance(data, dict):
@@ -117,15 +137,7 @@ def _check_files(path: Path) -> None:
         )
 
 
-def _auto_mapping_names(kind: str) -> dict:
-    from transformers.models.auto import modeling_auto
-
-    if kind == "classification":
-        return modeling_auto.MODEL_FOR_SEQUENCE_CLASSIFICATION_MAPPING_NAMES
-    return modeling_auto.MODEL_FOR_QUESTION_ANSWERING_MAPPING_NAMES
-
-
-def _check_config(config: dict, *, kind: str) -> None:
+def _check_config(config: dict, *, spec) -> None:
     from transformers import CONFIG_MAPPING
 
     if "auto_map" in config:
@@ -141,10 +153,8 @@ def _check_config(config: dict, *, kind: str) -> None:
             f"config.json has model_type {model_type!r}, which transformers does not know; use a built-in "
             "model type such as 'bert', 'roberta', 'deberta-v2' or 'distilbert'.",
         )
-    suffix = ARCHITECTURE_SUFFIX.get(kind)
-    if suffix is None:
-        _refuse(ModelCheckCode.WRONG_KIND, f"Tasks of kind '{kind}' have no model registry support.")
-    if model_type not in _auto_mapping_names(kind):
+    kind, suffix = spec.name, spec.architecture_suffix
+    if model_type not in spec.head_mapping_names():
         _refuse(
             ModelCheckCode.WRONG_ARCHITECTURE,
             f"transformers has no *{suffix} model for model_type '{model_type}'; a {kind} task needs one.",
@@ -197,15 +207,14 @@ def check_model_directory(path, *, task) -> dict:
     if not (path / "config.json").is_file():
         _refuse(ModelCheckCode.BAD_CONFIG, "No config.json in the directory; save the model with save_pretrained().")
     config = _read_json(path / "config.json", "config.json")
-    _check_config(config, kind=task.kind)
+    _check_config(config, spec=task.spec)
     if (path / "tokenizer_config.json").is_file():
         if "auto_map" in _read_json(path / "tokenizer_config.json", "tokenizer_config.json"):
             _refuse(
                 ModelCheckCode.CUSTOM_CODE,
                 "tokenizer_config.json has an 'auto_map' entry, which asks for custom tokenizer code; remove it.",
             )
-    if task.kind == "classification":
-        match_labels(config.get("id2label") or {}, task)
+    task.spec.check_model_config(config, task)
     return config
 
 

@@ -12,11 +12,10 @@ from django.db import models
 from django.db.models import Q
 
 from tasks.config import validate_task_config
+from tasks.kinds import TaskKindSpec, get_spec, kind_choices
 
-
-class TaskKind(models.TextChoices):
-    CLASSIFICATION = "classification", "Classification"
-    EXTRACTIVE_QA = "extractive_qa", "Extractive question answering"
+TaskKind = models.TextChoices("TaskKind", [(name.upper(), (name, label)) for name, label in kind_choices()])
+"""The registered task kinds (``tasks/kinds.py``) as Django choices, e.g. ``TaskKind.CLASSIFICATION``."""
 
 
 class Task(models.Model):
@@ -32,8 +31,19 @@ class Task(models.Model):
     kind = models.CharField(max_length=32, choices=TaskKind.choices)
     config = models.JSONField(default=dict)
     instructions = models.TextField(blank=True, help_text="Markdown, rendered safely.")
+    content_warning = models.TextField(
+        blank=True, help_text="Shown before a person's first example of this task (e.g. for offensive data); empty: none."
+    )
+    version = models.PositiveIntegerField(
+        default=1, help_text="Bumped by every settings change; a save made from an older version is refused."
+    )
     owners = models.ManyToManyField(settings.AUTH_USER_MODEL, blank=True, related_name="owned_tasks")
     active = models.BooleanField(default=True)
+    collecting = models.BooleanField(
+        default=True,
+        help_text="Off: an evaluation-only benchmark (no create or validation pages; only datasets, "
+        "submissions and the leaderboard).",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -50,6 +60,11 @@ class Task(models.Model):
     def save(self, *args, **kwargs):
         self.full_clean(exclude=["owners"], validate_unique=False)
         super().save(*args, **kwargs)
+
+    @property
+    def spec(self) -> TaskKindSpec:
+        """What this task's kind means (fields, target, model-wrong rule, metrics, display): ``tasks/kinds.py``."""
+        return get_spec(self.kind)
 
     # Config accessors: one place that knows the config's shape and its defaults.
     @property
@@ -72,16 +87,27 @@ class Task(models.Model):
 
 
 class Round(models.Model):
-    """One round of collection for a task, with the target models in the loop."""
+    """One round of collection for a task, with the target models in the loop.
+
+    ``loop_rule`` picks which of several target models answers each new example
+    (``annotation.services.model_in_loop``): ``round_robin`` (the model with the fewest
+    examples in this round so far) or ``least_fooled`` (the model with the lowest fooling
+    rate in this round so far).
+    """
 
     class Status(models.TextChoices):
         OPEN = "open", "Open"
         CLOSED = "closed", "Closed"
 
+    class LoopRule(models.TextChoices):
+        ROUND_ROBIN = "round_robin", "Round-robin (each model in turn)"
+        LEAST_FOOLED = "least_fooled", "Least fooled so far"
+
     task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="rounds")
     number = models.PositiveIntegerField()
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.OPEN)
     target_models = models.ManyToManyField("tasks.MLModel", blank=True, related_name="rounds_in_loop")
+    loop_rule = models.CharField(max_length=16, choices=LoopRule.choices, default=LoopRule.ROUND_ROBIN)
     secret = models.CharField(
         max_length=64, default=secrets.token_hex, editable=False,
         help_text="Per-round secret used to anonymise user ids in exports.",
@@ -123,6 +149,25 @@ class Context(models.Model):
 
     def __str__(self):
         return f"{self.round} context {self.uid}"
+
+    def clean(self):
+        """Refuse ``data`` whose keys are not the task's context fields, or a field left empty."""
+        if self.round_id is None:
+            return
+        names = [f["name"] for f in self.round.task.config.get("context_fields", [])]
+        if not isinstance(self.data, dict):
+            raise ValidationError({"data": f"must be a JSON object with the fields {', '.join(names)}"})
+        unknown = sorted(set(self.data) - set(names))
+        missing = [n for n in names if not isinstance(self.data.get(n), str) or not self.data[n].strip()]
+        problems = []
+        if unknown:
+            problems.append(f"unknown field(s) {', '.join(unknown)}")
+        if missing:
+            problems.append(f"missing or empty text for {', '.join(missing)}")
+        if problems:
+            raise ValidationError(
+                {"data": f"{'; '.join(problems)}: task {self.round.task.code} takes {', '.join(names)}"}
+            )
 
 
 class MLModel(models.Model):
@@ -167,6 +212,16 @@ class MLModel(models.Model):
             models.Index(fields=["owner", "created_at"], name="mlmodel_owner_daily"),
         ]
 
+    @property
+    def is_predictions(self) -> bool:
+        """True for an uploaded predictions file (scored as given, never run)."""
+        return self.Kind(self.kind) is self.Kind.PREDICTIONS
+
+    @property
+    def runs_in_registry(self) -> bool:
+        """True for a Hugging Face directory, the only artefact the model registry loads and runs."""
+        return self.Kind(self.kind) is self.Kind.HF_DIRECTORY
+
     def __str__(self):
         return f"{self.name} ({self.task.code})"
 
@@ -174,13 +229,25 @@ class MLModel(models.Model):
 class Dataset(models.Model):
     """A named set of items of a task, optionally tied to a round, scored by evaluation runs.
 
-    ``access``: ``scoring`` (counts towards Dynascore), ``standard`` (evaluated, not scored),
-    ``hidden`` (labels never leave the server). ``weight`` is its weight within the Dynascore.
+    ``access``: ``scoring`` (evaluated, counts towards Dynascore with ``weight``) or
+    ``standard`` (evaluated, not scored). ``label_visibility``: ``public`` (targets may be
+    downloaded) or ``hidden`` (targets never leave the server except to the task's owners and
+    admins: ``tasks.selectors.can_see_labels``). Test splits and scoring datasets are hidden
+    unless an owner publishes their labels (``tasks.services.publish_labels``, recorded in
+    ``labels_published_by``/``labels_published_at``); see ``default_label_visibility``.
+
+    Provenance: ``item_count``, ``checksum`` (sha256 of the canonical content, see
+    ``tasks.services.dataset_content_checksum``), ``version`` (bumped whenever the content
+    changes), ``source`` (round and split, or the imported file) with ``source_checksum`` (the
+    file's sha256), ``created_at`` and ``content_changed_at``.
     """
 
     class Access(models.TextChoices):
         SCORING = "scoring", "Scoring"
         STANDARD = "standard", "Standard"
+
+    class LabelVisibility(models.TextChoices):
+        PUBLIC = "public", "Public"
         HIDDEN = "hidden", "Hidden"
 
     class Split(models.TextChoices):
@@ -194,11 +261,24 @@ class Dataset(models.Model):
     name = models.SlugField(max_length=128)
     description = models.TextField(blank=True)
     access = models.CharField(max_length=16, choices=Access.choices, default=Access.SCORING)
+    label_visibility = models.CharField(
+        max_length=8, choices=LabelVisibility.choices, default=LabelVisibility.HIDDEN,
+        help_text="Hidden: targets never leave the server except to the task's owners and admins.",
+    )
+    labels_published_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+",
+        help_text="The owner who made a hidden set's labels public.",
+    )
+    labels_published_at = models.DateTimeField(null=True, blank=True)
     split = models.CharField(max_length=8, choices=Split.choices, blank=True, default="")
     weight = models.FloatField(default=1.0)
-    source = models.CharField(max_length=1024, blank=True, help_text="File it was imported from.")
-    checksum = models.CharField(max_length=64, blank=True)
+    source = models.CharField(max_length=1024, blank=True, help_text="Round and split, or the file it was imported from.")
+    source_checksum = models.CharField(max_length=64, blank=True, help_text="sha256 of the imported file.")
+    checksum = models.CharField(max_length=64, blank=True, help_text="sha256 of the canonical content.")
+    item_count = models.PositiveIntegerField(default=0)
+    version = models.PositiveIntegerField(default=1, help_text="Bumped each time the content changes.")
     created_at = models.DateTimeField(auto_now_add=True)
+    content_changed_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["task", "round__number", "name"]
@@ -209,6 +289,20 @@ class Dataset(models.Model):
 
     def __str__(self):
         return f"{self.task.code}/{self.name}"
+
+    @property
+    def labels_hidden(self) -> bool:
+        """True when the targets stay on the server for everyone but the task's owners and admins."""
+        return self.label_visibility == self.LabelVisibility.HIDDEN
+
+
+def default_label_visibility(*, split: str, access: str) -> str:
+    """The label visibility a new dataset gets: ``hidden`` for a test split or a scoring
+    dataset (labels that would let anyone score perfectly), ``public`` otherwise (train, and
+    dev or unsplit sets that do not count toward the Dynascore)."""
+    if split == Dataset.Split.TEST or access == Dataset.Access.SCORING:
+        return Dataset.LabelVisibility.HIDDEN
+    return Dataset.LabelVisibility.PUBLIC
 
 
 class DatasetItem(models.Model):
@@ -231,3 +325,95 @@ class DatasetItem(models.Model):
 
     def __str__(self):
         return f"{self.dataset} {self.uid}"
+
+
+class TaskRole(models.Model):
+    """A role granted on one task: ``annotator`` (writes examples) or ``validator`` (validates them).
+
+    A task's owners are ``Task.owners``; the site-wide groups of ``dynabench.roles`` still count
+    on every task. Grants and revocations go through ``tasks.access`` (``grant_role`` and
+    ``revoke_role``), which every surface calls.
+    """
+
+    class Role(models.TextChoices):
+        ANNOTATOR = "annotator", "Annotator"
+        VALIDATOR = "validator", "Validator"
+
+    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="role_grants")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="task_roles")
+    role = models.CharField(max_length=16, choices=Role.choices)
+    granted_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["task", "user", "role"]
+        constraints = [models.UniqueConstraint(fields=["task", "user", "role"], name="task_role_unique")]
+
+    def __str__(self):
+        return f"{self.user} {self.role} on {self.task.code}"
+
+
+class TaskBan(models.Model):
+    """A user banned from one task: they write and validate nothing there, and their pending
+    examples leave the review queue (``validation.services.review_queue``)."""
+
+    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="bans")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="task_bans")
+    reason = models.CharField(max_length=500, blank=True)
+    banned_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["task", "-created_at"]
+        constraints = [models.UniqueConstraint(fields=["task", "user"], name="task_ban_unique")]
+
+    def __str__(self):
+        return f"{self.user} banned from {self.task.code}"
+
+
+class Upload(models.Model):
+    """A contexts or dataset file an owner uploaded through the console, and what became of it.
+
+    Stages: ``mapping`` (stored, waiting for the column-to-field mapping), ``queued`` (an RQ
+    job will import it), ``running``, ``done`` (``result`` holds the summary), ``failed``
+    (``errors`` holds at most the first 20 line-numbered problems, ``error_count`` them all).
+    The import itself is ``tasks.importers`` (all-or-nothing); ``tasks.uploads`` runs it.
+    """
+
+    class Target(models.TextChoices):
+        CONTEXTS = "contexts", "Contexts of a round"
+        DATASET = "dataset", "Dataset"
+
+    class Status(models.TextChoices):
+        MAPPING = "mapping", "Waiting for the column mapping"
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Importing"
+        DONE = "done", "Done"
+        FAILED = "failed", "Refused"
+
+    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="uploads")
+    uploaded_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+")
+    target = models.CharField(max_length=16, choices=Target.choices)
+    file = models.FileField(upload_to="uploads/%Y/%m/")
+    original_name = models.CharField(max_length=255)
+    format = models.CharField(max_length=8)
+    size = models.PositiveBigIntegerField(default=0, help_text="Bytes.")
+    rows = models.PositiveIntegerField(default=0, help_text="Records counted when the file was stored.")
+    columns = models.JSONField(default=list, blank=True, help_text="Column names (CSV header, or JSON keys and dotted paths).")
+    options = models.JSONField(default=dict, blank=True, help_text="Round number, or dataset name/split/access.")
+    mapping = models.JSONField(default=dict, blank=True, help_text="{task field: column}, uid and tag columns.")
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.MAPPING)
+    result = models.JSONField(default=dict, blank=True)
+    errors = models.JSONField(default=list, blank=True)
+    error_count = models.PositiveIntegerField(default=0)
+    job_id = models.CharField(max_length=100, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self):
+        return f"upload {self.pk} of {self.original_name} to {self.task.code}"

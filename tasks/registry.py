@@ -7,6 +7,7 @@ Usage::
     predictor.predict([{"text": "The soup was cold."}])
     # classification -> [{"label": "negative", "probs": {"positive": .1, "negative": .8, "neutral": .1}}]
     # extractive_qa  -> [{"answer": "1843", "start": 41, "end": 45, "score": .83}]
+    # generation     -> [{"translation": "La soupe était froide."}]
 
 Inputs are dicts keyed by the task's ``config["model_inputs"]``: one text (``text``), a text
 pair (``premise``, ``hypothesis``), or ``question`` + ``passage`` for extractive QA. QA
@@ -17,7 +18,9 @@ Loading. Only local Hugging Face directories that pass ``tasks.model_checks.chec
 ``local_files_only=True``, ``use_safetensors=True`` and ``trust_remote_code=False``; a load
 that leaves any weight missing (a randomly initialised head) is refused too. Refusals raise
 ``RuleError`` with a message saying what to fix. A relative ``MLModel.path`` is read under
-``settings.MODELS_DIR``.
+``settings.MODELS_DIR``. A model whose artefact is published to the storage is read from there,
+through this process's local cache by checksum (``tasks/artefacts.py``), so a worker on another
+machine loads the same bytes.
 
 Cache. Predictors are kept per process, keyed by ``(model pk, path, checksum)`` so that a
 changed artefact reloads, evicted least-recently-used once there are more than
@@ -40,6 +43,8 @@ and slides windows of at most ``QA_MAX_LENGTH`` tokens with a stride of ``QA_STR
 the passage; see ``ExtractiveQAPredictor``.
 """
 
+from __future__ import annotations  # torch is imported where it is used: see _torch()
+
 import logging
 import os
 import threading
@@ -47,11 +52,11 @@ from collections import OrderedDict
 from pathlib import Path
 
 import numpy as np
-import torch
 from django.conf import settings
 
 from dynabench.errors import RuleError
-from tasks.model_checks import ModelCheckCode, check_model_directory, match_labels
+from tasks import artefacts
+from tasks.model_checks import ModelCheckCode, check_model_directory
 
 logger = logging.getLogger(__name__)
 
@@ -63,7 +68,21 @@ MAX_QUESTION_TOKENS = 64
 MAX_ANSWER_TOKENS = 30
 
 
+def _torch():
+    """Return the ``torch`` module, imported on first use.
+
+    Not at module level: every Django process imports this module through the URL configuration
+    (web workers, each ``manage.py`` command), and torch's import took 9-25 s wall on 2 loaded
+    cores, so a fresh ``make run`` answered its home page that much later. A process imports it
+    when it first loads a model.
+    """
+    import torch
+
+    return torch
+
+
 def _device() -> torch.device:
+    torch = _torch()
     return torch.device("cuda" if torch.cuda.is_available() else "cpu")
 
 
@@ -99,6 +118,12 @@ class Predictor:
         """Return one output dict per input dict, in the same order (see the module docstring)."""
         raise NotImplementedError
 
+    @classmethod
+    def for_task(cls, task, hf_config: dict, **common) -> "Predictor":
+        """Return a predictor of this class for ``task`` from a checked model's ``config.json`` and
+        the common arguments (``model``, ``tokenizer``, ``model_inputs``, ``device``, ``batch_size``)."""
+        return cls(**common)
+
     def _fields(self, inputs) -> list[list[str]]:
         """Return, for each model input field, the list of its values; refuse malformed inputs."""
         if isinstance(inputs, dict) or not hasattr(inputs, "__iter__"):
@@ -132,6 +157,7 @@ class Predictor:
 
     def _tensors(self, encoding, rows: list[int]) -> dict[str, torch.Tensor]:
         """Pad the rows ``rows`` of an unpadded encoding to their longest and return model tensors."""
+        torch = _torch()
         ids = [encoding["input_ids"][r] for r in rows]
         lengths = np.fromiter(map(len, ids), dtype=np.int64, count=len(ids))
         width = int(lengths.max())
@@ -176,6 +202,11 @@ class ClassificationPredictor(Predictor):
 
     kind = "classification"
 
+    @classmethod
+    def for_task(cls, task, hf_config: dict, **common) -> "ClassificationPredictor":
+        """Map the model's outputs to the task's labels (``task.spec.check_model_config``)."""
+        return cls(labels=task.spec.check_model_config(hf_config, task), task_labels=task.labels, **common)
+
     def __init__(self, *, labels: list[str], task_labels: list[str], **kwargs):
         super().__init__(**kwargs)
         self.labels = list(labels)
@@ -195,7 +226,7 @@ class ClassificationPredictor(Predictor):
             )
         lengths = [len(ids) for ids in encoding["input_ids"]]
         probs = np.empty((n, len(self.labels)), dtype=np.float32)
-        with torch.inference_mode():
+        with _torch().inference_mode():
             for rows in self._batches(lengths, batch_size):
                 logits = self.model(**self._tensors(encoding, rows)).logits
                 probs[rows] = logits.float().softmax(-1).cpu().numpy()
@@ -260,7 +291,7 @@ class ExtractiveQAPredictor(Predictor):
             ]
         sample_of = encoding["overflow_to_sample_mapping"]
         best = [(0.0, 0, 0)] * n  # (score, start char, end char) per input
-        with torch.inference_mode():
+        with _torch().inference_mode():
             for rows in self._batches([len(ids) for ids in encoding["input_ids"]], batch_size):
                 output = self.model(**self._tensors(encoding, rows))
                 spans = self._best_spans(output.start_logits, output.end_logits, rows, passage_tokens)
@@ -276,6 +307,7 @@ class ExtractiveQAPredictor(Predictor):
 
     def _best_spans(self, start_logits, end_logits, rows, passage_tokens) -> list[tuple[float, int, int]]:
         """Return (score, start token, end token) of the best span of each window; (0, -1, -1) if none."""
+        torch = _torch()
         width = start_logits.shape[1]
         mask = np.zeros((len(rows), width), dtype=bool)
         for k, f in enumerate(rows):
@@ -299,6 +331,51 @@ class ExtractiveQAPredictor(Predictor):
         ]
 
 
+DEFAULT_MAX_NEW_TOKENS = 128
+
+
+class GenerationPredictor(Predictor):
+    """Sequence-to-sequence generation (translation) with ``model.generate``.
+
+    Sources are truncated to the model's maximum length, batched by length like the other
+    predictors, and decoded greedily (one beam, no sampling: the output is deterministic) for
+    at most ``max_new_tokens`` tokens (the task's ``max_new_tokens``, default 128). Output per
+    input: ``{"translation": text}`` (special tokens removed).
+    """
+
+    kind = "generation"
+
+    @classmethod
+    def for_task(cls, task, hf_config: dict, **common) -> "GenerationPredictor":
+        """Take ``max_new_tokens`` from the task's config."""
+        return cls(max_new_tokens=int(task.config.get("max_new_tokens", DEFAULT_MAX_NEW_TOKENS)), **common)
+
+    def __init__(self, *, max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS, **kwargs):
+        super().__init__(**kwargs)
+        self.max_new_tokens = int(max_new_tokens)
+        self._input_names = ["input_ids", "attention_mask"]
+
+    def predict(self, inputs, *, batch_size=None):
+        (sources,) = self._fields(inputs)
+        if not sources:
+            return []
+        with self._tokenizer_lock:
+            encoding = self.tokenizer(
+                sources, truncation=True, max_length=self.max_length, padding=False, return_attention_mask=False,
+            )
+        lengths = [len(ids) for ids in encoding["input_ids"]]
+        out: list[str] = [""] * len(sources)
+        with _torch().inference_mode():
+            for rows in self._batches(lengths, batch_size):
+                generated = self.model.generate(
+                    **self._tensors(encoding, rows), max_new_tokens=self.max_new_tokens, num_beams=1, do_sample=False,
+                )
+                texts = self.tokenizer.batch_decode(generated, skip_special_tokens=True)
+                for row, text in zip(rows, texts):
+                    out[row] = text.strip()
+        return [{"translation": text} for text in out]
+
+
 def _resolve(path) -> Path:
     path = Path(path)
     return path if path.is_absolute() else Path(settings.MODELS_DIR) / path
@@ -310,11 +387,13 @@ def load_predictor(path, *, task, batch_size: int | None = None) -> Predictor:
     For directories not (yet) registered: submission checks, training. Raises ``RuleError``
     (codes in ``tasks.model_checks.ModelCheckCode``) when the directory is refused or fails to load.
     """
-    from transformers import AutoModelForQuestionAnswering, AutoModelForSequenceClassification, AutoTokenizer
+    from django.utils.module_loading import import_string
+    from transformers import AutoTokenizer
 
+    torch = _torch()
     path = _resolve(path)
     config = check_model_directory(path, task=task)
-    auto = AutoModelForSequenceClassification if task.kind == "classification" else AutoModelForQuestionAnswering
+    auto = task.spec.head_class()
     device = _device()
     try:
         tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True, trust_remote_code=False)
@@ -342,10 +421,7 @@ def load_predictor(path, *, task, batch_size: int | None = None) -> Predictor:
     model.to(device).eval()
     common = {"model": model, "tokenizer": tokenizer, "model_inputs": task.config["model_inputs"], "device": device,
               "batch_size": batch_size}
-    if task.kind == "classification":
-        labels = match_labels(config.get("id2label") or {}, task)
-        return ClassificationPredictor(labels=labels, task_labels=task.labels, **common)
-    return ExtractiveQAPredictor(**common)
+    return import_string(task.spec.predictor_class).for_task(task, config, **common)
 
 
 # ---- the per-process cache ---------------------------------------------------------------
@@ -378,7 +454,7 @@ def get_predictor(model) -> Predictor:
     Raises ``RuleError`` when the record is not a Hugging Face directory, or when the directory
     is refused or fails to load (see ``load_predictor``).
     """
-    if model.kind != "hf_directory":
+    if not model.runs_in_registry:
         raise RuleError(
             ModelCheckCode.WRONG_KIND, f"Model '{model.name}' is a {model.get_kind_display()}; only "
             "Hugging Face directories run in the registry.", field="model",
@@ -399,7 +475,7 @@ def get_predictor(model) -> Predictor:
                 _cache.move_to_end(key)
                 return predictor
         try:
-            predictor = load_predictor(key[1], task=model.task)
+            predictor = load_predictor(artefacts.local_path(model), task=model.task)
         except BaseException:
             with _cache_lock:
                 _key_locks.pop(key, None)
@@ -449,7 +525,7 @@ def warm_up(models) -> str:
     """
     loaded, failed = 0, 0
     for model in models:
-        if model.kind != "hf_directory":
+        if not model.runs_in_registry:
             continue
         try:
             get_predictor(model)

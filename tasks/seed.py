@@ -1,6 +1,8 @@
-"""Create the default tasks from ``tasks/default_tasks/*.json`` and the demo users (both idempotent)."""
+"""Create the default tasks from ``tasks/default_tasks/*.json``, their seed scoring datasets and the
+demo users (all idempotent)."""
 
 import json
+import logging
 import secrets
 from dataclasses import dataclass
 from pathlib import Path
@@ -8,9 +10,14 @@ from pathlib import Path
 from django.contrib.auth.models import Group, User
 from django.db import transaction
 
+from dynabench.errors import RuleError
 from dynabench.roles import ensure_role_groups
-from tasks.models import Context, Round, Task
+from tasks.importers import FileSpec, import_dataset
+from tasks.models import Context, Dataset, Round, Task
 from tasks.services import add_task_owner
+from tasks.training import SEED_DEV_PERCENT, SEED_TEST_PERCENT, seed_data_path
+
+logger = logging.getLogger(__name__)
 
 DEFAULT_TASKS_DIR = Path(__file__).resolve().parent / "default_tasks"
 DEFAULT_TASK_CODES = ("nli", "qa", "sentiment", "hate-speech")
@@ -23,20 +30,38 @@ def load_task_definition(code: str) -> dict:
 
 @transaction.atomic
 def seed_task(code: str) -> tuple[Task, bool]:
-    """Create or update default task ``code`` with round 1 open and its starter contexts.
+    """Create default task ``code`` if it is missing, with round 1 open and its starter contexts.
 
-    Returns ``(task, created)``. Re-running updates the name, kind, instructions and config
-    from the file and adds missing contexts; it never duplicates rounds or contexts and
-    never reopens a round that an owner closed.
+    Returns ``(task, created)``. An existing task keeps its settings (name, instructions,
+    labels, config, content warning: an owner may have changed them on the console); re-running
+    only adds a missing round 1 and missing starter contexts. It never duplicates rounds or
+    contexts and never reopens a round that an owner closed.
     """
-    spec = load_task_definition(code)
+    return create_task(load_task_definition(code))
+
+
+@transaction.atomic
+def create_task(spec: dict) -> tuple[Task, bool]:
+    """Create the task a definition describes if it is missing; return ``(task, created)``.
+
+    ``spec``: ``{"code", "name", "kind", "instructions", "config"}`` plus optional
+    ``content_warning``, ``collecting`` (default true; false: an evaluation-only benchmark) and
+    ``contexts`` (``[{"uid", "data", "tag"?}]``, added to round 1). A collecting task gets round
+    1 open; an evaluation-only task gets no round. Idempotent as ``seed_task`` (an existing
+    task keeps its settings). Raises ``django.core.exceptions.ValidationError`` naming the
+    config field at fault, and ``KeyError`` for a missing key.
+    """
+    code = spec["code"]
     task = Task.objects.filter(code=code).first()
     created = task is None
     if created:
-        task = Task(code=code)
-    task.name, task.kind = spec["name"], spec["kind"]
-    task.instructions, task.config = spec["instructions"], spec["config"]
-    task.save()
+        task = Task(
+            code=code, name=spec["name"], kind=spec["kind"], instructions=spec["instructions"], config=spec["config"],
+            content_warning=spec.get("content_warning", ""), collecting=bool(spec.get("collecting", True)),
+        )
+        task.save()
+    if not task.collecting:
+        return task, created
     round1, _ = Round.objects.get_or_create(task=task, number=1)
     existing = set(round1.contexts.values_list("uid", flat=True))
     Context.objects.bulk_create(
@@ -48,6 +73,56 @@ def seed_task(code: str) -> tuple[Task, bool]:
 def seed_default_tasks() -> list[Task]:
     """Seed all four default tasks; return them in ``DEFAULT_TASK_CODES`` order."""
     return [seed_task(code)[0] for code in DEFAULT_TASK_CODES]
+
+
+#: The seed scoring datasets of every default task: the split held out of the seed data, and its description.
+SEED_LABEL_VISIBILITY = {"dev": Dataset.LabelVisibility.PUBLIC, "test": Dataset.LabelVisibility.HIDDEN}
+SEED_SCORING_SPLITS = {
+    "dev": f"Public dev set: the {SEED_DEV_PERCENT}% of the seed examples held out by the fixed seed split "
+           "(tasks/training.py:seed_split). No default model was trained on it; its labels are public.",
+    "test": f"Hidden test set: the {SEED_TEST_PERCENT}% of the seed examples held out by the fixed seed split "
+            "(tasks/training.py:seed_split). No default model was trained on it; its labels never leave the server.",
+}
+
+
+def seed_dataset_name(task: Task, split: str) -> str:
+    """Return the name of ``task``'s seed scoring dataset of ``split`` (``<code>-seed-dev``, ``<code>-seed-test``)."""
+    return f"{task.code}-seed-{split}"
+
+
+def seed_scoring_datasets(task: Task) -> list[Dataset]:
+    """Create or complete ``task``'s seed scoring datasets (dev, then test); return them.
+
+    Each holds the seed rows (``tasks/seed_data/<code>.jsonl``) whose ``split`` field is
+    ``dev`` or ``test`` (the fixed seed split, ``tasks.training.seed_split``), imported with the
+    importer's own rules (``tasks.importers.import_dataset``: idempotent, all-or-nothing, the
+    file's sha256 recorded). Both count toward the Dynascore with weight 1; the dev set's labels
+    are public, the test set's hidden. Models trained from the seed data use only the train
+    split (``tasks.training.seed_examples``), so none has seen these items.
+
+    Like the tasks, a dataset is created only when it is missing: one that exists is left as its
+    owner keeps it. When the task's settings no longer fit the seed rows (an owner removed a
+    label), the dataset is not created and a warning is logged.
+    """
+    datasets = []
+    for split, description in SEED_SCORING_SPLITS.items():
+        name = seed_dataset_name(task, split)
+        dataset = Dataset.objects.filter(task=task, name=name).first()
+        if dataset is None:
+            spec = FileSpec(path=seed_data_path(task), uid_field="uid", tag_field="tag", filters={"split": split})
+            try:
+                import_dataset(
+                    task=task, name=name, spec=spec, access=Dataset.Access.SCORING, split=split,
+                    label_visibility=SEED_LABEL_VISIBILITY[split], progress=False,
+                )
+            except RuleError as error:
+                logger.warning("seed dataset %s of task %s not created: %s", name, task.code, error.message)
+                continue
+            dataset = Dataset.objects.get(task=task, name=name)
+            dataset.description = description
+            dataset.save(update_fields=["description"])
+        datasets.append(dataset)
+    return datasets
 
 
 @dataclass(frozen=True)

@@ -1,16 +1,18 @@
-"""API shapes of tasks, rounds, contexts and datasets (read), and of what owners send.
+"""API shapes of tasks, contexts and datasets (read), and of what owners send.
 
-Counts and vMER come from ``annotation/selectors.py``; what may leave the server is
-decided by ``tasks/access.py``.
+What may leave the server is decided by ``tasks/access.py`` and, for targets, ``tasks.selectors.can_see_labels``. A round with its counts and
+vMER, and the round lifecycle (open, close), are shaped in ``validation/serializers.py``.
 """
+
+from pathlib import Path
 
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from annotation.selectors import round_counts
 from dynabench.api import StrictSerializerMixin
 from tasks import access
 from tasks.models import Context, Dataset, DatasetItem, Round, Task
+from tasks.selectors import can_see_labels
 
 
 class RoundBriefSerializer(serializers.ModelSerializer):
@@ -39,61 +41,6 @@ class TaskSerializer(serializers.ModelSerializer):
         return task.is_owner(self.context["request"].user)
 
 
-class ExampleCountsSerializer(serializers.Serializer):
-    """Counts over non-retracted examples (``annotation.selectors.ExampleCounts``)."""
-
-    collected = serializers.IntegerField()
-    fooled = serializers.IntegerField()
-    verified_fooled = serializers.IntegerField()
-    vmer = serializers.FloatField(allow_null=True, help_text="verified_fooled / collected; null when nothing was collected.")
-    mer = serializers.FloatField(allow_null=True, help_text="fooled / collected; null when nothing was collected.")
-
-
-class RoundSerializer(serializers.ModelSerializer):
-    """A round: its status, models in the loop, counts and vMER, and whether the caller may download its examples."""
-
-    task = serializers.SlugRelatedField(slug_field="code", read_only=True)
-    target_models = serializers.PrimaryKeyRelatedField(many=True, read_only=True)
-    counts = serializers.SerializerMethodField()
-    examples_downloadable = serializers.SerializerMethodField(
-        help_text="Whether the caller may download this round's verified examples."
-    )
-
-    class Meta:
-        model = Round
-        fields = ["task", "number", "status", "start", "end", "target_models", "counts", "examples_downloadable", "created_at"]
-
-    @extend_schema_field(ExampleCountsSerializer)
-    def get_counts(self, round):
-        known = self.context.get("round_counts") or {}
-        counts = known[round.pk] if round.pk in known else round_counts(round)
-        return {**{f: getattr(counts, f) for f in ("collected", "fooled", "verified_fooled")}, "vmer": counts.vmer, "mer": counts.mer}
-
-    def get_examples_downloadable(self, round) -> bool:
-        return access.can_download_round_examples(self.context["request"].user, round)
-
-
-class RoundCreateSerializer(StrictSerializerMixin, serializers.Serializer):
-    """What an owner sends to open the task's next round."""
-
-    target_models = serializers.ListField(
-        child=serializers.IntegerField(min_value=1), required=False, default=list, max_length=20,
-        help_text="Ids of this task's models to put in the loop.",
-    )
-    start = serializers.DateTimeField(required=False, allow_null=True)
-    end = serializers.DateTimeField(required=False, allow_null=True)
-
-
-class RoundCloseSerializer(StrictSerializerMixin, serializers.Serializer):
-    """How to split the round's verified examples into datasets when it closes."""
-
-    ratios = serializers.DictField(
-        child=serializers.FloatField(min_value=0, max_value=1), required=False,
-        help_text='`{"train": .8, "dev": .1, "test": .1}`; default the task\'s `split_ratios`.',
-    )
-    seed = serializers.IntegerField(required=False, help_text="Default the task's `split_seed`.")
-
-
 class ContextSerializer(serializers.ModelSerializer):
     round = serializers.IntegerField(source="round.number", read_only=True)
 
@@ -119,11 +66,6 @@ class ContextUploadSerializer(StrictSerializerMixin, serializers.Serializer):
     tag_field = serializers.CharField(required=False, max_length=200, help_text="The file field copied to each context's tag.")
 
 
-class RoundClosedSerializer(serializers.Serializer):
-    round = RoundSerializer()
-    datasets = serializers.ListField(child=serializers.DictField(), help_text="The datasets built from the round (train, dev, test).")
-
-
 class ImportResultSerializer(serializers.Serializer):
     added = serializers.IntegerField(help_text="Rows stored now.")
     unchanged = serializers.IntegerField(help_text="Rows already stored with the same content (skipped).")
@@ -134,33 +76,52 @@ class ImportResultSerializer(serializers.Serializer):
 
 
 class DatasetSerializer(serializers.ModelSerializer):
-    """A dataset; ``labels_hidden`` says whether its items come without labels."""
+    """A dataset with its provenance. ``label_visibility`` is the dataset's setting (public or
+    hidden); ``labels_hidden`` says whether *this reader* gets its items without targets
+    (``tasks.selectors.can_see_labels``: hidden sets show targets to the task's owners and admins only)."""
 
     task = serializers.SlugRelatedField(slug_field="code", read_only=True)
     round = serializers.IntegerField(source="round.number", read_only=True, allow_null=True)
-    item_count = serializers.IntegerField(read_only=True)
-    labels_hidden = serializers.SerializerMethodField()
+    item_count = serializers.SerializerMethodField(help_text="Number of items.")
+    labels_hidden = serializers.SerializerMethodField(help_text="True when your requests get the items without targets.")
+    source = serializers.SerializerMethodField(help_text="Round and split, or the name of the imported file.")
 
     class Meta:
         model = Dataset
-        fields = ["id", "task", "round", "name", "description", "access", "split", "weight", "item_count", "labels_hidden", "created_at"]
+        fields = [
+            "id", "task", "round", "name", "description", "access", "split", "weight", "item_count",
+            "label_visibility", "labels_hidden", "labels_published_at", "version", "checksum", "source",
+            "source_checksum", "created_at", "content_changed_at",
+        ]
+
+    def get_item_count(self, dataset) -> int:
+        counted = getattr(dataset, "n_items", None)
+        return dataset.item_count if counted is None else counted
 
     def get_labels_hidden(self, dataset) -> bool:
-        return access.labels_hidden(dataset)
+        request = self.context.get("request")
+        return not can_see_labels(getattr(request, "user", None), dataset)
+
+    def get_source(self, dataset) -> str:
+        # An imported file is named by its file name only: the server's paths stay on the server.
+        return dataset.source if dataset.source.startswith("round ") or not dataset.source else Path(dataset.source).name
 
 
 class DatasetItemSerializer(serializers.ModelSerializer):
-    """One item; ``target`` and ``metadata`` are null for a hidden dataset."""
+    """One item; ``target`` and ``metadata`` are null unless the reader may see the dataset's labels."""
 
-    target = serializers.SerializerMethodField(help_text='`{"label": ..}` or `{"answers": [..]}`; null when the dataset is hidden.')
-    metadata = serializers.SerializerMethodField(help_text="Null when the dataset is hidden.")
+    target = serializers.SerializerMethodField(help_text='`{"label": ..}` or `{"answers": [..]}`; null when the labels are hidden from you.')
+    metadata = serializers.SerializerMethodField(help_text="Null when the labels are hidden from you.")
 
     class Meta:
         model = DatasetItem
         fields = ["uid", "input", "target", "tag", "metadata"]
 
     def _hidden(self) -> bool:
-        return access.labels_hidden(self.context["dataset"])
+        if "labels_hidden" not in self.context:
+            request = self.context.get("request")
+            self.context["labels_hidden"] = not can_see_labels(getattr(request, "user", None), self.context["dataset"])
+        return self.context["labels_hidden"]
 
     @extend_schema_field({"type": "object", "nullable": True, "additionalProperties": True})
     def get_target(self, item):
@@ -169,3 +130,88 @@ class DatasetItemSerializer(serializers.ModelSerializer):
     @extend_schema_field({"type": "object", "nullable": True, "additionalProperties": True})
     def get_metadata(self, item):
         return None if self._hidden() else item.metadata
+
+
+# --- the owner's console (tasks/api_views.py: settings, roles, bans, uploads) ---------------
+
+
+class TaskSettingsSerializer(serializers.Serializer):
+    """A task's owner-editable settings and the ``version`` they were read at (send it back when
+    changing them: a change made from an older version is refused with 409)."""
+
+    name = serializers.CharField(max_length=200, required=False)
+    instructions = serializers.CharField(required=False, allow_blank=True, help_text="Markdown.")
+    labels = serializers.ListField(child=serializers.CharField(max_length=64), required=False, max_length=100)
+    validations_needed = serializers.IntegerField(required=False)
+    daily_example_cap = serializers.IntegerField(required=False, help_text="0: no cap.")
+    content_warning = serializers.CharField(required=False, allow_blank=True)
+    version = serializers.IntegerField(min_value=1)
+
+
+class TaskSettingsChangeSerializer(StrictSerializerMixin, TaskSettingsSerializer):
+    """What an owner sends to change settings: any of the fields, plus the ``version`` read."""
+
+
+class RoleChangeSerializer(StrictSerializerMixin, serializers.Serializer):
+    """Grant or revoke ``role`` (annotator, validator, owner) of ``user`` (a username) on the task."""
+
+    user = serializers.CharField(max_length=150, help_text="Username.")
+    role = serializers.ChoiceField(choices=["annotator", "validator", "owner"])
+
+
+class BanSerializer(StrictSerializerMixin, serializers.Serializer):
+    """Ban ``user`` (a username) from the task, or lift the ban."""
+
+    user = serializers.CharField(max_length=150, help_text="Username.")
+    reason = serializers.CharField(max_length=500, required=False, allow_blank=True)
+
+
+class TaskRoleSerializer(serializers.Serializer):
+    """A person's roles on a task."""
+
+    user = serializers.CharField()
+    roles = serializers.ListField(child=serializers.CharField())
+    banned = serializers.BooleanField()
+
+
+class UploadCreateSerializer(serializers.Serializer):
+    """A contexts or dataset file (multipart) and where it goes."""
+
+    file = serializers.FileField()
+    target = serializers.ChoiceField(choices=["contexts", "dataset"])
+    round = serializers.IntegerField(required=False, allow_null=True, help_text="Contexts: the round (it must exist).")
+    name = serializers.CharField(required=False, allow_blank=True, max_length=128, help_text="Dataset: its name, a slug.")
+    split = serializers.ChoiceField(choices=["", "train", "dev", "test"], required=False)
+    access = serializers.ChoiceField(choices=["scoring", "standard"], required=False)
+    label_visibility = serializers.ChoiceField(choices=["", "public", "hidden"], required=False)
+
+
+class UploadMappingSerializer(StrictSerializerMixin, serializers.Serializer):
+    """The column of the file for each task field, the uid column (or ``__line__`` /
+    ``__content__``) and the tag column (empty: none)."""
+
+    fields = serializers.DictField(child=serializers.CharField(allow_blank=True), help_text="{task field: column}")
+    uid = serializers.CharField(required=False, default="__content__")
+    tag = serializers.CharField(required=False, allow_blank=True, default="")
+
+
+class UploadSerializer(serializers.Serializer):
+    """An upload: its columns and record count, the suggested or chosen mapping, its status
+    (mapping, queued, running, done, failed), progress (0..1), the summary or the first 20
+    line-numbered problems with their total."""
+
+    id = serializers.IntegerField()
+    target = serializers.CharField()
+    original_name = serializers.CharField()
+    format = serializers.CharField()
+    size = serializers.IntegerField()
+    rows = serializers.IntegerField()
+    columns = serializers.ListField(child=serializers.CharField())
+    options = serializers.DictField()
+    mapping = serializers.DictField()
+    status = serializers.CharField()
+    progress = serializers.FloatField()
+    result = serializers.DictField()
+    errors = serializers.ListField(child=serializers.DictField())
+    error_count = serializers.IntegerField()
+    created_at = serializers.DateTimeField()

@@ -4,17 +4,23 @@ Each function takes keyword-only arguments, checks the actor, and applies its ch
 one transaction.
 """
 
-import uuid
+import hashlib
+import json
 
 from django.contrib.auth.models import Permission
 from django.db import transaction
 from django.utils import timezone
 
-from dynabench.errors import NotAllowed, RuleError
+from dynabench.errors import FieldErrors, NotAllowed, RuleError
+from tasks.config import validate_task_config
 from tasks.error_codes import TaskErrorCode
-from tasks.models import MLModel, Round, Task
+from tasks.models import Dataset, DatasetItem, MLModel, Round, Task
+from tasks.signals import leaderboard_inputs_changed
 
 # What a task owner may do in the Django admin (every list is scoped to the tasks they own).
+# The largest primary key the database can hold (BigAutoField: a signed 64-bit integer).
+MAX_ROW_ID = 2**63 - 1
+
 OWNER_ADMIN_PERMISSIONS = {
     "tasks": {
         "task": ("view", "change"),
@@ -23,6 +29,9 @@ OWNER_ADMIN_PERMISSIONS = {
         "mlmodel": ("view", "change"),
         "dataset": ("view", "add", "change"),
         "datasetitem": ("view",),
+        "taskrole": ("view", "add", "delete"),
+        "taskban": ("view", "add", "delete"),
+        "upload": ("view",),
     },
     "annotation": {"example": ("view", "change")},
     "validation": {"validation": ("view",)},
@@ -85,59 +94,123 @@ def add_task_owner(*, task: Task, user, acting_user) -> None:
             user.user_permissions.add(*Permission.objects.filter(content_type__app_label=app_label, codename__in=codenames))
 
 
+#: The settings an owner edits on the console (``update_task_settings``), in form order.
+SETTINGS_FIELDS = ("name", "instructions", "labels", "validations_needed", "daily_example_cap", "content_warning")
+_CONFIG_FIELDS = {"labels", "validations_needed", "daily_example_cap"}
+
+
+def task_settings(task: Task) -> dict:
+    """Return the owner-editable settings of ``task`` plus its ``version`` (for a later save)."""
+    return {
+        "name": task.name, "instructions": task.instructions, "labels": task.labels,
+        "validations_needed": task.validations_needed, "daily_example_cap": int(task.config.get("daily_example_cap") or 0),
+        "content_warning": task.content_warning, "version": task.version,
+    }
+
+
+def _settings_field(message: str) -> str:
+    """Map a config validation message (``config.labels.1: ...``) onto the settings field at fault."""
+    path = message.split(":", 1)[0]
+    parts = path.split(".")
+    if len(parts) > 1 and parts[0] == "config" and parts[1] in _CONFIG_FIELDS:
+        return parts[1]
+    return "__all__"
+
+
 @transaction.atomic
-def request_retraining(*, task: Task, acting_user, name: str | None = None, epochs: int | None = None) -> MLModel:
-    """Create a new target-model record of ``task`` (status ``training``) and enqueue its training.
+def update_task_settings(*, task: Task, acting_user, version: int, **changes) -> Task:
+    """Change the owner-editable settings of ``task`` (``SETTINGS_FIELDS``) and return it.
 
-    The RQ job (``tasks.jobs.retrain_from_validated`` on the ``training`` queue, enqueued when
-    the transaction commits) trains MiniLM on the task's validated examples plus the seed set
-    and fills in the record. ``name`` (a slug, unique in the task) defaults to
-    ``minilm-retrained-<timestamp>``; ``epochs`` overrides the default number of epochs.
-
-    Raises ``NotAllowed`` unless ``acting_user`` owns the task (or is an admin);
-    ``RuleError`` when the task has no validated example yet or the name is bad or taken.
+    ``version`` is the ``Task.version`` the owner's form was loaded from: when the row changed
+    since (another owner saved first), nothing is written and ``RuleError`` ``stale_settings``
+    (409) says so. ``labels`` (a list of distinct, non-empty names; only for a kind whose spec
+    ``has_labels``), ``validations_needed`` (1-20) and ``daily_example_cap`` (0 = none) go into
+    ``Task.config`` and are checked with the task kind's schema (``validate_task_config``);
+    label descriptions and aliases of labels removed are dropped. ``name`` is required (at most
+    200 characters). Field errors come together as ``FieldErrors`` ``{field: [messages]}``.
+    Raises ``NotAllowed`` unless ``acting_user`` owns the task (or is an admin).
     """
-    from annotation.models import Example, ValidationState
-    from tasks import jobs, training
-
     if not task.is_owner(acting_user):
-        raise NotAllowed("not_task_owner", f"Only owners of {task.code} may retrain its target model.")
-    validated = Example.objects.filter(
-        round__task=task, validation_state=ValidationState.VERIFIED_CORRECT, retracted=False
-    ).count()
-    if not validated:
+        raise NotAllowed("not_task_owner", f"only owners of {task.code} may change its settings")
+    unknown = sorted(set(changes) - set(SETTINGS_FIELDS))
+    if unknown:
+        raise RuleError("unknown_setting", f"unknown setting(s) {', '.join(unknown)}", field=unknown[0])
+    locked = Task.objects.select_for_update().get(pk=task.pk)
+    if locked.version != version:
         raise RuleError(
-            "no_validated_examples",
-            f"Task {task.code} has no example validated as correct yet; retraining would only repeat the seed model.",
+            TaskErrorCode.STALE_SETTINGS,
+            f"Another owner saved the settings of {task.code} after you opened this form (version {locked.version}, "
+            f"yours {version}). Reload the page to see their changes, then make yours again.",
+            status_code=409,
         )
-    if epochs is not None and not 1 <= epochs <= 100:
-        raise RuleError("bad_epochs", "epochs must be between 1 and 100.", field="epochs")
-    name = training.check_model_name(task, name or jobs.retraining_name())
-    job_id = f"retrain-{task.code}-{uuid.uuid4().hex}"
-    ml_model = MLModel.objects.create(
-        task=task, owner=acting_user, name=name, kind=MLModel.Kind.HF_DIRECTORY, status=MLModel.Status.TRAINING,
-        path=str(training.model_directory(task, name)),
-        description=f"MiniLM retrained for {task.name} on {validated} validated examples plus the seed set.",
-        training_info={"job_id": job_id, "requested_by": acting_user.pk, "requested_at": timezone.now().isoformat(),
-                       "validated_at_request": validated},
-    )
-    transaction.on_commit(lambda: jobs.enqueue_retraining(task.pk, model_id=ml_model.pk, job_id=job_id, epochs=epochs))
-    return ml_model
+    errors: dict[str, list[str]] = {}
+    config = dict(locked.config)
+    if "name" in changes:
+        name = (changes["name"] or "").strip()
+        if not name:
+            errors.setdefault("name", []).append("A task needs a name.")
+        elif len(name) > 200:
+            errors.setdefault("name", []).append(f"At most 200 characters (this has {len(name)}).")
+        locked.name = name
+    if "instructions" in changes:
+        locked.instructions = (changes["instructions"] or "").strip()
+    if "content_warning" in changes:
+        locked.content_warning = (changes["content_warning"] or "").strip()
+    if "labels" in changes:
+        labels = [str(label).strip() for label in changes["labels"] or []]
+        if not locked.spec.has_labels:
+            if labels:
+                errors.setdefault("labels", []).append(f"A {locked.spec.display_name} task has no labels.")
+        elif any(not label for label in labels):
+            errors.setdefault("labels", []).append("A label cannot be empty.")
+        elif len(set(labels)) != len(labels):
+            errors.setdefault("labels", []).append("Each label may appear once.")
+        else:
+            config["labels"] = labels
+            if "label_descriptions" in config:
+                config["label_descriptions"] = {k: v for k, v in config["label_descriptions"].items() if k in labels}
+            if "label_aliases" in config:
+                config["label_aliases"] = {k: v for k, v in config["label_aliases"].items() if v in labels}
+    for key in ("validations_needed", "daily_example_cap"):
+        if key in changes:
+            config[key] = changes[key]
+    for message in validate_task_config(config, kind=locked.kind):
+        errors.setdefault(_settings_field(message), []).append(message.split(": ", 1)[-1])
+    if errors:
+        raise FieldErrors("invalid_settings", errors)
+    locked.config = config
+    locked.version += 1
+    locked.save()
+    return locked
 
 
 @transaction.atomic
-def open_round(*, task: Task, acting_user, target_model_ids=(), start=None, end=None) -> Round:
+def open_round(*, task: Task, acting_user, target_model_ids=(), start=None, end=None, loop_rule: str | None = None) -> Round:
     """Create the task's next round (number = last + 1), open, with the given models in the loop.
 
-    Opening goes through ``set_round_status``, so its rules hold: only owners (and admins),
+    ``loop_rule`` (``Round.LoopRule``, default round-robin) picks which of several models answers
+    each new example. Opening goes through ``set_round_status``, so its rules hold: only owners (and admins),
     and at most one open round per task (close the current one first; closing builds its
     datasets). Every target model must be a Hugging Face directory model of this task,
     and ``end`` must come after ``start``.
 
-    Raises ``NotAllowed`` (403) or ``RuleError`` (400); nothing is created when refused.
+    Raises ``NotAllowed`` (403) or ``RuleError`` (400); nothing is created when refused
+    (a model id that is not a positive 64-bit integer is a ``model_not_of_task`` 400).
     """
     if not task.is_owner(acting_user):
         raise NotAllowed("not_task_owner", f"only owners of {task.code} may open its rounds")
+    out_of_range = [i for i in target_model_ids if not isinstance(i, int) or not 1 <= i <= MAX_ROW_ID]
+    if out_of_range:
+        raise RuleError(
+            TaskErrorCode.MODEL_NOT_OF_TASK,
+            f"model ids are integers from 1 to {MAX_ROW_ID}; {', '.join(map(str, out_of_range[:3]))} is not one",
+            field="target_models",
+        )
+    loop_rule = loop_rule or Round.LoopRule.ROUND_ROBIN
+    if loop_rule not in Round.LoopRule.values:
+        raise RuleError(
+            TaskErrorCode.BAD_LOOP_RULE, f"unknown rule '{loop_rule}'; use one of {', '.join(Round.LoopRule.values)}", field="loop_rule"
+        )
     if start and end and end <= start:
         raise RuleError(TaskErrorCode.BAD_ROUND_DATES, "the round's end must come after its start", field="end")
     ids = sorted(set(target_model_ids))
@@ -149,7 +222,7 @@ def open_round(*, task: Task, acting_user, target_model_ids=(), start=None, end=
             f"no model of task {task.code} has id {', '.join(map(str, missing))}",
             field="target_models",
         )
-    not_loadable = [m.pk for m in models if m.kind != MLModel.Kind.HF_DIRECTORY]
+    not_loadable = [m.pk for m in models if not m.runs_in_registry]
     if not_loadable:
         raise RuleError(
             TaskErrorCode.MODEL_NOT_LOADABLE,
@@ -158,7 +231,8 @@ def open_round(*, task: Task, acting_user, target_model_ids=(), start=None, end=
         )
     last = Task.objects.select_for_update().get(pk=task.pk).rounds.order_by("-number").first()
     new_round = Round.objects.create(
-        task=task, number=(last.number + 1) if last else 1, status=Round.Status.CLOSED, start=start, end=end
+        task=task, number=(last.number + 1) if last else 1, status=Round.Status.CLOSED, start=start, end=end,
+        loop_rule=loop_rule,
     )
     new_round.target_models.set(models)
     new_round = set_round_status(round=new_round, status=Round.Status.OPEN, acting_user=acting_user)
@@ -166,3 +240,81 @@ def open_round(*, task: Task, acting_user, target_model_ids=(), start=None, end=
         Round.objects.filter(pk=new_round.pk).update(end=end)
         new_round.end = end
     return new_round
+
+
+# --- datasets: provenance, label visibility, the leaderboard's inputs ---------------------
+
+
+def canonical_checksum(rows) -> tuple[str, int]:
+    """Return ``(sha256 hex, count)`` of dataset items given as ``(uid, input, target, tag)`` tuples.
+
+    Canonical content: the items sorted by uid, each the JSON array ``[uid, input, target, tag]``
+    with sorted keys and no whitespace, joined by ``\\n``. The same items give the same
+    checksum whatever their row ids or insertion order.
+    """
+    digest = hashlib.sha256()
+    count = 0
+    for uid, input_, target, tag in sorted(rows, key=lambda row: row[0]):
+        if count:
+            digest.update(b"\n")
+        digest.update(json.dumps([uid, input_, target, tag], sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode())
+        count += 1
+    return digest.hexdigest(), count
+
+
+def dataset_content_checksum(dataset: Dataset) -> tuple[str, int]:
+    """Return ``(sha256 hex, item count)`` of the dataset's canonical content (``canonical_checksum``)."""
+    rows = DatasetItem.objects.filter(dataset=dataset).values_list("uid", "input", "target", "tag")
+    return canonical_checksum(rows.iterator(chunk_size=2000))
+
+
+def record_dataset_content(dataset: Dataset, *, source: str | None = None, source_checksum: str | None = None) -> bool:
+    """Recompute the dataset's item count and content checksum after its items were written.
+
+    When the content differs from the recorded one, the version is bumped (the first content
+    of a new dataset stays version 1), ``content_changed_at`` is set and
+    ``leaderboard_inputs_changed`` is sent for this dataset, so every model is (re-)scored on
+    the new version once the transaction commits; earlier scores stay readable, no longer
+    ranked. ``source``/``source_checksum`` record where the content came from. Returns True
+    when the content changed. Call it inside the transaction that wrote the items.
+    """
+    checksum, count = dataset_content_checksum(dataset)
+    fields = {}
+    if source is not None:
+        fields["source"] = source[-1024:]
+    if source_checksum is not None:
+        fields["source_checksum"] = source_checksum
+    changed = checksum != dataset.checksum or count != dataset.item_count
+    if changed:
+        if dataset.checksum and dataset.item_count:
+            fields["version"] = dataset.version + 1
+        fields.update(checksum=checksum, item_count=count, content_changed_at=timezone.now())
+    if fields:
+        Dataset.objects.filter(pk=dataset.pk).update(**fields)
+        for name, value in fields.items():
+            setattr(dataset, name, value)
+    if changed and count:
+        leaderboard_inputs_changed.send(sender=Dataset, task=dataset.task, datasets=[dataset])
+    return changed
+
+
+@transaction.atomic
+def publish_labels(*, dataset: Dataset, acting_user) -> Dataset:
+    """Make a hidden dataset's labels public, recording who did it and when.
+
+    Raises ``NotAllowed`` unless ``acting_user`` owns the dataset's task (or is an admin);
+    ``RuleError`` ``labels_already_public`` when they are public already, and
+    ``no_labels_to_publish`` when the dataset has no item with a target.
+    """
+    if not dataset.task.is_owner(acting_user):
+        raise NotAllowed("not_task_owner", f"only owners of {dataset.task.code} may publish the labels of its datasets")
+    locked = Dataset.objects.select_for_update().get(pk=dataset.pk)
+    if not locked.labels_hidden:
+        raise RuleError(TaskErrorCode.LABELS_ALREADY_PUBLIC, f"the labels of {locked.name} are already public")
+    if not DatasetItem.objects.filter(dataset=locked).exclude(target={}).exists():
+        raise RuleError(TaskErrorCode.NO_LABELS_TO_PUBLISH, f"{locked.name} has no labelled item; there are no labels to publish")
+    locked.label_visibility = Dataset.LabelVisibility.PUBLIC
+    locked.labels_published_by = acting_user
+    locked.labels_published_at = timezone.now()
+    locked.save(update_fields=["label_visibility", "labels_published_by", "labels_published_at"])
+    return locked

@@ -7,10 +7,10 @@ code path trains in a second.
 
 Flow (``train_model_record``):
 
-1. Verify the base encoder's checksum; load it with a fresh head
-   (``AutoModelForSequenceClassification`` with ``id2label`` = the task's labels, or
-   ``AutoModelForQuestionAnswering``), ``local_files_only``, safetensors only.
-2. Tokenise: classification takes the task's ``model_inputs`` (one text or a pair);
+1. Verify the base encoder's checksum; load it with the task kind's fresh head
+   (``task.spec.head_class``: ``AutoModelForSequenceClassification`` with ``id2label`` = the
+   task's labels, or ``AutoModelForQuestionAnswering``), ``local_files_only``, safetensors only.
+2. Tokenise (``task.spec.training_features``): classification takes the task's ``model_inputs`` (one text or a pair);
    extractive QA uses SQuAD-style features (question + passage windows with a stride,
    start/end token positions; windows without the answer point at ``[CLS]``), as in
    Devlin et al. 2019, "BERT", section 4.2.
@@ -41,13 +41,15 @@ from pathlib import Path
 from typing import Callable
 
 from django.conf import settings
+from django.db import transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
 from dynabench.errors import RuleError
-from tasks.config import normalise_label
+from tasks.kinds import OutOfTaskTarget, TargetError
 from tasks.model_checks import check_model_directory, directory_checksum
-from tasks.models import MLModel, Round, Task, TaskKind
+from tasks.models import Dataset, DatasetItem, MLModel, Round, Task
+from tasks.signals import leaderboard_inputs_changed
 
 logger = logging.getLogger(__name__)
 
@@ -156,21 +158,9 @@ def example_from_row(task: Task, row: dict, *, uid: str, source: str, round_numb
         if not isinstance(value, str) or not value.strip():
             return None, f"missing {name}"
         inputs[name] = value
-    if task.kind == TaskKind.EXTRACTIVE_QA:
-        passage = inputs[task.config["model_inputs"][1]]
-        answers = [a for a in row.get("answers") or [] if isinstance(a, dict)]
-        if not answers:
-            return None, "no answer"
-        for answer in answers:
-            text, start = answer.get("text"), answer.get("answer_start")
-            if not isinstance(text, str) or not text or not isinstance(start, int) or passage[start:start + len(text)] != text:
-                return None, "answer is not at answer_start in the passage"
-        target = {"answers": [{"text": a["text"], "answer_start": a["answer_start"]} for a in answers]}
-    else:
-        label = normalise_label(task.config, row.get("label"))
-        if label is None:
-            return None, f"label {row.get('label')!r} not in task labels"
-        target = {"label": label}
+    target, reason = task.spec.target_from_row(task.config, row, inputs)
+    if target is None:
+        return None, reason
     return TrainingExample(uid=str(uid), input=inputs, target=target, source=source, round=round_number), None
 
 
@@ -179,19 +169,61 @@ def seed_data_path(task: Task) -> Path:
     return SEED_DATA_DIR / f"{task.code}.jsonl"
 
 
-def seed_examples(task: Task) -> list[TrainingExample]:
-    """Return the seed training examples we wrote for ``task`` (every row must be usable).
+# --------------------------------------------------------------------------- the seed split
 
-    Raises ``RuleError(no_seed_data)`` for a task without a seed file, and ``ValueError`` for a
-    seed row that does not fit the task (a bug in the repository, not user input).
+#: Percent of the seed data held out as the hidden test set and as the public dev set; the rest trains.
+SEED_TEST_PERCENT = 25
+SEED_DEV_PERCENT = 15
+SEED_SPLIT_SALT = "dynabench-seed-split"
+
+
+def seed_split(row: dict) -> str:
+    """Return the split (``train``, ``dev`` or ``test``) of seed row ``row`` by the fixed seed split.
+
+    The split key is the row's ``group`` when it has one (NLI rows share a premise and QA rows a
+    passage: the whole group goes to one split, so no premise or passage of the test set is seen
+    in training), else its ``uid``. Bucket = ``int(sha256("dynabench-seed-split:" + key)[:8], 16) % 100``;
+    buckets 0-24 are ``test``, 25-39 ``dev``, 40-99 ``train``. Each seed row stores the result in
+    its ``split`` field, and ``tasks/tests/test_seed_split.py`` checks that every stored split
+    follows this rule, so a row can never be moved between splits by hand.
     """
+    key = str(row.get("group") or row["uid"])
+    bucket = int(hashlib.sha256(f"{SEED_SPLIT_SALT}:{key}".encode()).hexdigest()[:8], 16) % 100
+    if bucket < SEED_TEST_PERCENT:
+        return "test"
+    if bucket < SEED_TEST_PERCENT + SEED_DEV_PERCENT:
+        return "dev"
+    return "train"
+
+
+def seed_rows(task: Task) -> list[dict]:
+    """Return the raw rows of ``task``'s seed file (``RuleError(no_seed_data)`` when it has none)."""
     path = seed_data_path(task)
     if not path.is_file():
         raise RuleError(TrainingErrorCode.NO_SEED_DATA, f"Task {task.code} has no seed training data ({path.name}).")
+    with open(path, encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.strip()]
+
+
+def seed_examples(task: Task, *, split: str = "train") -> list[TrainingExample]:
+    """Return the seed examples we wrote for ``task`` in ``split`` (default: only the train split).
+
+    The dev and test splits are the task's seed scoring datasets (``tasks.seed.seed_scoring_datasets``):
+    no model trained from the seed data ever sees them. Every row must be usable. Raises
+    ``RuleError(no_seed_data)`` for a task without a seed file, and ``ValueError`` for a seed row
+    that does not fit the task or whose stored ``split`` disagrees with ``seed_split`` (a bug in
+    the repository, not user input).
+    """
+    path = seed_data_path(task)
+    rows = seed_rows(task)
+    wrong = [row["uid"] for row in rows if row.get("split") != seed_split(row)]
+    if wrong:
+        raise ValueError(f"{path.name}: rows whose split is not the seed split's: {wrong[:5]}")
+    chosen = {row["uid"] for row in rows if row["split"] == split}
     read = file_examples(task, path, uid_field="uid", source="seed")
     if read.skipped:
         raise ValueError(f"{path.name}: unusable seed rows {dict(read.skipped)}")
-    return read.examples
+    return [example for example in read.examples if example.uid in chosen]
 
 
 @dataclass
@@ -219,14 +251,14 @@ def file_examples(
     ``ImportRowError`` ("line N: ..."), like an import. Raises ``RuleError`` for a missing file
     or a mapping that names unknown fields.
     """
-    from tasks.importers import _MISSING, FileSpec, ImportRowError, _answers_target, _lookup, _Reader, _RowMapper
+    from tasks.importers import _MISSING, FileSpec, ImportRowError, _lookup, _Reader, _RowMapper
 
     spec = FileSpec(
         path=Path(path), mapping=dict(mapping or {}), uid_field=uid_field or "uid", uid_from="field" if uid_field else "line",
     )
     model_inputs = list(task.config["model_inputs"])
-    is_qa = task.kind == TaskKind.EXTRACTIVE_QA
-    mapper = _RowMapper(spec, text_fields=model_inputs, optional_fields=[], extra_fields=["answers" if is_qa else "label"])
+    kind = task.spec
+    mapper = _RowMapper(spec, text_fields=model_inputs, optional_fields=[], extra_fields=[kind.target_field])
     reader = _Reader(spec, progress=False)
     result, seen = FileExamples(examples=[]), {}
     for line, record in reader:
@@ -236,45 +268,58 @@ def file_examples(
         if uid in seen:
             raise ImportRowError(line, f"uid '{uid}' repeats line {seen[uid]} of this file")
         seen[uid] = line
-        if is_qa:
-            target = _answers_target(model_inputs[1], mapper, line, record, inputs)
-        else:
-            raw = _lookup(record, mapper.source("label"))
-            if raw is _MISSING:
-                raise ImportRowError(line, f"missing field '{mapper.source('label')}' (for label)")
-            label = normalise_label(task.config, raw)
-            if label is None:
-                result.skipped["no label" if raw in (None, "") else f"label {raw!r} not in task labels"] += 1
-                continue
-            target = {"label": label}
+        source_field = mapper.source(kind.target_field)
+        raw = _lookup(record, source_field)
+        if raw is _MISSING:
+            raise ImportRowError(line, f"missing field '{source_field}' (for {kind.target_field})")
+        try:
+            target = kind.import_target(task.config, raw, inputs, source=source_field)
+        except OutOfTaskTarget as error:
+            result.skipped[error.skip_reason] += 1
+            continue
+        except TargetError as error:
+            raise ImportRowError(line, str(error)) from None
         result.examples.append(TrainingExample(uid=uid, input=inputs, target=target, source=source))
     result.checksum = reader.checksum
     return result
 
 
-def validated_examples(task: Task) -> list[TrainingExample]:
-    """Return the task's examples validated as correct, from every round, not retracted,
-    and not held out: examples a closed round put in its dev or test split are left out, so
-    a retrained model is never scored on data it was trained on.
+def validated_training_examples(task: Task, rows) -> list[TrainingExample]:
+    """Return training examples of ``task`` from validated examples given as plain rows.
 
-    Each comes from ``Example.input`` (every model input field) and ``Example.target``;
-    an example whose fields no longer fit the task config is left out (logged).
+    ``rows``: ``{"id", "round", "input", "target"}`` dicts, ``target`` being the example's
+    final label, as ``validation.selectors.retraining_rows`` gives them (the validation app
+    decides which examples count and their labels; this module only trains). A row whose
+    fields no longer fit the task config is left out (logged).
     """
-    from annotation.models import Example, ValidationState
-
-    rows = (
-        Example.objects.filter(round__task=task, validation_state=ValidationState.VERIFIED_CORRECT, retracted=False)
-        .exclude(split__in=("dev", "test"))
-        .select_related("round")
-        .order_by("round__number", "id")
-    )
     examples = []
-    for ex in rows:
-        row = {**(ex.input or {}), **(ex.target or {})}
-        example, reason = example_from_row(task, row, uid=f"example-{ex.pk}", source="validated", round_number=ex.round.number)
+    for row in rows:
+        fields = {**(row["input"] or {}), **(row["target"] or {})}
+        example, reason = example_from_row(task, fields, uid=f"example-{row['id']}", source="validated", round_number=row["round"])
         if example is None:
-            logger.warning("validated example %s left out of training: %s", ex.pk, reason)
+            logger.warning("validated example %s left out of training: %s", row["id"], reason)
             continue
+        examples.append(example)
+    return examples
+
+
+def selection_examples(task: Task, uids: list[str]) -> list[TrainingExample]:
+    """Return the training examples of a data-centric selection: the pool items ``uids``, in that order.
+
+    The pool is the dataset named by the task kind's ``training_pool``. Raises ``RuleError``
+    (``bad_selection``) naming the first uid that is not in the pool, or a pool item whose
+    target no longer fits the task.
+    """
+    pool = Dataset.objects.get(task=task, name=task.spec.training_pool(task.config))
+    items = {row["uid"]: row for row in DatasetItem.objects.filter(dataset=pool, uid__in=uids).values("uid", "input", "target")}
+    examples = []
+    for uid in uids:
+        row = items.get(uid)
+        if row is None:
+            raise RuleError("bad_selection", f"{uid!r} is not in the pool '{pool.name}'.", field="uids")
+        example, reason = example_from_row(task, {**(row["input"] or {}), **(row["target"] or {})}, uid=uid, source="selection")
+        if example is None:
+            raise RuleError("bad_selection", f"Pool item {uid!r} cannot be trained on: {reason}.", field="uids")
         examples.append(example)
     return examples
 
@@ -306,11 +351,7 @@ class Hyperparameters:
 
 def default_hyperparameters(task: Task) -> Hyperparameters:
     """Return the defaults tuned so that the four seed models train in under 5 minutes on 2 cores."""
-    if task.kind == TaskKind.EXTRACTIVE_QA:
-        return Hyperparameters(epochs=10, batch_size=16, learning_rate=1.5e-4, max_length=192, doc_stride=64)
-    if len(task.config["model_inputs"]) == 2:
-        return Hyperparameters(epochs=8, batch_size=16, learning_rate=1e-4, max_length=96)
-    return Hyperparameters(epochs=8, batch_size=16, learning_rate=1e-4, max_length=64)
+    return Hyperparameters(**task.spec.training_defaults(task.config))
 
 
 # --------------------------------------------------------------------------- training core
@@ -340,49 +381,6 @@ def training_threads(requested: int = 0) -> int:
 ProgressCallback = Callable[[float], None]
 
 
-def _classification_features(tokenizer, examples, *, model_inputs, label2id, max_length):
-    columns = [[ex.input[name] for ex in examples] for name in model_inputs]
-    encoded = tokenizer(*columns, truncation=True, max_length=max_length)
-    features = []
-    for i, ex in enumerate(examples):
-        feature = {key: encoded[key][i] for key in encoded.keys()}
-        feature["labels"] = label2id[ex.target["label"]]
-        features.append(feature)
-    return features
-
-
-def qa_features(tokenizer, examples, *, question_field, passage_field, max_length, doc_stride):
-    """Return SQuAD-style training features: one per window of each (question, passage).
-
-    Each feature has ``input_ids``/``attention_mask``(/``token_type_ids``) and
-    ``start_positions``/``end_positions``: the answer's first and last token in the window,
-    or the ``[CLS]`` index when the window does not contain the whole answer.
-    """
-    encoded = tokenizer(
-        [ex.input[question_field].strip() for ex in examples],
-        [ex.input[passage_field] for ex in examples],
-        truncation="only_second", max_length=max_length, stride=doc_stride,
-        return_overflowing_tokens=True, return_offsets_mapping=True,
-    )
-    features = []
-    for i, offsets in enumerate(encoded["offset_mapping"]):
-        input_ids = encoded["input_ids"][i]
-        cls_index = input_ids.index(tokenizer.cls_token_id) if tokenizer.cls_token_id in input_ids else 0
-        sequence_ids = encoded.sequence_ids(i)
-        answer = examples[encoded["overflow_to_sample_mapping"][i]].target["answers"][0]
-        start_char = answer["answer_start"]
-        end_char = start_char + len(answer["text"])
-        context = [j for j, s in enumerate(sequence_ids) if s == 1]
-        start_token = end_token = cls_index
-        if context and offsets[context[0]][0] <= start_char and offsets[context[-1]][1] >= end_char:
-            start_token = next(j for j in context if offsets[j][1] > start_char)
-            end_token = next(j for j in reversed(context) if offsets[j][0] < end_char)
-        feature = {key: encoded[key][i] for key in ("input_ids", "attention_mask", "token_type_ids") if key in encoded}
-        feature["start_positions"], feature["end_positions"] = start_token, end_token
-        features.append(feature)
-    return features
-
-
 def _optimizer(model, hp: Hyperparameters):
     import torch
 
@@ -395,17 +393,20 @@ def _optimizer(model, hp: Hyperparameters):
     return torch.optim.AdamW(groups, lr=hp.learning_rate)
 
 
-def fit(model, tokenizer, features: list[dict], hp: Hyperparameters, *, on_progress: ProgressCallback | None = None) -> dict:
+def fit(
+    model, tokenizer, features: list[dict], hp: Hyperparameters, *, on_progress: ProgressCallback | None = None, collate=None,
+) -> dict:
     """Train ``model`` on pre-tokenised ``features``; return ``{"steps", "final_loss", "mean_loss_last_epoch"}``.
 
-    Shuffled mini-batches (seeded), dynamic padding (``DataCollatorWithPadding``), AdamW with
+    Shuffled mini-batches (seeded), dynamic padding (``collate``, default ``DataCollatorWithPadding``;
+    the task kind's ``data_collator``), AdamW with
     a linear warm-up over ``warmup_ratio`` of the steps then linear decay to 0
     (``get_linear_schedule_with_warmup``), gradient norm clipped to ``max_grad_norm``.
     """
     import torch
     from transformers import DataCollatorWithPadding, get_linear_schedule_with_warmup
 
-    collate = DataCollatorWithPadding(tokenizer, return_tensors="pt")
+    collate = collate or DataCollatorWithPadding(tokenizer, return_tensors="pt")
     steps_per_epoch = math.ceil(len(features) / hp.batch_size)
     total = steps_per_epoch * hp.epochs
     optimizer = _optimizer(model, hp)
@@ -447,7 +448,7 @@ def train_directory(
     an encoder whose checksum does not match or for no examples.
     """
     import torch
-    from transformers import AutoModelForQuestionAnswering, AutoModelForSequenceClassification, AutoTokenizer
+    from transformers import AutoTokenizer
 
     if not examples:
         raise RuleError(TrainingErrorCode.NO_EXAMPLES, f"No training examples for task {task.code}.")
@@ -464,31 +465,20 @@ def train_directory(
         torch.manual_seed(hp.seed)
         tokenizer = AutoTokenizer.from_pretrained(encoder.path, local_files_only=True)
         common = {"local_files_only": True, "use_safetensors": True, "trust_remote_code": False, "ignore_mismatched_sizes": True}
-        if task.kind == TaskKind.EXTRACTIVE_QA:
-            model = AutoModelForQuestionAnswering.from_pretrained(encoder.path, num_labels=2, **common)
-            question_field, passage_field = task.config["model_inputs"]
-            max_length = min(hp.max_length, tokenizer.model_max_length)
-            features = qa_features(
-                tokenizer, examples, question_field=question_field, passage_field=passage_field,
-                max_length=max_length, doc_stride=min(hp.doc_stride, max_length // 2),
-            )
-        else:
-            labels = task.labels
-            label2id = {label: i for i, label in enumerate(labels)}
-            model = AutoModelForSequenceClassification.from_pretrained(
-                encoder.path, num_labels=len(labels), id2label=dict(enumerate(labels)), label2id=label2id, **common
-            )
-            features = _classification_features(
-                tokenizer, examples, model_inputs=task.config["model_inputs"], label2id=label2id,
-                max_length=min(hp.max_length, tokenizer.model_max_length),
-            )
+        kind = task.spec
+        model = kind.head_class().from_pretrained(encoder.path, **kind.head_kwargs(task.labels), **common)
+        max_length = min(hp.max_length, tokenizer.model_max_length)
+        features = kind.training_features(
+            tokenizer, examples, config=task.config, labels=task.labels,
+            max_length=max_length, doc_stride=min(hp.doc_stride, max_length // 2),
+        )
         if hp.freeze_embeddings:
             for parameter in model.get_input_embeddings().parameters():
                 parameter.requires_grad = False
             embeddings = getattr(getattr(model, model.base_model_prefix, None), "embeddings", None)
             for parameter in (embeddings.parameters() if embeddings is not None else ()):
                 parameter.requires_grad = False
-        figures = fit(model, tokenizer, features, hp, on_progress=on_progress)
+        figures = fit(model, tokenizer, features, hp, on_progress=on_progress, collate=kind.data_collator(tokenizer))
         figures["features"] = len(features)
         figures["torch_threads"] = threads
         out_dir.mkdir(parents=True, exist_ok=True)
@@ -531,7 +521,7 @@ def check_model_name(task: Task, name: str, *, exclude_pk: int | None = None) ->
 def describe_sources(examples: list[TrainingExample], extra: dict[str, dict] | None = None) -> list[dict]:
     """Summarise ``examples`` by source: counts, label counts, rounds and (validated) example ids."""
     sources = []
-    for source in ("seed", "file", "validated"):
+    for source in ("seed", "file", "validated", "selection"):
         chosen = [ex for ex in examples if ex.source == source]
         if not chosen:
             continue
@@ -547,21 +537,27 @@ def describe_sources(examples: list[TrainingExample], extra: dict[str, dict] | N
     return sources
 
 
-# Keys written when training is requested (tasks.services.request_retraining), kept by each run.
-_REQUEST_KEYS = ("job_id", "requested_by", "requested_at", "validated_at_request")
+# Keys written when training is requested (validation.services.request_retraining; a data-centric
+# submission's selection, leaderboard.services.submit_selection), kept by each run.
+_REQUEST_KEYS = ("job_id", "requested_by", "requested_at", "validated_at_request", "selection")
 
 
 class _ProgressWriter:
-    """Write ``MLModel.progress`` at most every 2% (one UPDATE, no transaction held)."""
+    """Write ``MLModel.progress`` at most every 2%, and at least every ``BEAT_S`` seconds while it
+    advances (one UPDATE, no transaction held): ``updated_at`` is the training's heartbeat, which
+    ``tasks/recovery.py`` watches to fail trainings whose worker died."""
+
+    BEAT_S = 5.0
 
     def __init__(self, ml_model: MLModel):
-        self.pk, self.last = ml_model.pk, -1.0
+        self.pk, self.last, self.beat = ml_model.pk, -1.0, 0.0
 
     def __call__(self, fraction: float) -> None:
-        fraction = round(min(max(fraction, 0.0), 1.0), 3)
-        if fraction - self.last >= 0.02 or fraction >= 1.0:
-            MLModel.objects.filter(pk=self.pk).update(progress=min(fraction, 0.99))
-            self.last = fraction
+        fraction = round(min(max(fraction, 0.0), 1.0), 4)
+        now = time.monotonic()
+        if fraction - self.last >= 0.02 or fraction >= 1.0 or (fraction > self.last and now - self.beat >= self.BEAT_S):
+            MLModel.objects.filter(pk=self.pk).update(progress=min(fraction, 0.99), updated_at=timezone.now())
+            self.last, self.beat = fraction, now
 
 
 def _replace_directory(staging: Path, final: Path) -> None:
@@ -593,7 +589,8 @@ def train_model_record(
     final = model_directory(task, ml_model.name)
     staging = final.with_name(f"{final.name}.training-{os.getpid()}")
     MLModel.objects.filter(pk=ml_model.pk).update(
-        status=MLModel.Status.TRAINING, progress=0.0, failure_reason="", path=str(final), kind=MLModel.Kind.HF_DIRECTORY
+        status=MLModel.Status.TRAINING, progress=0.0, failure_reason="", path=str(final), kind=MLModel.Kind.HF_DIRECTORY,
+        updated_at=timezone.now(),
     )
     started, started_at = time.monotonic(), timezone.now()
     try:
@@ -606,7 +603,7 @@ def train_model_record(
             "task": task.code,
             "kind": task.kind,
             "base_encoder": {"name": encoder.name, "sha256": encoder.sha256},
-            "labels": task.labels if task.kind == TaskKind.CLASSIFICATION else None,
+            "labels": task.labels if task.spec.has_labels else None,
             "examples": len(examples),
             "data": describe_sources(examples, data_sources),
             "examples_file": "training_examples.jsonl",
@@ -629,9 +626,13 @@ def train_model_record(
         MLModel.objects.filter(pk=ml_model.pk).update(status=MLModel.Status.FAILED, failure_reason=reason[:2000])
         ml_model.refresh_from_db()
         raise
-    MLModel.objects.filter(pk=ml_model.pk).update(
-        status=MLModel.Status.UPLOADED, progress=1.0, checksum=checksum, training_info=info, failure_reason=""
-    )
+    with transaction.atomic():
+        MLModel.objects.filter(pk=ml_model.pk).update(
+            status=MLModel.Status.UPLOADED, progress=1.0, checksum=checksum, training_info=info, failure_reason=""
+        )
+        ml_model.refresh_from_db()
+        # A retrained model is scored on every dataset of its task (the leaderboard listens).
+        leaderboard_inputs_changed.send(sender=MLModel, task=ml_model.task, models=[ml_model])
     ml_model.refresh_from_db()
     return ml_model
 
@@ -685,51 +686,157 @@ def train_new_model(
     return train_model_record(ml_model, examples, data_sources=data_sources, hp=hp, encoder=encoder)
 
 
+def train_selection(ml_model: MLModel, *, encoder: BaseEncoder | None = None) -> MLModel:
+    """Train a data-centric submission: the task's fixed recipe on exactly the selection stored in
+    ``ml_model.training_info["selection"]``, with the recipe's fixed seed.
+
+    The recipe is the kind's ``training_defaults`` (the owner's ``data_centric.recipe`` and
+    ``seed``) on the platform's base encoder (``default_encoder``); training is
+    ``train_model_record``'s, so the same selection and seed give the same weights and scores.
+    Returns the record (``status=uploaded``); errors leave it ``failed`` and are re-raised.
+    """
+    task = ml_model.task
+    try:
+        examples = selection_examples(task, list(ml_model.training_info.get("selection") or []))
+    except RuleError as error:
+        MLModel.objects.filter(pk=ml_model.pk).update(status=MLModel.Status.FAILED, failure_reason=error.message[:2000])
+        raise
+    sources = {"selection": {"pool": task.spec.training_pool(task.config), "items": len(examples)}}
+    return train_model_record(ml_model, examples, data_sources=sources, hp=default_hyperparameters(task), encoder=encoder)
+
+
 # --------------------------------------------------------------------------- default models
 
-#: Name of each default task's seed-trained target model (its directory is MODELS_DIR/<task>/<name>).
+
+@dataclass(frozen=True)
+class DefaultModel:
+    """One of the models every default task gets from its seed data (``DEFAULT_MODELS``).
+
+    ``name``: the record's name (its directory is ``MODELS_DIR/<task>/<name>``); ``one_in``: it
+    trains on one seed train example in ``one_in`` (1: all of them; chosen by the sha256 of the
+    uid, at least ``minimum``); ``in_loop``: it is put in the loop of round 1; ``card``: what it is.
+    """
+
+    name: str
+    one_in: int
+    in_loop: bool
+    card: str
+    minimum: int = 12
+
+    def examples(self, task: Task) -> list[TrainingExample]:
+        """The seed train examples this model learns from (deterministic; never dev or test items)."""
+        train = seed_examples(task)
+        if self.one_in == 1:
+            return train
+        ranked = sorted(train, key=lambda ex: hashlib.sha256(f"{SEED_SPLIT_SALT}:subset:{ex.uid}".encode()).hexdigest())
+        return ranked[: max(self.minimum, len(train) // self.one_in)]
+
+
+#: Name of each default task's seed-trained target model, the one in the loop of round 1.
 DEFAULT_MODEL_NAME = "minilm-seed"
+#: Name of the cheaper baseline: the same encoder fine-tuned on one train example in eight.
+BASELINE_MODEL_NAME = "minilm-few"
+DEFAULT_MODELS = (
+    DefaultModel(
+        DEFAULT_MODEL_NAME, one_in=1, in_loop=True,
+        card="all-MiniLM-L6-v2 fine-tuned on every example of the seed train split (the model in the loop of round 1).",
+    ),
+    DefaultModel(
+        BASELINE_MODEL_NAME, one_in=8, in_loop=False,
+        card="Baseline: all-MiniLM-L6-v2 fine-tuned on one seed train example in eight, so it is cheaper to train "
+             "and, honestly, weaker than minilm-seed.",
+    ),
+)
 _LIVE_STATUSES = (MLModel.Status.UPLOADED, MLModel.Status.QUEUED, MLModel.Status.EVALUATING, MLModel.Status.EVALUATED)
+
+
+def default_model(name: str) -> DefaultModel:
+    """Return the ``DEFAULT_MODELS`` entry called ``name`` (``KeyError`` for another name)."""
+    for entry in DEFAULT_MODELS:
+        if entry.name == name:
+            return entry
+    raise KeyError(name)
+
+
+def model_ready(ml_model: MLModel) -> bool:
+    """True when ``ml_model`` can answer: not training, not failed before its first artefact was stored."""
+    if ml_model.status == MLModel.Status.TRAINING:
+        return False
+    return not (ml_model.status == MLModel.Status.FAILED and not ml_model.checksum)
 
 
 @dataclass
 class DefaultModelResult:
+    """What ``prepare_default_model`` / ``ensure_default_model`` did for one default model of one task."""
+
     task: str
     model: MLModel
     trained: bool
     put_in_loop: bool
     seconds: float = 0.0
+    needs_training: bool = False
 
 
-def ensure_default_model(task: Task, *, encoder: BaseEncoder | None = None, epochs: int | None = None) -> DefaultModelResult:
-    """Make sure ``task`` has its seed-trained default model, intact, and a model in round 1's loop.
+def prepare_default_model(task: Task, entry: DefaultModel = DEFAULT_MODELS[0]) -> DefaultModelResult:
+    """Make sure ``task`` has the record of default model ``entry``; say whether it needs training.
 
-    The model (named ``DEFAULT_MODEL_NAME``) is trained from the seed set when its record is
-    missing, failed or unfinished, or its directory is missing or no longer matches the stored
-    checksum (the same record is retrained, its directory replaced). A model trained here is
-    put in the loop of round 1; an existing one is put there only when round 1 has no target
-    model at all, so an owner's choice of models in the loop is kept. ``epochs`` overrides the
-    default number of epochs (``default_hyperparameters``).
+    The record is created (published, status ``training``, progress 0) when missing; one that
+    failed, never finished, or whose directory is missing or no longer matches its checksum is set
+    back to ``training``. Such a record ``needs_training``: the caller trains it now
+    (``train_default_model``) or queues the job that does (``tasks.jobs``). A model in the loop
+    is put in the loop of round 1 when it is (re)trained, or when round 1 has no target model at
+    all, so an owner's choice of models in the loop is kept; while it trains, the write page says
+    so and waits (``model_ready``). Raises ``RuleError(no_seed_data)`` for a task without seed data.
+    """
+    seed_rows(task)
+    model = MLModel.objects.filter(task=task, name=entry.name).first()
+    needs = model is None or model.status not in _LIVE_STATUSES or not model_files_intact(model)
+    if model is None:
+        check_model_name(task, entry.name)
+        model = MLModel.objects.create(
+            task=task, name=entry.name, kind=MLModel.Kind.HF_DIRECTORY, status=MLModel.Status.TRAINING,
+            path=str(model_directory(task, entry.name)), description=entry.card, published=True,
+        )
+    elif needs and model.status != MLModel.Status.TRAINING:
+        MLModel.objects.filter(pk=model.pk).update(status=MLModel.Status.TRAINING, progress=0.0, failure_reason="")
+        model.refresh_from_db()
+    in_loop = False
+    if entry.in_loop:
+        round1, _ = Round.objects.get_or_create(task=task, number=1)
+        loop = round1.target_models
+        if (needs and not loop.filter(pk=model.pk).exists()) or not loop.exists():
+            loop.add(model)
+            in_loop = True
+    return DefaultModelResult(task=task.code, model=model, trained=False, put_in_loop=in_loop, needs_training=needs)
+
+
+def train_default_model(ml_model: MLModel, *, encoder: BaseEncoder | None = None, epochs: int | None = None) -> MLModel:
+    """Train default model record ``ml_model`` from its task's seed train split (``DEFAULT_MODELS`` says how).
+
+    ``epochs`` overrides the default number of epochs (``default_hyperparameters``). Returns the
+    record (status ``uploaded``); errors leave it ``failed`` with the reason and are re-raised.
+    """
+    task = ml_model.task
+    entry = default_model(ml_model.name)
+    examples = entry.examples(task)
+    sources = {"seed": {"file": f"tasks/seed_data/{seed_data_path(task).name}", "split": "train", "one_in": entry.one_in}}
+    hp = default_hyperparameters(task)
+    hp.epochs = epochs or hp.epochs
+    return train_model_record(ml_model, examples, data_sources=sources, hp=hp, encoder=encoder)
+
+
+def ensure_default_model(
+    task: Task, *, encoder: BaseEncoder | None = None, epochs: int | None = None, name: str = DEFAULT_MODEL_NAME,
+) -> DefaultModelResult:
+    """Make sure ``task`` has default model ``name``, intact, training it here and now if needed.
+
+    The synchronous path (``manage.py ensure_default_models --inline``, tests, the cycle driver):
+    ``prepare_default_model`` then ``train_default_model`` when it needs training.
     """
     started = time.monotonic()
-    model = MLModel.objects.filter(task=task, name=DEFAULT_MODEL_NAME).first()
-    trained = False
-    if model is None or model.status not in _LIVE_STATUSES or not model_files_intact(model):
-        examples = seed_examples(task)
-        sources = {"seed": {"file": f"tasks/seed_data/{seed_data_path(task).name}"}}
-        hp = default_hyperparameters(task)
-        hp.epochs = epochs or hp.epochs
-        if model is None:
-            model = train_new_model(
-                task=task, examples=examples, name=DEFAULT_MODEL_NAME, data_sources=sources, hp=hp, encoder=encoder
-            )
-        else:
-            model = train_model_record(model, examples, data_sources=sources, hp=hp, encoder=encoder)
-        trained = True
-    round1, _ = Round.objects.get_or_create(task=task, number=1)
-    loop = round1.target_models
-    in_loop = False
-    if (trained and not loop.filter(pk=model.pk).exists()) or not loop.exists():
-        loop.add(model)
-        in_loop = True
-    return DefaultModelResult(task=task.code, model=model, trained=trained, put_in_loop=in_loop, seconds=time.monotonic() - started)
+    result = prepare_default_model(task, default_model(name))
+    if result.needs_training:
+        result.model = train_default_model(result.model, encoder=encoder, epochs=epochs)
+        result.trained = True
+    result.seconds = time.monotonic() - started
+    return result

@@ -30,12 +30,12 @@ CORPUS = [
 ]
 
 
-def _tokenizer() -> PreTrainedTokenizerFast:
+def _tokenizer(corpus: list[str] | None = None, vocab_size: int = 300) -> PreTrainedTokenizerFast:
     tok = Tokenizer(models.WordPiece(unk_token="[UNK]"))
     tok.normalizer = normalizers.BertNormalizer(lowercase=True)
     tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
     specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
-    tok.train_from_iterator(CORPUS, trainers.WordPieceTrainer(vocab_size=300, special_tokens=specials))
+    tok.train_from_iterator(corpus or CORPUS, trainers.WordPieceTrainer(vocab_size=vocab_size, special_tokens=specials))
     cls, sep = tok.token_to_id("[CLS]"), tok.token_to_id("[SEP]")
     tok.post_processor = processors.TemplateProcessing(
         single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1", special_tokens=[("[CLS]", cls), ("[SEP]", sep)]
@@ -50,18 +50,27 @@ def _tokenizer() -> PreTrainedTokenizerFast:
 
 
 def _config(tokenizer, **extra) -> BertConfig:
-    return BertConfig(
+    defaults = dict(
         vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-        intermediate_size=37, max_position_embeddings=128, **extra,
+        intermediate_size=37, max_position_embeddings=128,
     )
+    return BertConfig(**{**defaults, **extra})
 
 
-def build_tiny_classifier(path: Path, labels: list[str], *, seed: int = 0) -> Path:
-    """Save a tiny BERT sequence classifier with ``id2label`` = ``labels`` under ``path``."""
+def build_tiny_classifier(
+    path: Path, labels: list[str], *, seed: int = 0, corpus: list[str] | None = None, vocab_size: int = 300, **size,
+) -> Path:
+    """Save a tiny BERT sequence classifier with ``id2label`` = ``labels`` under ``path``.
+
+    ``corpus``: texts the WordPiece vocabulary (``vocab_size`` entries) is trained on, so that a
+    tiny encoder can learn something from real data (default: a built-in 20-sentence corpus).
+    ``size`` overrides the BERT config (``hidden_size``, ``num_hidden_layers``, ...) for tests and
+    benchmarks that need a model slow enough to measure or to interrupt.
+    """
     torch.manual_seed(seed)
-    tokenizer = _tokenizer()
+    tokenizer = _tokenizer(corpus, vocab_size)
     config = _config(
-        tokenizer, num_labels=len(labels),
+        tokenizer, **size, num_labels=len(labels),
         id2label=dict(enumerate(labels)), label2id={label: i for i, label in enumerate(labels)},
     )
     path = Path(path)
@@ -77,5 +86,26 @@ def build_tiny_qa_model(path: Path, *, seed: int = 0, max_length: int = 128) -> 
     tokenizer.model_max_length = max_length
     path = Path(path)
     BertForQuestionAnswering(_config(tokenizer)).save_pretrained(path, safe_serialization=True)
+    tokenizer.save_pretrained(path)
+    return path
+
+
+def build_tiny_seq2seq_model(path: Path, *, seed: int = 0) -> Path:
+    """Save a tiny T5 encoder-decoder (``T5ForConditionalGeneration``) with the tiny WordPiece tokenizer under ``path``.
+
+    Its output is untrained but deterministic (greedy decoding): enough to run ``generate`` end to end.
+    """
+    from transformers import T5Config, T5ForConditionalGeneration
+
+    torch.manual_seed(seed)
+    tokenizer = _tokenizer()
+    tokenizer.eos_token = "[SEP]"
+    pad, eos = tokenizer.convert_tokens_to_ids("[PAD]"), tokenizer.convert_tokens_to_ids("[SEP]")
+    config = T5Config(
+        vocab_size=len(tokenizer), d_model=32, d_kv=8, d_ff=37, num_layers=1, num_decoder_layers=1, num_heads=2,
+        pad_token_id=pad, eos_token_id=eos, decoder_start_token_id=pad,
+    )
+    path = Path(path)
+    T5ForConditionalGeneration(config).save_pretrained(path, safe_serialization=True)
     tokenizer.save_pretrained(path)
     return path

@@ -7,12 +7,12 @@ exists once.
 
 import hashlib
 from collections import Counter
+from decimal import ROUND_HALF_UP, Decimal
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
 import krippendorff
 import numpy as np
-from statsmodels.stats.inter_rater import fleiss_kappa as _statsmodels_fleiss_kappa
 
 from annotation.models import ValidationState
 
@@ -28,23 +28,56 @@ _STATE_FOR_LABEL = {
 }
 
 
-def derive_state(labels_and_modes: Iterable[tuple[str, str]], needed: int) -> str:
-    """Return the example's ``ValidationState`` value from its validations.
+@dataclass(frozen=True)
+class ConsensusPolicy:
+    """How many votes settle an example (the task's adaptive validation budget).
 
-    ``labels_and_modes``: ``(label, mode)`` pairs in the order they were recorded, label in
-    ``correct|incorrect|flagged``, mode ``user|owner``. ``needed``: the task's
-    ``validations_needed`` (>= 1).
+    ``needed``: votes of one label that settle it (``validations_needed``, default 3).
+    ``early_agreement``: when the first this-many counted votes all agree, they settle it at
+    once (``validation_early_agreement``; None: off). ``max_votes``: the budget; an example
+    that reaches it unsettled stops collecting votes and waits for an owner
+    (``validation_max_votes``, default ``2 * needed - 1``: "3 of 5" as Dynabench ran it,
+    Kiela et al. 2021, section 3).
+    """
+
+    needed: int = 3
+    early_agreement: int | None = None
+    max_votes: int = 5
+
+    @classmethod
+    def from_config(cls, config: dict) -> "ConsensusPolicy":
+        """Read the policy from a task config (``tasks/config.py`` checks the keys and ranges)."""
+        needed = int(config.get("validations_needed", 3))
+        early = config.get("validation_early_agreement")
+        return cls(
+            needed=needed,
+            early_agreement=int(early) if early else None,
+            max_votes=int(config.get("validation_max_votes") or 2 * needed - 1),
+        )
+
+
+def derive_state(labels_and_modes: Iterable[tuple[str, str]], needed: "int | ConsensusPolicy") -> str:
+    """Return the example's ``ValidationState`` value from its counted validations.
+
+    ``labels_and_modes``: ``(label, mode)`` pairs of the validations that count toward
+    consensus (``Validation.counts``), in the order they were recorded, label in
+    ``correct|incorrect|flagged``, mode ``user|owner``. ``needed``: a ``ConsensusPolicy``,
+    or the task's ``validations_needed`` (>= 1) alone.
 
     Rule (DESIGN.md "vMER"; Kiela et al., "Dynabench", NAACL 2021, section 3): the latest
-    owner-mode validation decides outright. Otherwise the first label whose user
-    validations reach ``needed`` settles the example: ``correct`` -> verified correct,
-    ``incorrect`` -> verified incorrect, ``flagged`` -> flagged. Else it stays pending.
+    owner-mode validation decides outright. Otherwise, with early agreement on, the first
+    ``early_agreement`` user validations settle the example when they all carry the same
+    label; else the first label whose user validations reach ``needed`` settles it:
+    ``correct`` -> verified correct, ``incorrect`` -> verified incorrect, ``flagged`` ->
+    flagged. Else it stays pending.
     """
-    if needed < 1:
-        raise ValueError(f"needed must be at least 1, got {needed}")
+    policy = needed if isinstance(needed, ConsensusPolicy) else ConsensusPolicy(needed=needed, max_votes=max(1, 2 * needed - 1))
+    if policy.needed < 1:
+        raise ValueError(f"needed must be at least 1, got {policy.needed}")
     owner_label = None
     settled = None
     counts: Counter = Counter()
+    first: list[str] = []
     for label, mode in labels_and_modes:
         if label not in _STATE_FOR_LABEL:
             raise ValueError(f"unknown validation label {label!r}")
@@ -52,10 +85,48 @@ def derive_state(labels_and_modes: Iterable[tuple[str, str]], needed: int) -> st
             owner_label = label
             continue
         counts[label] += 1
-        if settled is None and counts[label] >= needed:
+        first.append(label)
+        if settled is None and counts[label] >= policy.needed:
+            settled = label
+        if (settled is None and policy.early_agreement and len(first) == policy.early_agreement
+                and len(set(first)) == 1):
             settled = label
     decisive = owner_label or settled
     return _STATE_FOR_LABEL[decisive] if decisive else ValidationState.PENDING
+
+
+def saved_votes(*, settled: int, votes_used: int, max_votes: int) -> dict[str, float | int]:
+    """Return the validator work the adaptive budget saved.
+
+    ``settled``: examples settled; ``votes_used``: the counted votes they took (each capped at
+    ``max_votes``); a fixed budget would have collected ``max_votes`` on each. Returns
+    ``{"settled", "votes_used", "votes_fixed", "votes_saved", "share_saved"}``
+    (``share_saved`` in 0..1; 0 when nothing settled).
+    """
+    fixed = max_votes * settled
+    return {
+        "settled": settled,
+        "votes_used": votes_used,
+        "votes_fixed": fixed,
+        "votes_saved": fixed - votes_used,
+        "share_saved": (fixed - votes_used) / fixed if fixed else 0.0,
+    }
+
+
+CENT = Decimal("0.01")
+
+
+def worker_pay(*, examples: int, validations: int, fooling: int, per_example: Decimal, per_validation: Decimal,
+               bonus_per_fooling: Decimal) -> tuple[Decimal, Decimal]:
+    """Return ``(base, bonus)`` a worker earned, each rounded half-up to the cent.
+
+    ``base = examples × per_example + validations × per_validation`` (accepted examples and
+    accepted validations); ``bonus = fooling × bonus_per_fooling`` (validated examples that
+    fooled the model). Amounts are ``Decimal`` in the round's currency.
+    """
+    base = Decimal(examples) * Decimal(per_example) + Decimal(validations) * Decimal(per_validation)
+    bonus = Decimal(fooling) * Decimal(bonus_per_fooling)
+    return base.quantize(CENT, ROUND_HALF_UP), bonus.quantize(CENT, ROUND_HALF_UP)
 
 
 def tally(labels: Iterable[str]) -> dict[str, int]:
@@ -177,6 +248,10 @@ def agreement_from_ratings(ratings_per_item: Iterable[Sequence[str]], *, categor
     elif np.count_nonzero(table.sum(axis=0)) < 2:
         reason = "Fleiss' κ: every counted validation has the same label"
     else:
-        kappa = float(_statsmodels_fleiss_kappa(table, method="fleiss"))
+        # Imported here: statsmodels pulls in pandas and scipy.stats, 5 s of import on loaded cores,
+        # which every Django process (web, worker, each manage.py command) paid at start-up.
+        from statsmodels.stats.inter_rater import fleiss_kappa as statsmodels_fleiss_kappa
+
+        kappa = float(statsmodels_fleiss_kappa(table, method="fleiss"))
     return Agreement(kappa, alpha, len(items), n_ratings, raters_per_item=k,
                      fleiss_items=len(fleiss_rows), categories=cats, reason=reason)

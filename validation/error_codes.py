@@ -19,5 +19,8 @@ class ValidationErrorCode(StrEnum):
     STALE_FORM = "stale_form"
     ALREADY_SETTLED = "already_settled"
     ROUND_CLOSED = "round_closed"
+    NOT_COLLECTING = "not_collecting"
     BAD_RATIOS = "bad_ratios"
+    EMPTY_SPLIT = "empty_split"
+    BAD_NEXT_LOOP = "bad_next_loop"
     IMPORT_FORMAT = "import_format"

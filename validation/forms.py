@@ -6,7 +6,11 @@ from annotation.models import ValidationState
 
 
 class ValidationForm(forms.Form):
-    """A verdict as posted by the review queue or the owner queue."""
+    """A verdict as posted by the review queue or the owner queue.
+
+    ``submission_key``: the form's one-time key (``dynabench/idempotency.py``); a repeated
+    post returns the first validation instead of failing as "already validated".
+    """
 
     label = forms.CharField(max_length=16, error_messages={"required": "Choose correct, incorrect or flagged."})
     corrected_label = forms.CharField(max_length=64, required=False)
@@ -15,6 +19,7 @@ class ValidationForm(forms.Form):
     flag_reason = forms.CharField(max_length=2000, required=False)
     explanation = forms.CharField(max_length=2000, required=False, widget=forms.Textarea)
     expected_state = forms.ChoiceField(choices=ValidationState.choices, required=False)
+    submission_key = forms.CharField(max_length=64, required=False)
 
     def metadata(self) -> dict:
         data = self.cleaned_data
@@ -35,6 +40,15 @@ class CloseRoundForm(forms.Form):
     dev = forms.FloatField(required=False, min_value=0, max_value=1)
     test = forms.FloatField(required=False, min_value=0, max_value=1)
     seed = forms.IntegerField(required=False)
+    open_next = forms.BooleanField(required=False, label="Open the next round in the same step")
+    next_loop = forms.ChoiceField(
+        choices=[("current", "with this round's model(s) in the loop"),
+                 ("retrained", "with a model retrained on every validated example (takes the loop once trained)")],
+        required=False, initial="current", label="Next round's model in the loop",
+    )
+    confirm = forms.BooleanField(
+        required=False, label="I have checked the preview: close the round, build its datasets and re-score every model",
+    )
 
     def ratios(self) -> dict | None:
         values = [self.cleaned_data.get(s) for s in ("train", "dev", "test")]

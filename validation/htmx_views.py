@@ -4,19 +4,23 @@ Views parse input and render; every change goes through ``validation/services.py
 """
 
 import json
+from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
-from django.http import Http404, HttpResponseForbidden, StreamingHttpResponse
+from django.http import Http404, HttpResponseBadRequest, HttpResponseForbidden, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from annotation import crowd, qualification
 from annotation.models import Example
-from annotation.selectors import counts_by_author, round_counts, user_counts
+from annotation.selectors import user_counts
+from dynabench import idempotency
 from dynabench.errors import RuleError
-from dynabench.roles import has_role
+from tasks import access
 from tasks.models import Round, Task
 from validation import selectors, services
 from validation.forms import CloseRoundForm, OwnerQueueFilter, ValidationForm
@@ -26,6 +30,11 @@ SKIPPED_KEY = "validation_skipped"
 
 def _task(code):
     return get_object_or_404(Task, code=code)
+
+
+def _collecting_task(code):
+    """The task ``code`` if it collects examples (404 for an evaluation-only benchmark: nothing to validate)."""
+    return get_object_or_404(Task, code=code, collecting=True)
 
 
 def _round(task, number):
@@ -54,7 +63,10 @@ def _review_context(request, task, round, *, example=None, error=None, notice=No
         "task": task,
         "round": round,
         "example": example,
-        "passage": services.passage_of(example) if example is not None and task.kind == "extractive_qa" else None,
+        "display": selectors.review_display(example) if example is not None else None,
+        # a failed post keeps its key (nothing was stored under it); a new example gets a new one
+        "submission_key": (form.data.get("submission_key") if form is not None and example is not None else None)
+        or idempotency.new_key(),
         "error": error,
         "notice": notice,
         "form": form,
@@ -63,25 +75,41 @@ def _review_context(request, task, round, *, example=None, error=None, notice=No
 
 
 def _may_validate(user, task) -> bool:
-    return task.is_owner(user) or has_role(user, "validator")
+    return access.has_task_role(user, task, "validator")
+
+
+@login_required
+def validate_home(request):
+    """The tasks whose current round the user may validate, each with its queue's link and counts."""
+    tasks = [t for t in Task.objects.filter(active=True).order_by("name") if _may_validate(request.user, t)]
+    rows = [(t, t.current_round()) for t in tasks]
+    counts = selectors.pending_counts([r for _, r in rows if r is not None])
+    return render(request, "validation/home.html", {
+        "rows": [(t, r, counts.get(r.pk, 0) if r else 0) for t, r in rows],
+        "may_validate": bool(tasks),
+    })
 
 
 @login_required
 def review_queue(request, code):
     """GET: the next example of the task's current round (``?round=N`` for another), leased to you."""
-    task = _task(code)
+    task = _collecting_task(code)
     if not _may_validate(request.user, task):
         return render(request, "validation/forbidden.html", {"task": task,
                       "message": "You need the validator role to validate examples; ask a task owner."}, status=403)
+    if not qualification.is_qualified(user=request.user, task=task):
+        return redirect(f"{reverse('annotation:qualification', args=[task.code])}?{urlencode({'next': request.get_full_path()})}")
     round = _queue_round(request, task)
-    return render(request, "validation/review.html", _review_context(request, task, round, current=True))
+    ctx = _review_context(request, task, round, current=True)
+    ctx["crowd_session"] = crowd.active_session(user=request.user, round=round, activity="validate")
+    return render(request, "validation/review.html", ctx)
 
 
 @login_required
 @require_POST
 def submit_validation(request, code, example_id):
     """POST a verdict on one example; answer with the next example (or the same one and the error, 400)."""
-    task = _task(code)
+    task = _collecting_task(code)
     example = get_object_or_404(Example.objects.select_related("round"), pk=example_id, round__task=task)
     form = ValidationForm(request.POST)
     template = "validation/_review_card.html" if request.htmx else "validation/review.html"
@@ -95,13 +123,14 @@ def submit_validation(request, code, example_id):
             label=form.cleaned_data["label"],
             metadata=form.metadata(),
             expected_state=form.cleaned_data.get("expected_state") or None,
+            submission_key=form.cleaned_data.get("submission_key") or "",
         )
     except RuleError as exc:
         example.refresh_from_db()
         stale = exc.code in {"stale_form", "already_settled", "retracted", "already_validated", "own_example"}
         ctx = _review_context(request, task, example.round, example=None if stale else example, error=exc.message, form=form)
         return render(request, template, ctx, status=exc.status_code)
-    notice = f"Saved: {validation.label} on example {example.pk}."
+    notice = f"Saved: {validation.get_label_display().lower()} on example {example.pk}."
     return render(request, template, _review_context(request, task, example.round, notice=notice))
 
 
@@ -109,7 +138,7 @@ def submit_validation(request, code, example_id):
 @require_POST
 def skip_example(request, code, example_id):
     """POST: give the example back to the queue and leave it out for you this session."""
-    task = _task(code)
+    task = _collecting_task(code)
     example = get_object_or_404(Example.objects.select_related("round"), pk=example_id, round__task=task)
     services.release_lease(example=example, validator=request.user)
     skipped = request.session.get(SKIPPED_KEY, {})
@@ -122,23 +151,32 @@ def skip_example(request, code, example_id):
 
 
 def round_page(request, code, number):
-    """The round: counts, vMER, validation states, agreement, the per-annotator table."""
+    """The round: counts, vMER, validation states, agreement, the per-annotator table, all
+    from ``selectors.round_stats`` (a fixed number of queries whatever the round's size).
+
+    Annotators' usernames are shown to the task's owners and admins only (each person also
+    sees their own row); everyone else sees the counts without names, since named counts
+    could be matched to the export's anonymised annotator ids.
+    """
     task = _task(code)
     round = _round(task, number)
-    authors = counts_by_author(round)
-    users = get_user_model().objects.in_bulk([a for a, _ in authors])
+    is_owner = task.is_owner(request.user)
+    stats = selectors.round_stats(round)
+    shown = [a for a, _ in stats.annotators] if is_owner else ([request.user.pk] if request.user.is_authenticated else [])
+    users = get_user_model().objects.in_bulk(shown) if shown else {}
     ctx = {
         "task": task,
         "round": round,
-        "counts": round_counts(round),
-        "states": selectors.state_counts(round),
-        "agreement": selectors.round_agreement(round),
-        "voted_agreement": selectors.round_agreement(round, field="voted_label") if selectors.has_voted_labels(round) else None,
-        "annotators": [(users.get(a), c) for a, c in authors[:200]],
-        "more_annotators": max(0, len(authors) - 200),
-        "is_owner": task.is_owner(request.user),
+        "stats": stats,
+        "counts": stats.counts,
+        "states": stats.states,
+        "budget": selectors.vote_budget(round),
+        "agreement": stats.agreement,
+        "voted_agreement": stats.voted_agreement,
+        "annotators": [(users.get(a), c) for a, c in stats.annotators],
+        "more_annotators": stats.more_annotators,
+        "is_owner": is_owner,
         "datasets": round.datasets.order_by("name"),
-        "close_form": CloseRoundForm(),
     }
     return render(request, "validation/round.html", ctx)
 
@@ -162,6 +200,16 @@ def user_page(request, username):
     return render(request, "validation/user.html", ctx)
 
 
+class KnownCountPaginator(Paginator):
+    """A ``Paginator`` told its object count (e.g. from a round's tally), so it never runs
+    ``COUNT(*)`` over the round; ``count=None`` counts as usual."""
+
+    def __init__(self, object_list, per_page, *, count: int | None = None, **kwargs):
+        super().__init__(object_list, per_page, **kwargs)
+        if count is not None:
+            self.__dict__["count"] = count  # fills the cached_property
+
+
 def _owner_only(request, task):
     if not task.is_owner(request.user):
         return render(request, "validation/forbidden.html", {"task": task,
@@ -178,10 +226,12 @@ def owner_queue(request, code, number):
     round = _round(task, number)
     filters = OwnerQueueFilter(request.GET or None)
     options = filters.cleaned_data if filters.is_valid() else {}
-    examples = selectors.owner_queue(
-        round, min_flags=options.get("min_flags") or 0, disagreement=options.get("disagreement", False), state=options.get("state") or None
-    ).prefetch_related("validations__validator")
-    page = Paginator(examples, 25).get_page(request.GET.get("page"))
+    min_flags, disagreement, state = options.get("min_flags") or 0, options.get("disagreement", False), options.get("state") or None
+    examples = selectors.owner_queue(round, min_flags=min_flags, disagreement=disagreement, state=state).prefetch_related(
+        "validations__validator"
+    )
+    known = selectors.owner_queue_size(round, min_flags=min_flags, disagreement=disagreement, state=state)
+    page = KnownCountPaginator(examples, 25, count=known).get_page(request.GET.get("page"))
     query = request.GET.copy()
     query.pop("page", None)
     return render(request, "validation/owner_queue.html", {
@@ -219,45 +269,73 @@ def owner_decide(request, code, number, example_id):
 
 
 @login_required
-@require_POST
 def close_round_view(request, code, number):
-    """Owners: close the round and build its train/dev/test datasets."""
+    """Owners: preview closing the round (GET, or POST without ``confirm``: validated examples per
+    split, datasets written, models re-scored, problems), then close it (POST with ``confirm``)."""
     task = _task(code)
+    if (refused := _owner_only(request, task)) is not None:
+        return refused
     round = _round(task, number)
-    form = CloseRoundForm(request.POST)
-    if not form.is_valid():
-        messages.error(request, "Split ratios must be numbers between 0 and 1; the seed a whole number.")
-        return redirect("validation:round", code=task.code, number=round.number)
+    form = CloseRoundForm(request.POST or None)
+    status, ratios, seed = 200, None, None
+    if request.method == "POST":
+        if not form.is_valid():
+            return _close_page(request, round, form, None, 400, "Split ratios must be numbers between 0 and 1; the seed a whole number.")
+        ratios, seed = form.ratios(), form.cleaned_data.get("seed")
     try:
-        datasets = services.close_round(round=round, acting_user=request.user, ratios=form.ratios(), seed=form.cleaned_data.get("seed"))
+        preview = services.preview_round_close(round, ratios=ratios, seed=seed)
     except RuleError as exc:
-        messages.error(request, exc.message)
+        return _close_page(request, round, form, None, exc.status_code, exc.message)
+    if request.method == "POST" and form.cleaned_data.get("confirm"):
+        try:
+            datasets = services.close_round(
+                round=round, acting_user=request.user, ratios=ratios, seed=seed,
+                open_next=form.cleaned_data.get("open_next", False), next_loop=form.cleaned_data.get("next_loop") or "current",
+            )
+        except RuleError as exc:
+            return _close_page(request, round, form, preview, exc.status_code, exc.message)
+        summary = ", ".join(f"{d.name} ({d.items.count()})" for d in datasets)
+        messages.success(request, f"{round} is closed. Datasets: {summary}. Every model is being scored on them.")
         return redirect("validation:round", code=task.code, number=round.number)
-    summary = ", ".join(f"{d.name} ({d.items.count()})" for d in datasets)
-    messages.success(request, f"{round} is closed. Datasets: {summary}.")
-    return redirect("validation:round", code=task.code, number=round.number)
+    if request.method == "POST":
+        status = 200 if preview.can_close else 400
+    return _close_page(request, round, form, preview, status, "")
 
 
-def jsonl_response(examples, filename) -> StreamingHttpResponse:
-    """Stream ``examples`` as UTF-8 JSON Lines (``selectors.export_rows``) as a download."""
-    lines = (json.dumps(row, ensure_ascii=False) + "\n" for row in selectors.export_rows(examples))
-    response = StreamingHttpResponse((line.encode("utf-8") for line in lines), content_type="application/jsonl; charset=utf-8")
+def _close_page(request, round, form, preview, status, error):
+    return render(request, "validation/close_round.html", {
+        "task": round.task, "round": round, "form": form, "preview": preview, "error": error,
+    }, status=status)
+
+
+def jsonl_response(request, rounds, filename):
+    """Stream the examples of ``rounds`` as UTF-8 JSON Lines (``selectors.export_lines``) as a download, in
+    id order; ``?after=<id>`` resumes after the last example id received. A bad ``after``
+    answers 400 naming it."""
+    after = request.GET.get("after", "")
+    if after and not (after.isascii() and after.isdigit() and len(after) <= 19):
+        return HttpResponseBadRequest("after must be the id of the last example you received (a whole number), e.g. ?after=1200.")
+    response = StreamingHttpResponse(
+        selectors.export_lines(rounds, after=int(after or 0)), content_type="application/jsonl; charset=utf-8"
+    )
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
     return response
 
 
 @login_required
 def export_round(request, code, number):
+    """Owners: the round's examples with their validations, anonymised, streamed (``jsonl_response``)."""
     task = _task(code)
     if (refused := _owner_only(request, task)) is not None:
         return refused
     round = _round(task, number)
-    return jsonl_response(Example.objects.filter(round=round), f"{task.code}-r{round.number}.jsonl")
+    return jsonl_response(request, [round], f"{task.code}-r{round.number}.jsonl")
 
 
 @login_required
 def export_task(request, code):
+    """Owners: every round's examples of the task, streamed (``jsonl_response``)."""
     task = _task(code)
     if (refused := _owner_only(request, task)) is not None:
         return refused
-    return jsonl_response(Example.objects.filter(round__task=task), f"{task.code}.jsonl")
+    return jsonl_response(request, task.rounds.order_by("number"), f"{task.code}.jsonl")

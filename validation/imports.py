@@ -26,9 +26,10 @@ from pathlib import Path
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
+from annotation import counters
 from annotation.models import Example
 from dynabench.errors import RuleError
-from tasks.config import normalise_label
+from tasks.kinds import normalise_label
 from tasks.models import Context
 from validation.calculations import CORRECT, INCORRECT
 from validation.error_codes import ValidationErrorCode as Code
@@ -101,6 +102,7 @@ def import_votes(*, round, path, fmt: str, examples_path=None, limit: int | None
             if not examples_path or not Path(examples_path).is_file():
                 raise RuleError(Code.IMPORT_FORMAT, "ANLI verifier labels carry no text: give --examples ANLI_analysis_rN_dev.csv.")
             _import_anli(round, path, Path(examples_path), limit, report)
+        counters.recount_rounds([round.pk])  # bulk_create bypassed the per-example counting
     return report
 
 

@@ -1,18 +1,122 @@
-"""Reads about validations: agreement per round, the owner queue, export rows, user stats.
+"""Reads about validations: the validated examples with their final labels, agreement per
+round, the owner queue, export rows, user stats.
 
-Counts and vMER come from ``annotation/selectors.py``; this module never recounts them.
+``validated_examples`` is the one definition of "a validated example and its final label"
+(DESIGN.md): round close, the round download and export, retraining and crowd statistics
+all call it. Counts and vMER come from ``annotation/selectors.py`` (with the same
+``annotation.models.VALIDATED`` predicate); this module never recounts them.
 """
 
+import json
 from collections import defaultdict
-from dataclasses import dataclass
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass
+from dataclasses import field as dataclass_field
+from datetime import datetime, timedelta
 
-from django.db.models import Count, F, IntegerField, Q, QuerySet, Value
+from django.contrib.auth import get_user_model
+from django.db import connection, transaction
+from django.db.models import Count, F, Max, Min, Q, QuerySet, Sum, Value
 from django.db.models.fields.json import KT
-from django.db.models.functions import Greatest
+from django.db.models.functions import Least, TruncHour
+from django.utils import timezone
 
-from annotation.models import Example, ValidationState
-from validation.calculations import VALIDATION_LABELS, Agreement, agreement_from_ratings, anonymise
-from validation.models import Validation
+from annotation.models import VALIDATED, Example, RoundTally, ValidationState
+from annotation.selectors import ExampleCounts, annotator_count, counts_by_author
+from tasks import access
+from tasks.display import field_label, review_label
+from tasks.models import Context, Round, Task
+from validation.calculations import VALIDATION_LABELS, Agreement, ConsensusPolicy, agreement_from_ratings, anonymise, saved_votes
+from validation.models import RoundAgreement, Validation
+
+OWNER_CORRECTION = "owner_correction"
+ANNOTATOR = "annotator"
+
+
+# --- the validated examples and their final labels -----------------------------------------
+
+
+def validated_queryset(*, task=None, round=None, examples: QuerySet | None = None) -> QuerySet:
+    """Return the validated examples (``annotation.models.VALIDATED``: verified correct by
+    validator consensus or an owner, not retracted) of ``task`` and/or ``round``, or among
+    ``examples``; ordered by round number, then id. Their final labels: ``validated_examples``.
+    """
+    chosen = (examples if examples is not None else Example.objects.all()).filter(VALIDATED)
+    if task is not None:
+        chosen = chosen.filter(round__task=task)
+    if round is not None:
+        chosen = chosen.filter(round=round)
+    return chosen.order_by("round__number", "pk")
+
+
+def final_target(example, owner_decision: dict | None) -> dict:
+    """Return the final label of a validated ``example``: the owner's correction when the
+    latest owner decision carries one (``corrected_label`` -> ``{"label"}``,
+    ``corrected_answer`` -> ``{"answers": [..]}``), else the annotator's ``target``, the label
+    the validators' consensus confirmed (a validator who corrects a label votes ``incorrect``,
+    so consensus never yields another label). ``owner_decision``: that validation's metadata.
+    """
+    meta = owner_decision or {}
+    if "corrected_label" in meta:
+        return {"label": meta["corrected_label"]}
+    if "corrected_answer" in meta:
+        return {"answers": [meta["corrected_answer"]]}
+    return example.target
+
+
+@dataclass(frozen=True)
+class ValidatedExample:
+    """A validated example with its final label. ``target``: ``{"label"}`` or ``{"answers"}``;
+    ``label_source``: ``"owner_correction"`` or ``"annotator"`` (confirmed by the validators)."""
+
+    example: Example
+    target: dict
+    label_source: str
+
+
+def owner_decisions(example_ids) -> dict[int, dict]:
+    """``{example id: metadata of its latest owner-mode validation}`` for ``example_ids``, in one query."""
+    return dict(
+        Validation.objects.filter(example_id__in=list(example_ids), mode=Validation.Mode.OWNER)
+        .order_by("id")
+        .values_list("example_id", "metadata")
+    )
+
+
+def validated_examples(*, task=None, round=None, examples: QuerySet | None = None) -> list[ValidatedExample]:
+    """Return the validated examples (see ``validated_queryset``, same arguments) with their
+    final labels (owner correction > validator consensus > annotator's label, ``final_target``),
+    in two queries. Order: round number, then id.
+    """
+    chosen = list(validated_queryset(task=task, round=round, examples=examples).select_related("round", "context"))
+    decisions = owner_decisions(e.pk for e in chosen)
+    found = []
+    for e in chosen:
+        target = final_target(e, decisions.get(e.pk))
+        found.append(ValidatedExample(example=e, target=target, label_source=ANNOTATOR if target is e.target else OWNER_CORRECTION))
+    return found
+
+
+def retraining_rows(task) -> list[dict]:
+    """Return the rows a retrained target model of ``task`` learns from: its validated examples
+    of every round with their final labels (``validated_examples``), except those a closed
+    round put in its dev or test split, so a retrained model is never scored on data it was
+    trained on. Each row: ``{"id", "round" (number), "input", "target"}``, for
+    ``tasks.training.validated_training_examples``.
+    """
+    not_held_out = Example.objects.exclude(split__in=("dev", "test"))
+    return [
+        {"id": v.example.pk, "round": v.example.round.number, "input": v.example.input, "target": v.target}
+        for v in validated_examples(task=task, examples=not_held_out)
+    ]
+
+
+def downloadable_examples(round) -> QuerySet:
+    """Return the round's validated examples, hidden splits left out (``tasks.access``), by id.
+
+    The caller checks ``tasks.access.can_download_round_examples`` first.
+    """
+    return validated_queryset(round=round).exclude(access.hidden_example_filter()).order_by("id")
 
 
 def round_agreement(round, *, field: str = "label") -> Agreement:
@@ -21,12 +125,13 @@ def round_agreement(round, *, field: str = "label") -> Agreement:
     ``field``: ``"label"`` (the verdicts correct/incorrect/flagged) or ``"voted_label"``
     (the category each validator voted, stored in ``metadata["voted_label"]`` by the vote
     importer, e.g. DynaSent's positive/negative/neutral/mixed). Owner decisions are not
-    independent ratings and are left out, as are retracted examples. Each example's ratings
+    independent ratings and are left out, as are retracted examples and votes that do not
+    count (gold checks, validators below the task's gold threshold). Each example's ratings
     are taken in recorded order. See ``calculations.agreement_from_ratings`` for the
     coefficients and the too-little-data rules (figures None with a reason).
     """
     validations = Validation.objects.filter(
-        example__round=round, example__retracted=False, mode=Validation.Mode.USER
+        example__round=round, example__retracted=False, mode=Validation.Mode.USER, counts=True
     ).order_by("example_id", "id")
     if field == "label":
         rows = validations.values_list("example_id", "label")
@@ -47,15 +152,139 @@ def has_voted_labels(round) -> bool:
     return Validation.objects.filter(example__round=round, metadata__has_key="voted_label").exists()
 
 
-def state_counts(round) -> dict[str, int]:
-    """Return ``{state: n}`` over ``round``'s non-retracted examples, every state present."""
-    rows = dict(
-        Example.objects.filter(round=round, retracted=False)
-        .values_list("validation_state")
-        .annotate(n=Count("id"))
-        .values_list("validation_state", "n")
+def vote_budget(round) -> dict:
+    """Return what the task's adaptive validation budget saved in ``round``: ``policy`` (its
+    ``ConsensusPolicy``) plus ``calculations.saved_votes`` over the round's settled examples
+    (retracted ones and gold items left out), from one aggregate query; ``exhausted``: pending
+    examples that used up the budget unsettled and wait for an owner."""
+    policy = ConsensusPolicy.from_config(round.task.config)
+    examples = Example.objects.filter(round=round, retracted=False, gold__isnull=True)
+    row = examples.aggregate(
+        settled=Count("id", filter=~Q(validation_state=ValidationState.PENDING)),
+        used=Sum(Least(F("validation_count"), Value(policy.max_votes)), filter=~Q(validation_state=ValidationState.PENDING)),
+        exhausted=Count("id", filter=Q(validation_state=ValidationState.PENDING, validation_count__gte=policy.max_votes)),
     )
-    return {state: rows.get(state, 0) for state in ValidationState.values}
+    return {
+        "policy": policy,
+        "exhausted": row["exhausted"],
+        **saved_votes(settled=row["settled"], votes_used=row["used"] or 0, max_votes=policy.max_votes),
+    }
+
+
+def state_counts(round) -> dict[str, int]:
+    """Return ``{state: n}`` over ``round``'s non-retracted examples, every state present
+    (from the round's tally, ``annotation.counters``)."""
+    tally = RoundTally.objects.filter(round=round).first()
+    return {state: getattr(tally, state, 0) if tally else 0 for state in ValidationState.values}
+
+
+# --- a round's statistics: one selector for every page and the API --------------------------
+
+AGREEMENT_MIN_INTERVAL = timedelta(seconds=60)
+"""A stale round agreement is recomputed at most this often (``round_stats`` asks the job)."""
+AGREEMENT_JOB = "validation.jobs.compute_round_agreement"
+
+
+@dataclass(frozen=True)
+class RoundStats:
+    """What the round page, the owner's dashboard and the API show about a round.
+
+    ``counts``: ``ExampleCounts`` (collected, fooled, verified fooled, vMER) of non-retracted
+    examples; ``states``: ``{validation state: n}``; ``validations``: validations recorded
+    (every mode); ``retracted``: retracted examples; ``annotators``: the top
+    ``[(author_id, ExampleCounts)]``, most verified fooled first, of ``annotator_total``.
+    All of these come from the running tallies (exact as of the last commit).
+    ``agreement``/``voted_agreement``: ``Agreement`` over verdicts / imported category votes
+    as last computed by the job (None before the first run; ``voted_agreement`` None when the
+    round has no votes), ``agreement_as_of`` when, ``agreement_stale`` True when validations
+    were recorded or examples retracted since (a new computation has then been asked for).
+    """
+
+    counts: ExampleCounts
+    states: dict[str, int]
+    validations: int
+    retracted: int
+    annotators: list[tuple[int, ExampleCounts]] = dataclass_field(default_factory=list)
+    annotator_total: int = 0
+    agreement: Agreement | None = None
+    voted_agreement: Agreement | None = None
+    agreement_as_of: datetime | None = None
+    agreement_stale: bool = False
+
+    @property
+    def more_annotators(self) -> int:
+        return max(0, self.annotator_total - len(self.annotators))
+
+
+def _agreement(data) -> Agreement | None:
+    if data is None:
+        return None
+    return Agreement(**{**data, "categories": tuple(data.get("categories", ()))})
+
+
+def round_stats(round, *, annotators: int = 50) -> RoundStats:
+    """Return ``RoundStats`` for ``round`` in four queries whatever its size: its tally, its
+    cached agreement, its top ``annotators`` annotators (0: none) and their number. (With
+    fewer than two validations the agreement is "too little data" without any query.)
+
+    Never rescans the round: counts come from ``annotation.counters``' tallies, agreement
+    from ``RoundAgreement``. When the agreement is missing or older than the tally, and was
+    not asked for in the last ``AGREEMENT_MIN_INTERVAL``, the job
+    ``validation.jobs.compute_round_agreement`` is queued once the transaction commits
+    (a conditional update makes concurrent readers queue it once).
+    """
+    tally = RoundTally.objects.filter(round=round).first() or RoundTally(round=round)
+    if tally.validations < 2:  # no example has two ratings: the answer needs no scan
+        cached = RoundAgreement(round=round, verdicts=asdict(agreement_from_ratings([], categories=VALIDATION_LABELS)))
+        stale = False
+    else:
+        cached = RoundAgreement.objects.filter(round=round).first()
+        stale = cached is None or (cached.validations, cached.retracted) != (tally.validations, tally.retracted)
+        if stale:
+            request_agreement(round, cached=cached)
+    return RoundStats(
+        counts=ExampleCounts(tally.collected, tally.fooled, tally.verified_fooled),
+        states={state: getattr(tally, state) for state in ValidationState.values},
+        validations=tally.validations,
+        retracted=tally.retracted,
+        annotators=counts_by_author(round, limit=annotators) if annotators else [],
+        annotator_total=annotator_count(round) if annotators else 0,
+        agreement=_agreement(cached.verdicts) if cached else None,
+        voted_agreement=_agreement(cached.voted) if cached else None,
+        agreement_as_of=cached.computed_at if cached else None,
+        agreement_stale=stale,
+    )
+
+
+def request_agreement(round, *, cached: RoundAgreement | None = None) -> bool:
+    """Queue ``compute_round_agreement`` for ``round`` unless it was asked for within
+    ``AGREEMENT_MIN_INTERVAL``; True if queued. The job is named by its dotted path (RQ's
+    ``default`` queue), enqueued when the current transaction commits."""
+    now = timezone.now()
+    if cached is not None and cached.requested_at is not None and cached.requested_at > now - AGREEMENT_MIN_INTERVAL:
+        return False
+    if cached is None:
+        _, created = RoundAgreement.objects.get_or_create(round_id=round.pk, defaults={"requested_at": now})
+        claimed = created
+    else:
+        claimed = bool(
+            RoundAgreement.objects.filter(round_id=round.pk)
+            .filter(Q(requested_at__isnull=True) | Q(requested_at__lte=now - AGREEMENT_MIN_INTERVAL))
+            .update(requested_at=now)
+        )
+    if claimed:
+        round_id = round.pk
+        transaction.on_commit(lambda: _enqueue_agreement(round_id))
+    return claimed
+
+
+def _enqueue_agreement(round_id: int) -> None:
+    import django_rq
+
+    django_rq.get_queue("default").enqueue(
+        AGREEMENT_JOB, round_id, job_id=f"round-agreement-{round_id}-{timezone.now():%Y%m%d%H%M%S%f}",
+        description=f"agreement of round {round_id}",
+    )
 
 
 def owner_queue(round, *, min_flags: int = 0, disagreement: bool = False, state: str | None = None) -> QuerySet:
@@ -63,13 +292,11 @@ def owner_queue(round, *, min_flags: int = 0, disagreement: bool = False, state:
 
     ``min_flags``: at least that many ``flagged`` validations. ``disagreement``: validations
     with two or more different labels. ``state``: one ``ValidationState`` value or None for all.
-    Annotated with ``disagreeing`` = validations minus the largest label count.
+    ``Example.disagreeing`` (a stored generated column) = validations minus the largest label
+    count; the order fits the partial index ``example_owner_queue``, so the first page reads
+    25 rows of the index, never the whole round.
     """
-    examples = Example.objects.filter(round=round, retracted=False).select_related("author", "context")
-    examples = examples.annotate(
-        disagreeing=F("validation_count")
-        - Greatest(F("correct_count"), F("incorrect_count"), F("flagged_count"), Value(0), output_field=IntegerField())
-    )
+    examples = Example.objects.filter(round=round, retracted=False).select_related("author", "context", "round__task")
     if min_flags:
         examples = examples.filter(flagged_count__gte=min_flags)
     if disagreement:
@@ -79,14 +306,29 @@ def owner_queue(round, *, min_flags: int = 0, disagreement: bool = False, state:
     return examples.order_by("-flagged_count", "-disagreeing", "created_at", "pk")
 
 
+def owner_queue_size(round, *, min_flags: int = 0, disagreement: bool = False, state: str | None = None) -> int | None:
+    """The number of examples ``owner_queue`` returns with these filters when the round's tally
+    knows it (no flag or disagreement filter: all non-retracted examples, or those in
+    ``state``); None otherwise (count the queryset)."""
+    if min_flags or disagreement:
+        return None
+    tally = RoundTally.objects.filter(round=round).first()
+    if tally is None:
+        return 0
+    return getattr(tally, state) if state else tally.collected
+
+
 def export_rows(examples: QuerySet):
     """Yield one JSON-ready dict per example of ``examples`` (retracted ones included, marked),
     with its validations; user ids anonymised as ``sha256(round.secret + user id)[:16]``.
 
     Shape: ``{"id", "task", "round", "context": {"uid", "data", "tag"}, "annotator", "input",
     "target", "model_output", "model_wrong", "metadata", "tag", "retracted", "flagged",
-    "split", "validation_state", "created_at", "time_spent", "validations": [{"validator",
-    "label", "mode", "metadata", "created_at"}]}``. Streams in chunks of 500 examples.
+    "split", "validation_state", "final_target", "created_at", "time_spent", "validations":
+    [{"validator", "label", "mode", "counts", "gold_check", "metadata", "created_at"}]}``
+    (``counts``: the vote counted toward consensus; ``gold_check``: an answer to a gold item); ``final_target`` is the
+    final label of a validated example (``final_target``), null for the others. Streams in
+    chunks of 500 examples.
     """
     examples = (
         examples.select_related("round__task", "context")
@@ -95,6 +337,9 @@ def export_rows(examples: QuerySet):
     )
     for e in examples.iterator(chunk_size=500):
         secret = e.round.secret
+        validations = sorted(e.validations.all(), key=lambda v: v.pk)
+        owner = [v.metadata for v in validations if v.mode == Validation.Mode.OWNER]
+        validated = e.validation_state == ValidationState.VERIFIED_CORRECT and not e.retracted
         yield {
             "id": e.pk,
             "task": e.round.task.code,
@@ -111,6 +356,7 @@ def export_rows(examples: QuerySet):
             "flagged": e.flagged,
             "split": e.split,
             "validation_state": e.validation_state,
+            "final_target": final_target(e, owner[-1] if owner else None) if validated else None,
             "created_at": e.created_at.isoformat(),
             "time_spent": e.time_spent,
             "validations": [
@@ -118,12 +364,117 @@ def export_rows(examples: QuerySet):
                     "validator": anonymise(secret, v.validator_id),
                     "label": v.label,
                     "mode": v.mode,
+                    "counts": v.counts,
+                    "gold_check": v.gold_check,
                     "metadata": v.metadata,
                     "created_at": v.created_at.isoformat(),
                 }
-                for v in sorted(e.validations.all(), key=lambda v: v.pk)
+                for v in validations
             ],
         }
+
+
+EXPORT_CHUNK = 5000
+"""Examples per export chunk: the most a streaming export holds in memory at once."""
+
+
+def export_lines(rounds, *, after: int = 0, chunk: int | None = None) -> Iterator[bytes]:
+    """Yield the export of the examples of ``rounds`` (a list or queryset of ``Round``;
+    retracted examples included) as UTF-8 JSON Lines, in id order, starting after example id
+    ``after`` (resume an interrupted download with the last id received). Each yielded block
+    holds up to ``chunk`` lines (default ``EXPORT_CHUNK``).
+
+    Same content as ``export_rows`` (user ids anonymised with each round's secret). Memory is
+    bounded by ``chunk`` whatever the size of the export: each chunk is read by its own short
+    statements (keyset on the id: the chunk's last id, then its lines), so between two blocks
+    no cursor or transaction is open and a client that goes away leaves nothing behind on the
+    database. On PostgreSQL the database builds each line itself (``_postgres_lines``, one
+    statement per chunk); elsewhere each chunk goes through ``export_rows``.
+    """
+    chunk = chunk or EXPORT_CHUNK
+    round_ids = [r.pk for r in rounds]
+    examples = Example.objects.filter(round_id__in=round_ids).order_by("pk").values_list("pk", flat=True)
+    build = _postgres_lines if connection.vendor == "postgresql" else _python_lines
+    while True:
+        last = examples.filter(pk__gt=after)[chunk - 1 : chunk].first() or examples.filter(pk__gt=after).last()
+        if last is None:
+            return
+        yield build(round_ids, after, last)
+        after = last
+
+
+def _python_lines(round_ids: list[int], after: int, last: int) -> bytes:
+    rows = export_rows(Example.objects.filter(round_id__in=round_ids, pk__gt=after, pk__lte=last))
+    return "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows).encode("utf-8")
+
+
+def _iso(column: str) -> str:
+    """SQL for ``datetime.isoformat()`` of an aware UTC timestamp (the fraction left out when
+    it is zero, as Python does)."""
+    return f"replace(to_char({column} AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US'), '.000000', '') || '+00:00'"
+
+
+def _anonymised(secret: str, column: str) -> str:
+    """SQL for ``calculations.anonymise(<secret>, <column>)``: sha256 of the secret and the id, 16 hex digits."""
+    return f"substr(encode(sha256(convert_to({secret} || {column}::text, 'UTF8')), 'hex'), 1, 16)"
+
+
+def _export_sql() -> str:
+    """One statement building the export line of every example of the rounds ``rounds`` with
+    ``after < id <= last``: the same fields as ``export_rows``; ``final_target`` by the rule of
+    ``final_target`` (latest owner decision's ``corrected_label`` -> ``{"label"}``,
+    ``corrected_answer`` -> ``{"answers": [..]}``, else the annotator's target; null unless
+    validated correct and not retracted). User ids are anonymised as ``calculations.anonymise``
+    does (``_anonymised``). A test checks the lines against ``export_rows``."""
+    q = connection.ops.quote_name
+    example, validation = q(Example._meta.db_table), q(Validation._meta.db_table)
+    round_t, task_t = q(Round._meta.db_table), q(Task._meta.db_table)
+    context_t = q(Context._meta.db_table)
+    return f"""
+        WITH v AS (
+            SELECT vv.example_id,
+                   json_agg(json_build_object(
+                       'validator', {_anonymised("rr.secret", "vv.validator_id")}, 'label', vv.label, 'mode', vv.mode,
+                       'counts', vv.counts, 'gold_check', vv.gold_check, 'metadata', vv.metadata, 'created_at', {_iso("vv.created_at")}) ORDER BY vv.id) AS rows,
+                   (array_agg(vv.metadata ORDER BY vv.id DESC) FILTER (WHERE vv.mode = 'owner'))[1] AS owner
+            FROM {example} ee
+            JOIN {validation} vv ON vv.example_id = ee.id
+            JOIN {round_t} rr ON rr.id = ee.round_id
+            WHERE ee.id > %(after)s AND ee.id <= %(last)s AND ee.round_id = ANY(%(rounds)s)
+              AND vv.example_id > %(after)s AND vv.example_id <= %(last)s
+            GROUP BY vv.example_id
+        )
+        SELECT json_build_object(
+            'id', e.id, 'task', t.code, 'round', r.number,
+            'context', json_build_object('uid', c.uid, 'data', c.data, 'tag', c.tag),
+            'annotator', {_anonymised("r.secret", "e.author_id")},
+            'input', e.input, 'target', e.target, 'model_output', e.model_output, 'model_wrong', e.model_wrong,
+            'metadata', e.metadata, 'tag', e.tag, 'retracted', e.retracted, 'flagged', e.flagged, 'split', e.split,
+            'validation_state', e.validation_state,
+            'final_target', CASE WHEN e.validation_state = 'verified_correct' AND NOT e.retracted THEN
+                CASE WHEN v.owner ? 'corrected_label' THEN jsonb_build_object('label', v.owner -> 'corrected_label')
+                     WHEN v.owner ? 'corrected_answer' THEN jsonb_build_object('answers', jsonb_build_array(v.owner -> 'corrected_answer'))
+                     ELSE e.target END
+            END,
+            'created_at', {_iso("e.created_at")}, 'time_spent', e.time_spent,
+            'validations', COALESCE(v.rows, '[]'::json)
+        )::text
+        FROM {example} e
+        JOIN {round_t} r ON r.id = e.round_id
+        JOIN {task_t} t ON t.id = r.task_id
+        JOIN {context_t} c ON c.id = e.context_id
+        LEFT JOIN v ON v.example_id = e.id
+        WHERE e.id > %(after)s AND e.id <= %(last)s AND e.round_id = ANY(%(rounds)s)
+        ORDER BY e.id
+    """
+
+
+def _postgres_lines(round_ids: list[int], after: int, last: int) -> bytes:
+    with connection.cursor() as cursor:
+        cursor.execute(_export_sql(), {"rounds": round_ids, "after": after, "last": last})
+        lines = [row[0] for row in cursor.fetchall()]
+    lines.append("")
+    return "\n".join(lines).encode("utf-8")
 
 
 @dataclass(frozen=True)
@@ -149,7 +500,7 @@ _AGREES = (
 
 def validator_stats(user, *, round=None) -> ValidatorStats:
     """Return ``ValidatorStats`` for ``user``'s user-mode validations (in ``round`` if given)."""
-    validations = Validation.objects.filter(validator=user, mode=Validation.Mode.USER)
+    validations = Validation.objects.filter(validator=user, mode=Validation.Mode.USER, gold_check=False)
     if round is not None:
         validations = validations.filter(example__round=round)
     row = validations.aggregate(
@@ -158,3 +509,304 @@ def validator_stats(user, *, round=None) -> ValidatorStats:
         agreeing=Count("id", filter=_AGREES),
     )
     return ValidatorStats(**row)
+
+
+# --- what a validator sees ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ReviewDisplay:
+    """What the review card shows of one example, in the validator's words.
+
+    ``context``: ``[(heading, text)]`` of the context fields other than the passage;
+    ``written``: ``[(heading, text)]`` of the fields the annotator wrote, headed for a
+    validator ("The annotator's sentence", not "Your sentence"); ``answer``: the task kind's
+    ``answer_display`` (label bars, or the passage cut into segments marking the annotator's
+    span and the model's); ``passage_heading``: the passage's heading, None for a kind without one.
+    """
+
+    context: list
+    written: list
+    answer: dict
+    passage_heading: str | None
+
+
+def review_display(example) -> ReviewDisplay:
+    """Return the ``ReviewDisplay`` of ``example`` (its round, task and context loaded)."""
+    task = example.round.task
+    config = task.config
+    passage_field = task.spec.passage_field(config)
+    data = {**example.context.data, **example.input}
+    context = [
+        (field_label(f), data.get(f["name"], "")) for f in config["context_fields"] if f["name"] != passage_field
+    ]
+    written = [(review_label(f), example.input.get(f["name"], "")) for f in config["input_fields"]]
+    passage_heading = next(
+        (field_label(f) for f in config["context_fields"] + config["input_fields"] if f["name"] == passage_field), None
+    )
+    answer = task.spec.answer_display(config, data, example.target, example.model_output)
+    return ReviewDisplay(context=context, written=written, answer=answer, passage_heading=passage_heading)
+
+
+def pending_counts(rounds) -> dict[int, int]:
+    """``{round_id: n}``: examples of each round still waiting for validators, in one grouped query.
+
+    Waiting: pending, not retracted, and fooling the model unless the task's
+    ``validate_non_fooling`` sends every example to the queue (the queue's rule).
+    """
+    rounds = list(rounds)
+    every = {r.pk: bool(r.task.config.get("validate_non_fooling")) for r in rounds}
+    rows = (
+        Example.objects.filter(round__in=rounds, retracted=False, validation_state=ValidationState.PENDING)
+        .values("round_id", "model_wrong")
+        .annotate(n=Count("id"))
+        .order_by()
+    )
+    found = {r.pk: 0 for r in rounds}
+    for row in rows:
+        if row["model_wrong"] or every[row["round_id"]]:
+            found[row["round_id"]] += row["n"]
+    return found
+
+
+# --- the owner's console: round dashboard and people -------------------------------------
+
+
+@dataclass(frozen=True)
+class HourBucket:
+    """One hour of a round: examples collected (not retracted), fooled, verified fooled, and
+    the cumulative vMER up to the end of that hour (None before anything was collected)."""
+
+    hour: object
+    collected: int
+    fooled: int
+    verified_fooled: int
+    cumulative_vmer: float | None
+
+
+@dataclass(frozen=True)
+class ModelInLoopStats:
+    """A model in the loop's record in one round: examples it answered (not retracted), how many
+    fooled it, and how many of those were validated correct; ``vmer`` and ``fooling_rate``."""
+
+    model_id: int | None
+    name: str
+    collected: int
+    fooled: int
+    verified_fooled: int
+
+    @property
+    def vmer(self) -> float | None:
+        return self.verified_fooled / self.collected if self.collected else None
+
+    @property
+    def fooling_rate(self) -> float | None:
+        return self.fooled / self.collected if self.collected else None
+
+
+@dataclass(frozen=True)
+class RoundDashboard:
+    """What a task owner watches while a round runs (``round_dashboard``)."""
+
+    stats: RoundStats
+    per_hour: list[HourBucket]
+    per_model: list[ModelInLoopStats]
+    queue_depth: int
+    oldest_pending: object
+    flagged_count: int
+    flagged: list
+    unused_contexts: int
+    unused_sample: list
+    contexts: int
+    vmer_over_time_by_model: list
+
+
+def vmer_over_time_by_model(round, hours: list) -> list[dict]:
+    """``[{"name": model name, "points": [(hour, cumulative vMER or None), ...]}]``, one per model
+    that answered examples of ``round``, over ``hours`` (the round's hours with examples), in one
+    grouped query (hour × model)."""
+    rows = (
+        Example.objects.filter(round=round, retracted=False)
+        .annotate(hour=TruncHour("created_at"))
+        .values("hour", "model_id", "model__name")
+        .annotate(**_HOUR_COUNTS)
+        .order_by("model_id", "hour")
+    )
+    by_model: dict = {}
+    for row in rows:
+        entry = by_model.setdefault(row["model_id"], {"name": row["model__name"] or "(no model)", "hours": {}})
+        entry["hours"][row["hour"]] = (row["collected"], row["verified_fooled"])
+    series = []
+    for entry in by_model.values():
+        collected = verified = 0
+        points = []
+        for hour in hours:
+            c, v = entry["hours"].get(hour, (0, 0))
+            collected, verified = collected + c, verified + v
+            points.append((hour, verified / collected if collected else None))
+        series.append({"name": entry["name"], "points": points})
+    return series
+
+
+_HOUR_COUNTS = {
+    "collected": Count("id"),
+    "fooled": Count("id", filter=Q(model_wrong=True)),
+    "verified_fooled": Count("id", filter=Q(model_wrong=True) & VALIDATED),
+}
+
+
+def examples_per_hour(round) -> list[HourBucket]:
+    """``round``'s non-retracted examples grouped by the hour they were written (UTC), oldest
+    first, with the cumulative vMER (verified fooled / collected so far) at each hour. One
+    grouped query; hours without examples are left out."""
+    rows = (
+        Example.objects.filter(round=round, retracted=False)
+        .annotate(hour=TruncHour("created_at"))
+        .values("hour")
+        .annotate(**_HOUR_COUNTS)
+        .order_by("hour")
+    )
+    buckets, collected, verified = [], 0, 0
+    for row in rows:
+        collected += row["collected"]
+        verified += row["verified_fooled"]
+        buckets.append(HourBucket(
+            hour=row["hour"], collected=row["collected"], fooled=row["fooled"], verified_fooled=row["verified_fooled"],
+            cumulative_vmer=verified / collected if collected else None,
+        ))
+    return buckets
+
+
+def stats_per_model(round) -> list[ModelInLoopStats]:
+    """Each model in the loop of ``round`` (and any other model that answered its examples) with
+    its counts, in one grouped query; models that answered nothing yet show zeros."""
+    rows = {
+        row["model_id"]: row
+        for row in Example.objects.filter(round=round, retracted=False).values("model_id", "model__name").annotate(**_HOUR_COUNTS).order_by()
+    }
+    found = []
+    for model in round.target_models.order_by("pk"):
+        row = rows.pop(model.pk, {})
+        found.append(ModelInLoopStats(model.pk, model.name, row.get("collected", 0), row.get("fooled", 0), row.get("verified_fooled", 0)))
+    for model_id, row in sorted(rows.items(), key=lambda kv: (kv[0] is None, kv[0] or 0)):
+        found.append(ModelInLoopStats(model_id, row["model__name"] or "(no model)", row["collected"], row["fooled"], row["verified_fooled"]))
+    return found
+
+
+def round_dashboard(round, *, sample: int = 10) -> RoundDashboard:
+    """Return the ``RoundDashboard`` of ``round``, from grouped aggregates (no per-example rows
+    are loaded except the ``sample`` flagged examples and unused contexts shown):
+
+    - examples per hour and the cumulative vMER over time (``examples_per_hour``), also per
+      model in the loop (``vmer_over_time_by_model``);
+    - counts and vMER per model in the loop (``stats_per_model``);
+    - the validation queue: pending examples that will be validated (fooling ones, and the
+      others when the task validates non-fooling examples), and the oldest one's time;
+    - the round's counts, vMER and agreement (Fleiss' κ, Krippendorff's α) from ``round_stats``
+      (running tallies; the agreement as last computed by its job);
+    - flagged examples still to decide (pending, flagged by a validator or their author);
+    - active contexts nobody has written against yet (``times_used`` 0).
+    """
+    pending = Example.objects.filter(round=round, retracted=False, validation_state=ValidationState.PENDING)
+    queued = pending if round.task.config.get("validate_non_fooling") else pending.filter(model_wrong=True)
+    queue = queued.aggregate(depth=Count("id"), oldest=Min("created_at"))
+    flagged = pending.filter(Q(flagged_count__gte=1) | Q(flagged=True)).select_related("author").order_by("-flagged_count", "created_at")
+    unused = Context.objects.filter(round=round, active=True, times_used=0)
+    per_hour = examples_per_hour(round)
+    return RoundDashboard(
+        stats=round_stats(round, annotators=0),
+        per_hour=per_hour,
+        vmer_over_time_by_model=vmer_over_time_by_model(round, [b.hour for b in per_hour]),
+        per_model=stats_per_model(round),
+        queue_depth=queue["depth"],
+        oldest_pending=queue["oldest"],
+        flagged_count=flagged.count(),
+        flagged=list(flagged[:sample]),
+        unused_contexts=unused.count(),
+        unused_sample=list(unused.order_by("pk")[:sample]),
+        contexts=Context.objects.filter(round=round, active=True).count(),
+    )
+
+
+@dataclass(frozen=True)
+class PersonStats:
+    """One person's record on a task: examples written (not retracted), how many fooled the model
+    (``fooling_rate``), verified fooled (``vmer``), user-mode validations given, how many of
+    those were on settled examples and agreed with the consensus (``validation_accuracy``), and
+    their last example or validation (``last_active``)."""
+
+    examples: int = 0
+    fooled: int = 0
+    verified_fooled: int = 0
+    validations: int = 0
+    on_settled: int = 0
+    agreeing: int = 0
+    last_active: object = None
+
+    @property
+    def fooling_rate(self) -> float | None:
+        return self.fooled / self.examples if self.examples else None
+
+    @property
+    def vmer(self) -> float | None:
+        return self.verified_fooled / self.examples if self.examples else None
+
+    @property
+    def validation_accuracy(self) -> float | None:
+        return self.agreeing / self.on_settled if self.on_settled else None
+
+
+def people_stats(task, user_ids) -> dict[int, PersonStats]:
+    """``{user id: PersonStats}`` on ``task`` for ``user_ids``, in two grouped queries (examples
+    by author, validations by validator); people with no activity get an empty record."""
+    ids = list(user_ids)
+    found = {pk: {} for pk in ids}
+    rows = (
+        Example.objects.filter(round__task=task, author_id__in=ids)
+        .values("author_id")
+        .annotate(
+            examples=Count("id", filter=Q(retracted=False)),
+            fooled=Count("id", filter=Q(retracted=False, model_wrong=True)),
+            verified_fooled=Count("id", filter=Q(model_wrong=True) & VALIDATED),
+            last=Max("created_at"),
+        )
+        .order_by()
+    )
+    for row in rows:
+        found[row["author_id"]].update(
+            examples=row["examples"], fooled=row["fooled"], verified_fooled=row["verified_fooled"], last_active=row["last"]
+        )
+    rows = (
+        Validation.objects.filter(example__round__task=task, validator_id__in=ids, mode=Validation.Mode.USER)
+        .values("validator_id")
+        .annotate(
+            validations=Count("id"),
+            on_settled=Count("id", filter=~Q(example__validation_state=ValidationState.PENDING)),
+            agreeing=Count("id", filter=_AGREES),
+            last=Max("created_at"),
+        )
+        .order_by()
+    )
+    for row in rows:
+        record = found[row["validator_id"]]
+        last = max(filter(None, [record.get("last_active"), row["last"]]), default=None)
+        record.update(validations=row["validations"], on_settled=row["on_settled"], agreeing=row["agreeing"], last_active=last)
+    return {pk: PersonStats(**values) for pk, values in found.items()}
+
+
+def task_people(task, *, query: str = "", limit: int = 50) -> list:
+    """The users to show on ``task``'s people page: with ``query``, users whose username or email
+    contains it (any user, so an owner can grant a newcomer a role); without, the task's owners,
+    the users granted a role or banned there, and its authors and validators, most recently
+    joined first. At most ``limit``."""
+    users = get_user_model().objects.all()
+    if query:
+        users = users.filter(Q(username__icontains=query) | Q(email__icontains=query))
+    else:
+        involved = (
+            Q(owned_tasks=task) | Q(task_roles__task=task) | Q(task_bans__task=task)
+            | Q(pk__in=Example.objects.filter(round__task=task).values("author_id"))
+            | Q(pk__in=Validation.objects.filter(example__round__task=task).values("validator_id"))
+        )
+        users = users.filter(involved)
+    return list(users.distinct().order_by("-date_joined", "pk")[:limit])

@@ -1,9 +1,15 @@
-"""API shapes of validations: a verdict sent by a validator, and the example handed out for review."""
+"""API shapes of validations (a verdict sent by a validator, the example handed out for
+review), of rounds with their counts and vMER and the round lifecycle (open, close), and of
+``/me`` (the caller with their statistics)."""
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from annotation.serializers import ExampleSerializer
+from annotation.selectors import round_counts
+from annotation.serializers import ExampleCountsSerializer, ExampleSerializer
 from dynabench.api import StrictSerializerMixin
+from tasks import access
+from tasks.models import Round
 from validation.models import Validation
 
 
@@ -39,3 +45,176 @@ class ExampleForReviewSerializer(ExampleSerializer):
 
     class Meta(ExampleSerializer.Meta):
         fields = [*ExampleSerializer.Meta.fields, "context_data", "leased_until"]
+
+
+class RoundSerializer(serializers.ModelSerializer):
+    """A round: its status, models in the loop, counts and vMER, and whether the caller may download its examples."""
+
+    task = serializers.SlugRelatedField(slug_field="code", read_only=True)
+    target_models = serializers.PrimaryKeyRelatedField(many=True, read_only=True)
+    counts = serializers.SerializerMethodField()
+    examples_downloadable = serializers.SerializerMethodField(
+        help_text="Whether the caller may download this round's verified examples."
+    )
+
+    class Meta:
+        model = Round
+        fields = ["task", "number", "status", "start", "end", "target_models", "loop_rule", "counts", "examples_downloadable", "created_at"]
+
+    @extend_schema_field(ExampleCountsSerializer)
+    def get_counts(self, round):
+        known = self.context.get("round_counts") or {}
+        counts = known[round.pk] if round.pk in known else round_counts(round)
+        return {**{f: getattr(counts, f) for f in ("collected", "fooled", "verified_fooled")}, "vmer": counts.vmer, "mer": counts.mer}
+
+    def get_examples_downloadable(self, round) -> bool:
+        return access.can_download_round_examples(self.context["request"].user, round)
+
+
+class RoundCreateSerializer(StrictSerializerMixin, serializers.Serializer):
+    """What an owner sends to open the task's next round."""
+
+    target_models = serializers.ListField(
+        child=serializers.IntegerField(min_value=1, max_value=2**63 - 1), required=False, default=list, max_length=20,
+        help_text="Ids of this task's models to put in the loop.",
+    )
+    loop_rule = serializers.ChoiceField(
+        choices=Round.LoopRule.choices, required=False, default=Round.LoopRule.ROUND_ROBIN,
+        help_text="With several models in the loop, which answers each new example.",
+    )
+    start = serializers.DateTimeField(required=False, allow_null=True)
+    end = serializers.DateTimeField(required=False, allow_null=True)
+
+
+class RoundCloseSerializer(StrictSerializerMixin, serializers.Serializer):
+    """How to split the round's verified examples into datasets when it closes."""
+
+    ratios = serializers.DictField(
+        child=serializers.FloatField(min_value=0, max_value=1), required=False,
+        help_text='`{"train": .8, "dev": .1, "test": .1}`; default the task\'s `split_ratios`.',
+    )
+    seed = serializers.IntegerField(required=False, help_text="Default the task's `split_seed`.")
+    open_next = serializers.BooleanField(required=False, default=False, help_text="Open the next round in the same step.")
+    next_loop = serializers.ChoiceField(
+        choices=["current", "retrained"], required=False, default="current",
+        help_text="Model in the loop of the next round: the closed round's, or one retrained on every validated example "
+        "(it takes the loop when its training finishes).",
+    )
+
+
+class RoundClosePreviewSerializer(serializers.Serializer):
+    """What closing a round would do; ``can_close`` is false with ``problems`` saying why."""
+
+    round = serializers.IntegerField()
+    status = serializers.CharField()
+    closed = serializers.BooleanField()
+    can_close = serializers.BooleanField()
+    ratios = serializers.DictField(child=serializers.FloatField())
+    seed = serializers.IntegerField()
+    validated = serializers.IntegerField(help_text="Validated-correct examples that go into the datasets.")
+    splits = serializers.ListField(child=serializers.DictField(), help_text='`[{"split", "dataset", "items"}]`')
+    models_rescored = serializers.ListField(child=serializers.DictField(), help_text="Models scored on the new datasets.")
+    problems = serializers.ListField(child=serializers.CharField())
+
+
+class RoundClosedSerializer(serializers.Serializer):
+    round = RoundSerializer()
+    datasets = serializers.ListField(child=serializers.DictField(), help_text="The datasets built from the round (train, dev, test).")
+
+
+class TaskStatisticsSerializer(ExampleCountsSerializer):
+    task = serializers.CharField()
+
+
+class MeSerializer(serializers.Serializer):
+    """The caller: roles, owned tasks, and example statistics (``annotation.selectors.user_counts``)."""
+
+    id = serializers.IntegerField()
+    username = serializers.CharField()
+    email = serializers.CharField()
+    roles = serializers.ListField(child=serializers.CharField())
+    is_admin = serializers.BooleanField()
+    owned_tasks = serializers.ListField(child=serializers.CharField(), help_text="Codes of the tasks the caller owns.")
+    examples = ExampleCountsSerializer(help_text="The caller's examples over all tasks.")
+    examples_by_task = TaskStatisticsSerializer(many=True)
+    validations = serializers.IntegerField(help_text="Validations the caller has made.")
+
+
+class ValidatedExampleSerializer(serializers.Serializer):
+    """One verified example of a round as exported (``validation.selectors.export_rows``), ids anonymised."""
+
+    id = serializers.IntegerField()
+    task = serializers.CharField()
+    round = serializers.IntegerField()
+    context = serializers.DictField()
+    annotator = serializers.CharField(help_text="Anonymised: a hash of the round's secret and the user id.")
+    input = serializers.DictField()
+    target = serializers.DictField()
+    model_output = serializers.DictField()
+    model_wrong = serializers.BooleanField()
+    metadata = serializers.DictField()
+    tag = serializers.CharField(allow_blank=True)
+    retracted = serializers.BooleanField()
+    flagged = serializers.BooleanField()
+    split = serializers.CharField(allow_blank=True)
+    validation_state = serializers.CharField()
+    final_target = serializers.DictField(
+        allow_null=True, help_text="The final label (an owner's correction, else the annotator's target); null unless validated."
+    )
+    created_at = serializers.CharField()
+    time_spent = serializers.FloatField(allow_null=True)
+    validations = serializers.ListField(child=serializers.DictField())
+
+
+class HourBucketSerializer(serializers.Serializer):
+    hour = serializers.DateTimeField()
+    collected = serializers.IntegerField()
+    fooled = serializers.IntegerField()
+    verified_fooled = serializers.IntegerField()
+    cumulative_vmer = serializers.FloatField(allow_null=True)
+
+
+class ModelInLoopStatsSerializer(serializers.Serializer):
+    model_id = serializers.IntegerField(allow_null=True)
+    name = serializers.CharField()
+    collected = serializers.IntegerField()
+    fooled = serializers.IntegerField()
+    verified_fooled = serializers.IntegerField()
+    fooling_rate = serializers.FloatField(allow_null=True)
+    vmer = serializers.FloatField(allow_null=True)
+
+
+class RoundDashboardSerializer(serializers.Serializer):
+    """A round's dashboard (``validation.selectors.round_dashboard``): counts and vMER, examples
+    per hour with the cumulative vMER, per model in the loop, the validation queue (depth and
+    oldest pending), agreement, flagged examples to decide, contexts nobody used."""
+
+    round = serializers.IntegerField()
+    collected = serializers.IntegerField()
+    fooled = serializers.IntegerField()
+    verified_fooled = serializers.IntegerField()
+    vmer = serializers.FloatField(allow_null=True)
+    per_hour = HourBucketSerializer(many=True)
+    per_model = ModelInLoopStatsSerializer(many=True)
+    queue_depth = serializers.IntegerField()
+    oldest_pending = serializers.DateTimeField(allow_null=True)
+    fleiss_kappa = serializers.FloatField(allow_null=True)
+    krippendorff_alpha = serializers.FloatField(allow_null=True)
+    flagged_count = serializers.IntegerField()
+    flagged_ids = serializers.ListField(child=serializers.IntegerField())
+    unused_contexts = serializers.IntegerField()
+    contexts = serializers.IntegerField()
+
+
+class PersonStatsSerializer(serializers.Serializer):
+    """One person's record on a task (``validation.selectors.people_stats``)."""
+
+    user = serializers.CharField()
+    roles = serializers.ListField(child=serializers.CharField())
+    banned = serializers.BooleanField()
+    examples = serializers.IntegerField()
+    fooling_rate = serializers.FloatField(allow_null=True)
+    vmer = serializers.FloatField(allow_null=True)
+    validations = serializers.IntegerField()
+    validation_accuracy = serializers.FloatField(allow_null=True)
+    last_active = serializers.DateTimeField(allow_null=True)

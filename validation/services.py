@@ -1,36 +1,45 @@
 """Everything that changes validation state: recording a verdict, the review queue's
-lease, recomputing consensus, and closing a round into datasets.
+lease, recomputing consensus, closing a round into datasets, and retraining the target
+model from the validated examples (the round lifecycle lives here).
 
 The HTMX review and owner queues, the admin actions, the importer and the benchmark all
 call these functions; none keeps its own copy of a rule.
 """
 
-import hashlib
-import json
+import uuid
+from dataclasses import dataclass
 from datetime import timedelta
 
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
-from annotation.models import Example, ValidationState
+from annotation import counters, crowd, qualification
+from annotation import services as annotation_services
+from annotation.models import CrowdStudy, Example, ValidationState
+from dynabench import idempotency
 from dynabench.errors import NotAllowed, RuleError
-from dynabench.roles import has_role
-from tasks.config import normalise_label
-from tasks.services import set_round_status
-from tasks.models import Dataset, DatasetItem, Round, TaskKind
+from tasks import access, training
+from tasks.kinds import normalise_label, span_at
+from tasks.models import Dataset, DatasetItem, MLModel, Round, Task, TaskBan, default_label_visibility
+from tasks.selectors import evaluable_models
+from tasks.services import open_round, record_dataset_content
+from validation import gold, selectors
 from validation.calculations import (
     CORRECT,
     FLAGGED,
     INCORRECT,
     SPLITS,
     VALIDATION_LABELS,
+    ConsensusPolicy,
     assign_splits,
     derive_state,
+    split_sizes,
     tally,
 )
 from validation.error_codes import ValidationErrorCode as Code
-from validation.models import Validation
+from validation.jobs import enqueue_retraining, retraining_name
+from validation.models import GoldAssignment, GoldItem, Validation, ValidatorStanding
 
 LEASE_DURATION = timedelta(minutes=10)
 METADATA_KEYS = ("corrected_label", "corrected_answer", "flag_reason", "explanation", "voted_label")
@@ -42,7 +51,13 @@ _STATE_NAMES = dict(ValidationState.choices)
 
 # --- recording a validation -------------------------------------------------------------
 
-def record_validation(*, example, validator, label, mode="user", metadata=None, expected_state=None) -> Validation:
+class _KeyTaken(Exception):
+    """Our insert lost a race: another request's row holds the submission key (or the verdict)."""
+
+
+def record_validation(
+    *, example, validator, label, mode="user", metadata=None, expected_state=None, submission_key: str = ""
+) -> Validation:
     """Record ``validator``'s verdict on ``example`` and update its consensus, atomically.
 
     ``label``: ``correct|incorrect|flagged``. ``mode``: ``user`` or ``owner`` (an owner's
@@ -52,39 +67,85 @@ def record_validation(*, example, validator, label, mode="user", metadata=None, 
     ``flagged``), ``explanation``, ``voted_label`` (the category the validator voted, when the
     crowd votes categories rather than verdicts, as DynaSent's validators did; read by
     ``selectors.round_agreement(field="voted_label")``). ``expected_state``: the state the form showed; a
-    different current state means the form is stale.
+    different current state means the form is stale. ``submission_key``
+    (``dynabench/idempotency.py``): the one-time key of the form or API call; if ``validator``
+    already recorded a validation with it, that validation is returned (``replayed`` True) and
+    nothing is checked or written again, so a double click never counts twice or fails as
+    "already validated". Otherwise ``replayed`` is False.
 
     The example row is locked (``SELECT … FOR UPDATE``) for the whole transaction; its
-    ``validation_state`` and ``*_count`` columns are recomputed from its validations with
-    ``calculations.derive_state`` before commit, and the validator's lease is released.
+    ``validation_state`` and ``*_count`` columns are recomputed from its counted validations
+    with ``calculations.derive_state`` before commit, and the validator's lease is released.
+    A user-mode verdict by a validator whose gold accuracy is below the task's threshold is
+    stored with ``counts=False``. When the queue served ``example`` to ``validator`` as a gold
+    item, the verdict is a gold check instead (``_record_gold_check``): scored against the
+    gold verdict on the server, never a vote; the answer looks the same to the validator.
+    The task's qualification must be passed first (``annotation.qualification``).
+
+    Of two concurrent requests with one ``submission_key``, the one whose insert loses the
+    race answers with the other's validation.
 
     Raises ``RuleError`` (400) with a ``ValidationErrorCode`` for bad input, a stale form,
     a settled or retracted example, a validation twice; ``NotAllowed`` (403) for one's own
     example, a validator without the role, owner mode by a non-owner. Nothing changes then.
     """
+    try:
+        return _record_validation(
+            example=example, validator=validator, label=label, mode=mode, metadata=metadata,
+            expected_state=expected_state, submission_key=submission_key,
+        )
+    except _KeyTaken:
+        first = Validation.objects.filter(validator=validator, submission_key=submission_key).first()
+        if first is None:
+            raise RuleError(Code.ALREADY_VALIDATED, "You already validated this example.") from None
+        shown = Example.objects.select_related("round__task", "context").get(pk=first.example_id)
+        return _replayed(first, example=shown, validator=validator)
+
+
+def _record_validation(
+    *, example, validator, label, mode="user", metadata=None, expected_state=None, submission_key: str = ""
+) -> Validation:
+    """The body of ``record_validation``, in one transaction (``_KeyTaken`` when a concurrent
+    request with the same submission key wrote first)."""
     if label not in VALIDATION_LABELS:
         raise RuleError(Code.UNKNOWN_LABEL, f"Unknown label '{label}': choose one of {', '.join(VALIDATION_LABELS)}.", field="label")
     if mode not in Validation.Mode.values:
         raise RuleError(Code.UNKNOWN_MODE, f"Unknown mode '{mode}': use 'user' or 'owner'.", field="mode")
+    submission_key = idempotency.clean_key(submission_key)
     with transaction.atomic():
         example = (
             Example.objects.select_for_update(of=("self",))
             .select_related("round__task", "context")
             .get(pk=example.pk)
         )
+        if submission_key:  # checked under the example's lock: of two requests with one key, one writes
+            first = Validation.objects.filter(validator=validator, submission_key=submission_key).first()
+            if first is not None:
+                return _replayed(first, example=example, validator=validator)
         task = example.round.task
+        if not task.collecting:
+            raise RuleError(Code.NOT_COLLECTING, f"{task.name} is an evaluation-only benchmark: it has nothing to validate.", status_code=409)
         is_owner = task.is_owner(validator)
         if example.author_id == validator.pk:
             raise NotAllowed(Code.OWN_EXAMPLE, "You cannot validate your own example.")
         if mode == Validation.Mode.OWNER and not is_owner:
             raise NotAllowed(Code.NOT_OWNER, f"Only an owner of task '{task.code}' can decide in owner mode.", field="mode")
-        if not is_owner and not has_role(validator, "validator"):
-            raise NotAllowed(Code.NOT_VALIDATOR, "You need the validator role to validate examples; ask a task owner.")
+        if not is_owner and not access.has_task_role(validator, task, "validator"):
+            raise NotAllowed(Code.NOT_VALIDATOR, "You need the validator role on this task to validate examples; ask a task owner.")
+        if not is_owner:
+            qualification.require_qualified(user=validator, task=task)
         if example.retracted:
             raise RuleError(Code.RETRACTED, "Its author retracted this example; it cannot be validated. Load the next one.")
         previous = Validation.objects.filter(example=example, validator=validator).first()
         if previous is not None and mode == Validation.Mode.USER:
             raise RuleError(Code.ALREADY_VALIDATED, f"You already validated this example ({previous.label}).")
+        if mode == Validation.Mode.USER:
+            assignment = gold.open_assignment(example=example, validator=validator)
+            if assignment is not None:
+                return _record_gold_check(
+                    example=example, validator=validator, label=label, metadata=metadata, assignment=assignment,
+                    submission_key=submission_key,
+                )
         if expected_state is not None and expected_state != example.validation_state:
             raise RuleError(
                 Code.STALE_FORM,
@@ -105,16 +166,94 @@ def record_validation(*, example, validator, label, mode="user", metadata=None, 
             with transaction.atomic():
                 if previous is not None:  # an owner revising their decision
                     previous.label, previous.mode, previous.metadata = label, mode, clean
-                    previous.save(update_fields=["label", "mode", "metadata"])
+                    previous.submission_key = submission_key or previous.submission_key
+                    previous.save(update_fields=["label", "mode", "metadata", "submission_key"])
                     validation = previous
                 else:
+                    counts = mode == Validation.Mode.OWNER or not gold.is_excluded(task=task, validator=validator)
                     validation = Validation.objects.create(
-                        example=example, validator=validator, label=label, mode=mode, metadata=clean
+                        example=example, validator=validator, label=label, mode=mode, metadata=clean, counts=counts,
+                        submission_key=submission_key,
                     )
         except IntegrityError:
+            if submission_key:  # a concurrent request with this key may have written first
+                raise _KeyTaken() from None
             raise RuleError(Code.ALREADY_VALIDATED, "You already validated this example.") from None
+        if previous is None and mode == Validation.Mode.USER:
+            crowd.note_progress(user=validator, round=example.round, activity=CrowdStudy.Activity.VALIDATE)
         settle_example(example, release_lease_of=validator)
+    validation.replayed = False
     return validation
+
+
+def _replayed(first: Validation, *, example, validator) -> Validation:
+    """``first`` (the validation an earlier submission with the same key recorded) as the answer
+    to a repeat: ``replayed`` True, its example as the validator saw it then (a gold check's
+    example presented as pending again, as ``_record_gold_check`` answered)."""
+    if first.example_id == example.pk:
+        if first.gold_check:
+            served = GoldAssignment.objects.filter(gold_item__example_id=example.pk, validator=validator).first()
+            if served is not None:
+                gold.present(example, validator=validator, served_at=served.served_at, lease=LEASE_DURATION)
+                example.leased_to_id = example.leased_until = None
+        first.example = example
+    first.replayed = True
+    return first
+
+
+def _record_gold_check(*, example, validator, label, metadata, assignment, submission_key: str = "") -> Validation:
+    """Store ``validator``'s answer to a gold item served to them (``assignment``), update their
+    standing and, when it changed, the consensus of the examples they voted on; return the
+    validation with the example presented as pending, as after any vote that does not settle.
+    Call inside ``record_validation``'s transaction (the example row locked)."""
+    clean = clean_metadata(example=example, label=label, mode=Validation.Mode.USER, metadata=metadata or {})
+    validation = Validation.objects.create(
+        example=example, validator=validator, label=label, mode=Validation.Mode.USER, metadata=clean,
+        counts=False, gold_check=True, submission_key=submission_key,
+    )
+    assignment.answered_at = timezone.now()
+    assignment.save(update_fields=["answered_at"])
+    crowd.note_progress(user=validator, round=example.round, activity=CrowdStudy.Activity.VALIDATE)
+    changed = gold.update_standing(task=example.round.task, validator=validator)
+    if changed is not None:
+        apply_standing(changed)
+    gold.present(example, validator=validator, served_at=assignment.served_at, lease=LEASE_DURATION)
+    example.leased_to_id = example.leased_until = None
+    validation.replayed = False
+    return validation
+
+
+def apply_standing(standing: ValidatorStanding) -> int:
+    """Make the votes of ``standing.validator`` on ``standing.task`` count or stop counting, as
+    ``standing.excluded`` says, and recompute the consensus of every example it changes; return
+    how many examples were recomputed.
+
+    Only examples of open rounds that are not gold items are touched: a closed round's
+    datasets stay as they were built. An example that loses its settling votes is pending
+    again and goes back to the review queue. Rows are locked in id order.
+    """
+    counts = not standing.excluded
+    votes = Validation.objects.filter(
+        validator_id=standing.validator_id, mode=Validation.Mode.USER, gold_check=False,
+        example__round__task_id=standing.task_id, example__round__status=Round.Status.OPEN,
+        example__gold__isnull=True,
+    ).exclude(counts=counts)
+    with transaction.atomic():
+        rows = list(votes.values_list("pk", "example_id"))
+        Validation.objects.filter(pk__in=[pk for pk, _ in rows]).update(counts=counts)
+        examples = (
+            Example.objects.select_for_update(of=("self",))
+            .filter(pk__in=sorted({e for _, e in rows}))
+            .select_related("round__task")
+            .order_by("pk")
+        )
+        recomputed = 0
+        for example in examples:
+            settle_example(example)
+            recomputed += 1
+        standing.recomputed_examples = recomputed
+        standing.save(update_fields=["recomputed_examples"])
+    return recomputed
 
 
 def clean_metadata(*, example, label, mode, metadata) -> dict:
@@ -150,7 +289,7 @@ def clean_metadata(*, example, label, mode, metadata) -> dict:
             field=sorted(correcting)[0],
         )
     if "corrected_label" in data:
-        if task.kind != TaskKind.CLASSIFICATION:
+        if task.spec.correction_field != "corrected_label":
             raise RuleError(Code.CORRECTED_LABEL_UNKNOWN, "This task has no labels; correct the answer span instead.", field="corrected_label")
         value = normalise_label(task.config, data["corrected_label"])
         if value is None:
@@ -161,16 +300,16 @@ def clean_metadata(*, example, label, mode, metadata) -> dict:
             )
         data["corrected_label"] = value
     if "corrected_answer" in data:
-        if task.kind != TaskKind.EXTRACTIVE_QA:
+        if task.spec.correction_field != "corrected_answer":
             raise RuleError(Code.CORRECTED_ANSWER_NOT_A_SPAN, "Only extractive QA examples take a corrected answer.", field="corrected_answer")
         data["corrected_answer"] = _answer_span(example, data["corrected_answer"])
     return data
 
 
-def passage_of(example) -> str:
-    """Return the passage of an extractive QA example (its second model input)."""
-    name = example.round.task.config["model_inputs"][-1]
-    return example.input.get(name) or example.context.data.get(name) or ""
+def passage_of(example) -> str | None:
+    """Return the passage of an example (its input, else its context), or None when its task kind has none."""
+    task = example.round.task
+    return task.spec.passage_of(task.config, example.input, example.context.data)
 
 
 def _answer_span(example, answer) -> dict:
@@ -187,7 +326,7 @@ def _answer_span(example, answer) -> dict:
         start = int(start)
     except (TypeError, ValueError):
         start = -1
-    if start < 0 or passage[start : start + len(text)] != text:
+    if not span_at(passage, text=text, start=start):
         raise RuleError(
             Code.CORRECTED_ANSWER_NOT_A_SPAN,
             f"The corrected answer '{text[:80]}' is not a span of the passage: select it in the passage.",
@@ -197,18 +336,25 @@ def _answer_span(example, answer) -> dict:
 
 
 def settle_example(example, *, release_lease_of=None) -> str:
-    """Recompute ``example``'s state and counters from its validations and save them.
+    """Recompute ``example``'s state and counters from its counted validations
+    (``Validation.counts``) under the task's ``ConsensusPolicy`` and save them.
 
-    Call inside the transaction that changed its validations, with the row locked. Returns
-    the new state. The lease is cleared once the example is settled, or when it is held by
-    ``release_lease_of`` (the validator who just judged it).
+    Call inside the transaction that changed its validations, with the row locked (``example``
+    as read under the lock: its old state is what the round's tally counted). The round's and
+    author's tallies (``annotation.counters``) move from the old state to the new one.
+    Returns the new state. The lease is cleared
+    once the example is settled, or when it is held by ``release_lease_of`` (the validator who just judged it).
     """
-    rows = list(Validation.objects.filter(example_id=example.pk).order_by("id").values_list("label", "mode"))
-    state = derive_state(rows, example.round.task.validations_needed)
+    rows = list(Validation.objects.filter(example_id=example.pk, counts=True).order_by("id").values_list("label", "mode"))
+    state = derive_state(rows, ConsensusPolicy.from_config(example.round.task.config))
     fields = {**tally(label for label, _ in rows), "validation_state": state}
     if state != ValidationState.PENDING or (release_lease_of is not None and example.leased_to_id == release_lease_of.pk):
         fields.update(leased_to=None, leased_until=None)
     Example.objects.filter(pk=example.pk).update(**fields)
+    counters.count_change(
+        round_id=example.round_id, author_id=example.author_id, before=counters.contribution_of(example),
+        after=counters.contribution(model_wrong=example.model_wrong, retracted=example.retracted, validation_state=state),
+    )
     for name, value in fields.items():
         setattr(example, name if name != "leased_to" else "leased_to_id", value)
     return state
@@ -220,16 +366,21 @@ def review_queue(*, validator, round, model_wrong: bool, now=None, exclude_ids=(
     """Return the queryset of examples ``validator`` may be handed in ``round``, queue order.
 
     Pending, not retracted, not their own, not already judged by them, not leased to
-    someone else; ``model_wrong`` selects fooling or non-fooling examples; fewest
-    validations first, then oldest. Fits the index ``example_review_queue``.
+    someone else, not written by someone banned from the task (``tasks.models.TaskBan``),
+    below the task's vote budget (``ConsensusPolicy.max_votes``: an example that used it up
+    unsettled waits for an owner); ``model_wrong`` selects fooling or non-fooling examples;
+    fewest validations first, then oldest. Fits the index ``example_review_queue``.
     """
     now = now or timezone.now()
+    max_votes = ConsensusPolicy.from_config(round.task.config).max_votes
     judged = Validation.objects.filter(example=OuterRef("pk"), validator=validator)
     queue = (
         Example.objects.filter(
-            round=round, validation_state=ValidationState.PENDING, model_wrong=model_wrong, retracted=False
+            round=round, validation_state=ValidationState.PENDING, model_wrong=model_wrong, retracted=False,
+            validation_count__lt=max_votes,
         )
         .exclude(author=validator)
+        .exclude(Exists(TaskBan.objects.filter(task_id=round.task_id, user_id=OuterRef("author_id"))))
         .filter(Q(leased_until__isnull=True) | Q(leased_until__lte=now) | Q(leased_to=validator))
         .filter(~Exists(judged))
         .order_by("validation_count", "created_at")
@@ -242,7 +393,11 @@ def review_queue(*, validator, round, model_wrong: bool, now=None, exclude_ids=(
 def current_example_for(*, validator, round, exclude_ids=()) -> Example | None:
     """Return the example ``validator`` holds a live lease on in ``round`` (pending, not
     retracted, not judged by them, not in ``exclude_ids``), else ``next_example_for``.
-    The review page calls this on load, so reloading shows the same example."""
+    The review page calls this on load, so reloading shows the same example (or the same
+    gold item: ``gold.open_gold_for``)."""
+    served = gold.open_gold_for(validator=validator, round=round, lease=LEASE_DURATION, exclude_ids=exclude_ids)
+    if served is not None:
+        return served
     mine = (
         Example.objects.filter(
             round=round, leased_to=validator, leased_until__gt=timezone.now(),
@@ -269,7 +424,18 @@ def next_example_for(*, validator, round, exclude_ids=()) -> Example | None:
     same row); elsewhere (SQLite) a few candidates are read and each is leased with a
     conditional UPDATE that succeeds only while the lease is free (``== 1`` row). The lease
     lasts ``LEASE_DURATION`` (10 minutes); an abandoned example comes back after that.
+
+    Gold items are mixed in first: with probability ``gold_rate`` the validator gets a gold
+    item instead (``gold.serve``, presented as a pending example; their leases in the round
+    are given back the same way).
     """
+    if not round.task.collecting:
+        return None
+    served = gold.serve(validator=validator, round=round, lease=LEASE_DURATION, exclude_ids=exclude_ids)
+    if served is not None:
+        Example.objects.filter(round=round, leased_to=validator).update(leased_to=None, leased_until=None)
+        served.round = round
+        return served
     now = timezone.now()
     kinds = [True, False] if round.task.config.get("validate_non_fooling") else [True]
     if connection.features.has_select_for_update_skip_locked:
@@ -349,8 +515,10 @@ def _claim(pk, *, validator, now) -> bool:
 
 
 def release_lease(*, example, validator) -> bool:
-    """Give ``example`` back to the queue if ``validator`` holds its lease; True if released."""
-    return Example.objects.filter(pk=example.pk, leased_to=validator).update(leased_to=None, leased_until=None) == 1
+    """Give ``example`` back to the queue if ``validator`` holds its lease (or forget the gold
+    item it was served as); True if released."""
+    released = Example.objects.filter(pk=example.pk, leased_to=validator).update(leased_to=None, leased_until=None) == 1
+    return gold.give_back(example=example, validator=validator) or released
 
 
 # --- closing a round into datasets --------------------------------------------------------
@@ -372,49 +540,125 @@ def _check_ratios(ratios) -> dict[str, float]:
     return values
 
 
-def dataset_target(example, owner_decision: dict | None) -> dict:
-    """Return the target an example contributes to a dataset: the annotator's, unless the
-    owner's decision carries a correction (``corrected_label`` / ``corrected_answer``)."""
-    meta = owner_decision or {}
-    if "corrected_label" in meta:
-        return {"label": meta["corrected_label"]}
-    if "corrected_answer" in meta:
-        return {"answers": [meta["corrected_answer"]]}
-    return example.target
+NEXT_LOOP_CHOICES = ("current", "retrained")
+"""Who is in the loop of the round opened by ``close_round(open_next=...)``: the closed round's
+models, or a model retrained on every validated example so far (trained in the background; it
+takes the loop of the new round when its training finishes, the current models hold it until then)."""
 
 
-def close_round(*, round, acting_user, ratios=None, seed=None) -> list[Dataset]:
+@dataclass
+class RoundClosePreview:
+    """What closing ``round`` would do (``preview_round_close``), shown before the owner confirms.
+
+    ``validated``: validated-correct examples; ``sizes``: ``{train, dev, test}`` item counts;
+    ``names``: the dataset name per split; ``models``: the model records that will be scored on
+    the new dev and test sets; ``problems``: why closing is refused now (empty), e.g. an empty
+    test split; ``closed``: the round is already closed (closing again changes nothing).
+    """
+
+    round: Round
+    ratios: dict
+    seed: int
+    validated: int
+    sizes: dict
+    names: dict
+    models: list
+    problems: list
+    closed: bool
+
+    @property
+    def can_close(self) -> bool:
+        return not self.problems and not self.closed
+
+    def as_dict(self) -> dict:
+        """JSON shape of the preview (the API's ``GET .../close``)."""
+        return {
+            "round": self.round.number, "status": self.round.status, "closed": self.closed, "can_close": self.can_close,
+            "ratios": self.ratios, "seed": self.seed, "validated": self.validated,
+            "splits": [{"split": s, "dataset": self.names[s], "items": self.sizes[s]} for s in SPLITS],
+            "models_rescored": [{"id": m.pk, "name": m.name, "published": m.published} for m in self.models],
+            "problems": self.problems,
+        }
+
+
+def _close_settings(task, ratios, seed) -> tuple[dict, int]:
+    ratios = _check_ratios(ratios if ratios is not None else task.config.get("split_ratios", DEFAULT_SPLIT_RATIOS))
+    return ratios, int(seed if seed is not None else task.config.get("split_seed", 0))
+
+
+def preview_round_close(round: Round, *, ratios=None, seed=None) -> RoundClosePreview:
+    """Return what closing ``round`` would do: validated examples per split, the datasets written,
+    the models re-scored on them, and the problems that refuse it (``close_round`` checks the same).
+
+    Problems: an empty dev or test split (each must hold at least one validated example: a
+    dataset of nothing cannot be scored). Raises ``RuleError`` for bad ratios.
+    """
+    task = round.task
+    ratios, seed = _close_settings(task, ratios, seed)
+    validated = selectors.validated_queryset(round=round).count()
+    sizes = split_sizes(validated, ratios)
+    problems = [
+        f"The {split} split would be empty: {validated} validated example{'s' if validated != 1 else ''} "
+        f"at ratios {ratios['train']:g}/{ratios['dev']:g}/{ratios['test']:g}. Validate more examples or change the ratios."
+        for split in ("dev", "test") if sizes[split] == 0
+    ]
+    return RoundClosePreview(
+        round=round, ratios=ratios, seed=seed, validated=validated, sizes=sizes,
+        names={split: dataset_name(round, split) for split in SPLITS}, models=evaluable_models(task),
+        problems=problems, closed=round.status == Round.Status.CLOSED,
+    )
+
+
+def close_round(*, round, acting_user, ratios=None, seed=None, open_next=False, next_loop="current") -> list[Dataset]:
     """Close ``round`` and build its train/dev/test datasets from its verified-correct examples.
 
     ``ratios``: ``{"train", "dev", "test"}`` summing to 1 (default the task's
     ``split_ratios``, else 0.8/0.1/0.1); ``seed``: default the task's ``split_seed``, else 0.
     The split is ``calculations.assign_splits`` (a hash of seed and example id: the same
     examples, ratios and seed always give the same split); it is written to
-    ``Example.split`` and to three ``Dataset`` rows ``<task>-r<N>-train|dev|test`` (dev and
-    test ``scoring``, train ``standard``) whose items carry ``input``, ``target`` (with an
-    owner's correction applied) and ``tag``. Re-closing replaces the items, never duplicates.
+    ``Example.split`` and to three ``Dataset`` rows ``<task>-r<N>-train|dev|test`` (train
+    ``standard`` with public labels; dev and test ``scoring`` with hidden labels) whose items carry
+    ``input``, ``target`` (the final label of ``selectors.validated_examples``) and ``tag``.
+    Writing the datasets sends ``leaderboard_inputs_changed``: every model is scored on them once
+    the close commits.
 
-    Raises ``NotAllowed`` unless ``acting_user`` owns the task, ``RuleError`` for bad ratios.
+    Safe to repeat: the round is claimed with a conditional UPDATE (``open`` → ``closed``), so of
+    two concurrent or repeated closes exactly one builds the datasets; the other (and any close of
+    a closed round) changes nothing and returns the round's existing datasets.
+
+    ``open_next``: open round N+1 in the same step, with ``next_loop`` in the loop: ``"current"``
+    (the closed round's models) or ``"retrained"`` (a model retrained on every validated example,
+    ``request_retraining``; it takes the new round's loop when its training finishes).
+
+    Raises ``NotAllowed`` unless ``acting_user`` owns the task; ``RuleError`` for bad ratios, an
+    empty dev or test split (``empty_split``, nothing changes) or an unknown ``next_loop``.
     Returns the three datasets in train, dev, test order.
     """
     task = round.task
     if not task.is_owner(acting_user):
         raise NotAllowed(Code.NOT_OWNER, f"Only an owner of task '{task.code}' can close its rounds.")
-    ratios = _check_ratios(ratios if ratios is not None else task.config.get("split_ratios", DEFAULT_SPLIT_RATIOS))
-    seed = int(seed if seed is not None else task.config.get("split_seed", 0))
+    if next_loop not in NEXT_LOOP_CHOICES:
+        raise RuleError(Code.BAD_NEXT_LOOP, f"next_loop must be one of {', '.join(NEXT_LOOP_CHOICES)}.", field="next_loop")
+    preview = preview_round_close(round, ratios=ratios, seed=seed)
+    ratios, seed = preview.ratios, preview.seed
     with transaction.atomic():
-        round = set_round_status(round=round, status=Round.Status.CLOSED, acting_user=acting_user)
-        examples = list(
-            Example.objects.filter(round=round, retracted=False, validation_state=ValidationState.VERIFIED_CORRECT)
-            .select_related("context")
-            .order_by("pk")
-        )
+        claimed = Round.objects.filter(pk=round.pk, status=Round.Status.OPEN).update(status=Round.Status.CLOSED, end=timezone.now())
+        if not claimed:
+            existing = Dataset.objects.filter(round_id=round.pk, split__in=SPLITS, name__in=list(preview.names.values()))
+            return sorted(existing, key=lambda d: SPLITS.index(d.split))
+        round = Round.objects.select_related("task").get(pk=round.pk)
+        validated = selectors.validated_examples(round=round)
+        examples = [v.example for v in validated]
+        targets = {v.example.pk: v.target for v in validated}
         splits = assign_splits([e.pk for e in examples], ratios=ratios, seed=seed)
-        owner_decisions = dict(
-            Validation.objects.filter(example__in=examples, mode=Validation.Mode.OWNER)
-            .order_by("id")
-            .values_list("example_id", "metadata")
-        )
+        empty = [s for s in ("dev", "test") if s not in set(splits.values())]
+        if empty:
+            raise RuleError(
+                Code.EMPTY_SPLIT,
+                f"Round {round.number} was not closed: its {' and '.join(empty)} split{'s' if len(empty) > 1 else ''} would be empty "
+                f"({len(examples)} validated examples at ratios {ratios['train']:g}/{ratios['dev']:g}/{ratios['test']:g}). "
+                "Validate more examples or change the ratios.",
+            )
         Example.objects.filter(round=round).exclude(pk__in=list(splits)).exclude(split="").update(split="")
         datasets = []
         for split in SPLITS:
@@ -424,31 +668,113 @@ def close_round(*, round, acting_user, ratios=None, seed=None) -> list[Dataset]:
                 DatasetItem(
                     uid=f"e{e.pk}",
                     input=e.input,
-                    target=dataset_target(e, owner_decisions.get(e.pk)),
+                    target=targets[e.pk],
                     tag=e.tag or e.context.tag,
                     metadata={"example_id": e.pk, "context_uid": e.context.uid, "model_wrong": e.model_wrong},
                 )
                 for e in chosen
             ]
-            checksum = hashlib.sha256(
-                "\n".join(json.dumps([i.uid, i.input, i.target, i.tag], sort_keys=True) for i in items).encode()
-            ).hexdigest()
+            access = Dataset.Access.STANDARD if split == "train" else Dataset.Access.SCORING
+            description = (f"Verified-correct examples of {round}, {split} split "
+                           f"(ratios {ratios['train']:g}/{ratios['dev']:g}/{ratios['test']:g}, seed {seed}).")
             dataset, _ = Dataset.objects.update_or_create(
                 task=task,
                 name=dataset_name(round, split),
-                defaults={
-                    "round": round,
-                    "split": split,
-                    "access": Dataset.Access.STANDARD if split == "train" else Dataset.Access.SCORING,
-                    "description": f"Verified-correct examples of {round}, {split} split "
-                    f"(ratios {ratios['train']:g}/{ratios['dev']:g}/{ratios['test']:g}, seed {seed}).",
-                    "source": f"round {round.number}",
-                    "checksum": checksum,
+                defaults={"round": round, "split": split, "access": access, "description": description},
+                create_defaults={
+                    "round": round, "split": split, "access": access, "description": description,
+                    "label_visibility": default_label_visibility(split=split, access=access),
                 },
             )
             dataset.items.all().delete()
             for item in items:
                 item.dataset = dataset
             DatasetItem.objects.bulk_create(items, batch_size=1000)
+            record_dataset_content(dataset, source=f"round {round.number}, {split} split")
             datasets.append(dataset)
+        if open_next:
+            _open_next_round(round, acting_user=acting_user, next_loop=next_loop)
     return datasets
+
+
+def _open_next_round(round: Round, *, acting_user, next_loop: str) -> Round:
+    """Open round N+1 with the closed round's models in the loop; with ``next_loop="retrained"`` also
+    request a retrained model that takes that loop when its training finishes."""
+    current = [m.pk for m in round.target_models.all()]
+    new_round = open_round(task=round.task, acting_user=acting_user, target_model_ids=current)
+    if next_loop == "retrained":
+        request_retraining(task=round.task, acting_user=acting_user, loop_of_round=new_round)
+    return new_round
+
+
+# --- retraining -------------------------------------------------------------------------
+
+
+@transaction.atomic
+def request_retraining(
+    *, task: Task, acting_user, name: str | None = None, epochs: int | None = None, loop_of_round: Round | None = None
+) -> MLModel:
+    """Create a new target-model record of ``task`` (status ``training``) and enqueue its training.
+
+    The RQ job (``validation.jobs.retrain_from_validated`` on the ``training`` queue, enqueued when
+    the transaction commits) trains MiniLM on the task's validated examples plus the seed set
+    and fills in the record. ``name`` (a slug, unique in the task) defaults to
+    ``minilm-retrained-<timestamp>``; ``epochs`` overrides the default number of epochs.
+    ``loop_of_round``: an open round whose loop the model takes once trained
+    (``validation.jobs.retrain_from_validated``). Once trained, the model is scored on every dataset
+    of the task (``tasks.training`` sends ``leaderboard_inputs_changed``).
+
+    Raises ``NotAllowed`` unless ``acting_user`` owns the task (or is an admin);
+    ``RuleError`` when the task has no validated example yet or the name is bad or taken.
+    """
+    if not task.is_owner(acting_user):
+        raise NotAllowed("not_task_owner", f"Only owners of {task.code} may retrain its target model.")
+    validated = selectors.validated_queryset(task=task).count()
+    if not validated:
+        raise RuleError(
+            "no_validated_examples",
+            f"Task {task.code} has no example validated as correct yet; retraining would only repeat the seed model.",
+        )
+    if epochs is not None and not 1 <= epochs <= 100:
+        raise RuleError("bad_epochs", "epochs must be between 1 and 100.", field="epochs")
+    name = training.check_model_name(task, name or retraining_name())
+    job_id = f"retrain-{task.code}-{uuid.uuid4().hex}"
+    ml_model = MLModel.objects.create(
+        task=task, owner=acting_user, name=name, kind=MLModel.Kind.HF_DIRECTORY, status=MLModel.Status.TRAINING,
+        path=str(training.model_directory(task, name)),
+        description=f"MiniLM retrained for {task.name} on {validated} validated examples plus the seed set.",
+        training_info={"job_id": job_id, "requested_by": acting_user.pk, "requested_at": timezone.now().isoformat(),
+                       "validated_at_request": validated,
+                       **({"loop_of_round": loop_of_round.pk} if loop_of_round is not None else {})},
+    )
+    transaction.on_commit(lambda: enqueue_retraining(task.pk, model_id=ml_model.pk, job_id=job_id, epochs=epochs))
+    return ml_model
+
+
+# --- gold items an owner writes ------------------------------------------------------------
+
+
+@transaction.atomic
+def supply_gold_item(*, round, acting_user, input: dict, target: dict, verdict: str):
+    """Write a new gold item for ``round``: ``acting_user`` (an owner) writes the example against
+    the model in the loop like any annotator (``annotation.services.create_example``, on a
+    context the task's strategy picks; ``input`` holds the annotator's fields, ``target`` the
+    answer), decides it at once in owner mode with ``verdict`` (``correct`` or ``incorrect``), and
+    it becomes a gold item (``gold.mark_gold``). Returns the ``GoldItem``.
+
+    Raises ``NotAllowed`` unless ``acting_user`` owns the task; ``RuleError`` for an unknown
+    verdict or input the task refuses (nothing is stored then).
+    """
+    task = round.task
+    if not task.is_owner(acting_user):
+        raise NotAllowed(Code.NOT_OWNER, f"Only an owner of task '{task.code}' can write its gold items.")
+    if verdict not in GoldItem.Verdict.values:
+        raise RuleError("bad_verdict", f"The verdict must be one of {', '.join(GoldItem.Verdict.values)}.", field="verdict")
+    context = annotation_services.choose_context(round=round)
+    example = annotation_services.create_example(user=acting_user, context=context, input=input, target=target)
+    # The owner decides their own gold item: the one place an author's verdict on their own
+    # example stands (``record_validation`` refuses it for everyone else's examples).
+    example = Example.objects.select_for_update(of=("self",)).select_related("round__task").get(pk=example.pk)
+    Validation.objects.create(example=example, validator=acting_user, label=verdict, mode=Validation.Mode.OWNER)
+    settle_example(example)
+    return gold.mark_gold(example=example, acting_user=acting_user)

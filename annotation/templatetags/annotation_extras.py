@@ -21,3 +21,16 @@ def percent(value, digits: int = 1) -> str:
     if value is None:
         return "—"
     return f"{value * 100:.{int(digits)}f}%"
+
+
+@register.filter
+def max_length(bound_field) -> int | None:
+    """The character cap of a form field rendered with ``data-max-length`` (None without one)."""
+    return bound_field.field.widget.attrs.get("data-max-length")
+
+
+@register.filter
+def minutes(seconds) -> str:
+    """``"12 minutes"`` (rounded up; at least one) for a number of seconds."""
+    n = max(1, -(-int(seconds) // 60))
+    return f"{n} minute{'' if n == 1 else 's'}"

@@ -4,50 +4,11 @@ Full flows for sentiment and QA (the answer span selected with the mouse and wit
 keyboard), an invalid submission shown inline without a reload, retract, and the sandbox.
 """
 
-import os
-from pathlib import Path
-
-import pytest
-
 from annotation.models import Example
 from annotation.tests.conftest import model_label, other_label
+from tests.browser_support import browser_only, log_in
 
-CHROMIUM = Path("/usr/bin/chromium")
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed at /usr/bin/chromium"),
-]
-# Playwright's sync API runs an event loop in this thread; the ORM calls of the test are
-# still plain synchronous calls between browser steps.
-os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(
-            executable_path=str(CHROMIUM),
-            args=["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"],
-        )
-        yield browser
-        browser.close()
-
-
-@pytest.fixture
-def page(browser, live_server):
-    context = browser.new_context(base_url=live_server.url)
-    page = context.new_page()
-    page.set_default_timeout(15000)
-    page.on("dialog", lambda dialog: dialog.accept())
-    yield page
-    context.close()
-
-
-def log_in(page, client, user, live_server):
-    client.force_login(user)
-    page.context.add_cookies([{"name": "sessionid", "value": client.cookies["sessionid"].value, "url": live_server.url}])
+pytestmark = browser_only
 
 
 def test_sentiment_fool_the_model_explain_try_again_fail_and_retract(page, client, live_server, annotator, sentiment_task, sentiment_model):

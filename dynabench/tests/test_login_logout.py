@@ -13,8 +13,8 @@ def test_the_log_in_page_renders(client, db):
 def test_it_logs_in_and_goes_to_the_tasks(client, annotator):
     response = client.post(reverse("login"), {"username": "annie", "password": "pw-annie"})
 
-    assert response.status_code == 302 and response.url == reverse("tasks:list")
-    assert client.get(reverse("tasks:list")).context["user"] == annotator
+    assert response.status_code == 302 and response.url == reverse("annotation:task_list")
+    assert client.get(reverse("annotation:task_list")).context["user"] == annotator
 
 
 def test_it_says_what_is_wrong_with_a_bad_password(client, annotator):
@@ -38,6 +38,6 @@ def test_it_logs_out_with_a_post_and_shows_the_log_in_link_again(client, annotat
 def test_the_page_header_offers_log_out_to_a_logged_in_user(client, annotator):
     client.force_login(annotator)
 
-    page = client.get(reverse("tasks:list")).content.decode()
+    page = client.get(reverse("annotation:task_list")).content.decode()
 
     assert "annie" in page and f'action="{reverse("logout")}"' in page

@@ -1,4 +1,4 @@
-"""People sign up in the roles they choose and are logged in straight away."""
+"""People sign up as annotators (researchers if they tick it), never as validators, and are logged in straight away."""
 
 from django.contrib.auth.models import User
 from django.urls import reverse
@@ -10,7 +10,7 @@ PASSWORD = "a-long-enough-passphrase-42"
 
 def _signup(client, **overrides):
     data = {"username": "newbie", "email": "newbie@example.org", "password1": PASSWORD, "password2": PASSWORD,
-            "roles": ["annotator", "researcher"], **overrides}
+            "roles": ["researcher"], **overrides}
     return client.post(reverse("signup"), data)
 
 
@@ -21,20 +21,20 @@ def test_the_sign_up_page_renders(client, db):
     assert b"Create account" in response.content
 
 
-def test_it_creates_the_account_in_the_chosen_roles_and_logs_it_in(client, db):
+def test_it_creates_an_annotator_account_in_the_optional_roles_and_logs_it_in(client, db):
     response = _signup(client)
 
-    assert response.status_code == 302 and response.url == reverse("tasks:list")
+    assert response.status_code == 302 and response.url == reverse("annotation:task_list")
     user = User.objects.get(username="newbie")
     assert has_role(user, "annotator") and has_role(user, "researcher") and not has_role(user, "validator")
     assert not user.is_staff
-    assert client.get(reverse("tasks:list")).context["user"] == user
+    assert client.get(reverse("annotation:task_list")).context["user"] == user
 
 
 def test_it_goes_on_to_a_local_next_page_but_not_to_another_site(client, db):
     assert _signup(client, next="/tasks/nli/").url == "/tasks/nli/"
     client.logout()
-    assert _signup(client, username="other", next="https://evil.example/").url == reverse("tasks:list")
+    assert _signup(client, username="other", next="https://evil.example/").url == reverse("annotation:task_list")
 
 
 def test_it_refuses_mismatched_passwords_and_creates_nothing(client, db):
@@ -52,8 +52,15 @@ def test_it_refuses_a_taken_username(client, annotator):
     assert "username" in response.context["form"].errors
 
 
+def test_an_account_without_optional_roles_is_an_annotator_only(client, db):
+    _signup(client, roles=[])
+
+    user = User.objects.get(username="newbie")
+    assert has_role(user, "annotator") and not has_role(user, "researcher") and not has_role(user, "validator")
+
+
 def test_it_refuses_a_role_that_is_not_offered(client, db):
-    response = _signup(client, roles=["admin"])
+    response = _signup(client, roles=["validator"])
 
     assert response.status_code == 200
     assert "roles" in response.context["form"].errors

@@ -7,6 +7,8 @@ from django.urls import reverse
 from django.utils.html import escape
 from django.utils.safestring import mark_safe
 
+from tasks.models import MLModel
+
 register = template.Library()
 
 
@@ -43,6 +45,10 @@ def get(mapping, key):
     return mapping.get(key, mapping.get(str(key))) if hasattr(mapping, "get") else None
 
 
+ARTEFACT_NOTES = {MLModel.Kind.PREDICTIONS: " · predictions file"}
+"""The note after a model's name, by the kind of its artefact (none for a model directory)."""
+
+
 @register.simple_tag
 def leaderboard_rows(table):
     """The ``<tr>`` of every ranked model, built in Python: 200 rows × 12 cells through the template
@@ -52,7 +58,7 @@ def leaderboard_rows(table):
     for row in table.rows:
         rank_range = f'<br><small class="muted" title="rank in 95% of bootstrap resamples">{row.rank_range[0]}–{row.rank_range[1]}</small>' if row.rank_range else ""
         owner = escape(row.owner) if row.owner else "anonymous"
-        kind = " · predictions file" if row.kind == "predictions" else ""
+        kind = ARTEFACT_NOTES.get(row.kind, "")
         cells = "".join(
             f'<td>{value}<br><small class="muted" title="95% bootstrap confidence interval">{ci}</small></td>' if ci else f"<td>{value}</td>"
             for value, ci in row.metric_cells

@@ -12,6 +12,7 @@ from leaderboard.calculations import (
     dynascore,
     performance_intervals,
     rank_ranges,
+    replicate_dynascores,
 )
 
 rng = np.random.default_rng(7)
@@ -67,3 +68,32 @@ def test_a_clear_winner_has_one_possible_rank_and_close_models_share_theirs():
     assert ranges["best"] == (1, 1)
     assert ranges["close1"] == (2, 3)
     assert ranges["close2"] == (2, 3)
+
+
+def test_each_replicate_is_scored_by_the_dynascore_itself():
+    # given four models with every metric, on two datasets, and bootstrap replicates of their performance
+    metrics = {"a": (10, 3, 80, 90), "b": (30, 5, 70, 80), "c": (20, 1, 90, 70), "d": (25, 2, 60, 95)}
+    accuracies = {"a": 0.8, "b": 0.7, "c": 0.72, "d": 0.65}
+    datasets = {"d1": 1.0, "d2": 3.0}
+
+    def row(model, perf):
+        thr, mem, rob, fair = metrics[model]
+        return ModelScores(model, {d: {"performance": perf[d], "throughput": thr, "memory": mem, "robustness": rob,
+                                       "fairness": fair} for d in datasets})
+
+    items = {d: {m: predictions(a, seed=10 * j + i) for i, (m, a) in enumerate(accuracies.items())} for j, d in enumerate(datasets)}
+    result = dynascore([row(m, {d: 100 * a for d in datasets}) for m, a in accuracies.items()],
+                       metric_weights={"performance": 4, "throughput": 1, "memory": 1, "robustness": 1, "fairness": 1},
+                       dataset_weights=datasets, memory_gib=16)
+    reps = bootstrap_performance(items, models=list(accuracies), datasets=list(datasets), perf_metric="accuracy", n_resamples=20)
+
+    # when
+    scores = replicate_dynascores(result, reps, replicate_models=list(accuracies))
+
+    # then every replicate's scores are those of dynascore() on that replicate's performance
+    order = [r.model for r in result.ranked]
+    for b in range(reps.shape[0]):
+        perf = {m: {d: reps[b, i, j] for j, d in enumerate(datasets)} for i, m in enumerate(accuracies)}
+        again = dynascore([row(m, perf[m]) for m in accuracies], metric_weights=dict(
+            (m, r.weight) for m, r in result.metrics.items()), dataset_weights=datasets, memory_gib=16).by_model()
+        assert scores[b].tolist() == pytest.approx([again[m].dynascore for m in order], rel=1e-9)

@@ -4,7 +4,7 @@ from tasks.models import MLModel
 from tests.tiny_models import build_tiny_classifier
 
 
-def test_an_owner_registers_a_directory_from_the_admin(client, admin_user, sentiment_task, tiny_classifier_dir):
+def test_an_owner_registers_a_directory_from_the_admin(client, admin_user, sentiment_task, sentiment_dataset, tiny_classifier_dir):
     client.force_login(admin_user)
     assert client.get("/admin/leaderboard/evaluationrun/register-model/").status_code == 200
     response = client.post("/admin/leaderboard/evaluationrun/register-model/", {

@@ -2,7 +2,7 @@
 
 from unittest import mock
 
-from leaderboard import jobs
+from leaderboard import evaluation
 from leaderboard.jobs import evaluate_model, evaluate_run
 from leaderboard.models import EvaluationRun
 
@@ -19,14 +19,14 @@ def test_a_run_already_claimed_is_skipped(submitted_model, sentiment_dataset):
 def test_results_of_a_superseded_attempt_are_discarded(submitted_model, sentiment_dataset, media_root):
     evaluate_model(submitted_model.pk)
     run = EvaluationRun.objects.get(model=submitted_model)
-    real = jobs._evaluate
+    real = evaluation._evaluate
 
     def rerun_while_working(run_, beat):
         outcome = real(run_, beat)
         evaluate_model(submitted_model.pk)  # the owner asks for a rerun while this worker is busy
         return outcome
 
-    with mock.patch.object(jobs, "_evaluate", rerun_while_working):
+    with mock.patch.object(evaluation, "_evaluate", rerun_while_working):
         summary = evaluate_run(run.pk)
     assert summary.endswith("superseded by a newer attempt, results discarded")
     run.refresh_from_db()

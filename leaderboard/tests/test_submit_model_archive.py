@@ -21,11 +21,12 @@ def test_it_unpacks_a_zip_under_media_root_and_queues_the_model(researcher, sent
     assert Path(model.path) == media_root / "models" / str(model.pk)
     assert (Path(model.path) / "config.json").is_file() and (Path(model.path) / "model.safetensors").is_file()
     assert model.checksum == directory_checksum(tiny_classifier_dir)
-    assert len(callbacks) == 1  # the evaluation is enqueued once the transaction commits
+    assert len(callbacks) == 2  # its evaluation run and the leaderboard are enqueued once the transaction commits
+    assert list(model.evaluation_runs.values_list("status", "dataset__name")) == [("queued", "sentiment-r1-dev")]
     assert not any(p.name.startswith(".") for p in (media_root / "models").iterdir())  # no staging left
 
 
-def test_it_accepts_a_tar_gz(researcher, sentiment_task, tiny_classifier_dir):
+def test_it_accepts_a_tar_gz(researcher, sentiment_task, sentiment_dataset, tiny_classifier_dir):
     model = submit_model_archive(user=researcher, task=sentiment_task, upload=tar_directory(tiny_classifier_dir), name="tarred")
     assert MLModel.objects.get(pk=model.pk).status == "queued"
     assert (Path(model.path) / "tokenizer.json").is_file()

@@ -6,7 +6,8 @@ from pathlib import Path
 import pytest
 
 from dynabench.errors import RuleError
-from leaderboard.services import read_predictions_file, submit_predictions
+from leaderboard.predictions import read_predictions_file
+from leaderboard.services import submit_predictions
 from leaderboard.tests.conftest import SENTIMENT_ITEMS, make_dataset, predictions_jsonl
 from tasks.models import MLModel
 

@@ -92,4 +92,15 @@
   document.addEventListener("input", function (event) {
     if (event.target.matches && event.target.matches("textarea[data-passage-input]")) setAnswer(event.target.closest("form"), "", 0);
   });
+
+  // Ctrl+Enter (or Cmd+Enter) submits the example form from anywhere in the workspace.
+  document.addEventListener("keydown", function (event) {
+    if (event.key !== "Enter" || !(event.ctrlKey || event.metaKey)) return;
+    const form = event.target.closest && event.target.closest("#workspace form, #sandbox form");
+    const fallback = document.querySelector("#workspace form[hx-post], #sandbox form[hx-post]");
+    const chosen = form || (document.activeElement === document.body ? fallback : null);
+    if (!chosen) return;
+    event.preventDefault();
+    chosen.requestSubmit();
+  });
 })();

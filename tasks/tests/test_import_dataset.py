@@ -68,4 +68,5 @@ def test_it_imports_dynahate_per_round_from_one_file_with_filter(hate_task):
     assert totals == {"hate": 2187, "nothate": 1938}
     round_two_tags = Counter(datasets["dynahate-r2-dev"].items.values_list("tag", flat=True))
     assert round_two_tags == {"2a": 485, "2b": 514}
-    assert len({d.checksum for d in datasets.values()}) == 1
+    assert len({d.source_checksum for d in datasets.values()}) == 1  # one file
+    assert len({d.checksum for d in datasets.values()}) == 4  # four contents

@@ -51,5 +51,5 @@ def test_it_refuses_to_change_an_existing_datasets_access(sentiment_task, tmp_pa
     path.write_text("uid,text,label\n1,Great food,positive\n")
     call_command("import_dataset", "sentiment", "tiny", str(path), "--access", "scoring")
 
-    with pytest.raises(CommandError, match="exists with access=scoring, not hidden"):
-        call_command("import_dataset", "sentiment", "tiny", str(path), "--access", "hidden")
+    with pytest.raises(CommandError, match="exists with access=scoring, not standard"):
+        call_command("import_dataset", "sentiment", "tiny", str(path), "--access", "standard")

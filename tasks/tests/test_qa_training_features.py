@@ -2,7 +2,8 @@
 
 from transformers import AutoTokenizer
 
-from tasks.training import TrainingExample, minilm_encoder, qa_features
+from tasks.kinds import qa_features
+from tasks.training import TrainingExample, minilm_encoder
 
 PASSAGE = (
     "The lighthouse at Kerrow Point was built in 1857 to warn ships away from the reef below the cliffs. "

@@ -24,13 +24,13 @@ def test_it_seeds_the_four_tasks_without_users(db):
     assert Task.objects.count() == 4 and not User.objects.exists()
 
 
-def test_it_creates_demo_users_in_their_roles_with_the_printed_passwords(db):
+def test_it_creates_demo_users_in_their_roles_with_the_printed_passwords(db, rf):
     output = _seed("--demo")
 
     logins = dict(re.findall(r"^  (\S+)\s+(\S+)\s{2,}", output, re.MULTILINE))
     assert set(logins) == {"admin", "owner", "annotator1", "annotator2", "validator1", "validator2", "researcher"}
     assert len(set(logins.values())) == 7 and all(len(p) >= 16 for p in logins.values())
-    assert all(authenticate(username=u, password=p) for u, p in logins.items())
+    assert all(authenticate(rf.post("/accounts/login/"), username=u, password=p) for u, p in logins.items())  # login lockout needs the request
     users = {u.username: u for u in User.objects.all()}
     assert users["admin"].is_superuser
     assert all(task.is_owner(users["owner"]) for task in Task.objects.all()) and users["owner"].is_staff
@@ -39,12 +39,12 @@ def test_it_creates_demo_users_in_their_roles_with_the_printed_passwords(db):
     assert has_role(users["validator2"], "validator") and has_role(users["researcher"], "researcher")
 
 
-def test_it_keeps_existing_passwords_and_duplicates_nothing_when_run_again(db):
+def test_it_keeps_existing_passwords_and_duplicates_nothing_when_run_again(db, rf):
     first = dict(re.findall(r"^  (\S+)\s+(\S+)\s{2,}", _seed("--demo"), re.MULTILINE))
 
     second = _seed("--demo")
 
     assert "demo users: 0 created, 7 existing" in second
     assert "password unchanged" in second and first["admin"] not in second
-    assert authenticate(username="admin", password=first["admin"])
+    assert authenticate(rf.post("/accounts/login/"), username="admin", password=first["admin"])
     assert User.objects.count() == 7 and Task.objects.count() == 4

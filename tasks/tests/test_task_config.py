@@ -9,7 +9,8 @@ from tasks.models import Task
 @pytest.mark.parametrize(
     "change, message",
     [
-        ({"perf_metric": "bleu"}, "config.perf_metric: 'bleu' is not one of"),
+        ({"perf_metric": "perplexity"}, "config.perf_metric: 'perplexity' is not one of"),
+        ({"perf_metric": "bleu"}, "config.perf_metric: a classification task uses one of accuracy, macro_f1"),
         ({"labels": ["only-one"]}, "config.labels: ['only-one'] is too short"),
         ({"model_inputs": ["premise", "claim"]}, "config.model_inputs: 'claim' is not a context or input field"),
         ({"label_aliases": {"e": "entails"}}, "config.label_aliases.e: 'entails' is not one of the labels"),

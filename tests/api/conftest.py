@@ -68,11 +68,13 @@ def nli_owner(db, default_tasks):
 
 @pytest.fixture
 def sentiment_datasets(sentiment_task):
-    """Round 1 of sentiment with a scoring dev set and a hidden test set, three items each."""
+    """Round 1 of sentiment with a scoring dev set whose labels the owner published (key ``scoring``)
+    and a scoring test set with hidden labels (key ``hidden``), three items each."""
     round1 = sentiment_task.rounds.get(number=1)
     datasets = {}
-    for name, access, split in (("sent-r1-dev", "scoring", "dev"), ("sent-r1-test", "hidden", "test")):
-        dataset = Dataset.objects.create(task=sentiment_task, round=round1, name=name, access=access, split=split)
+    for name, key, visibility, split in (("sent-r1-dev", "scoring", "public", "dev"), ("sent-r1-test", "hidden", "hidden", "test")):
+        dataset = Dataset.objects.create(task=sentiment_task, round=round1, name=name, access="scoring", split=split,
+                                         label_visibility=visibility)
         DatasetItem.objects.bulk_create(
             DatasetItem(
                 dataset=dataset, uid=f"{name}-{i}", input={"text": f"{name} sentence {i}"},
@@ -80,7 +82,7 @@ def sentiment_datasets(sentiment_task):
             )
             for i, label in enumerate(["positive", "negative", "neutral"])
         )
-        datasets[access] = dataset
+        datasets[key] = dataset
     return datasets
 
 

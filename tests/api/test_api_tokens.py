@@ -33,7 +33,7 @@ def test_it_refuses_a_wrong_password_with_a_message(researcher):
 
 def test_it_issues_a_token_to_a_logged_in_session(researcher):
     client = APIClient(enforce_csrf_checks=False)
-    client.login(username="rita", password="pw-rita")
+    client.force_login(researcher)
 
     response = client.post("/api/v1/auth/token", {}, format="json")
 

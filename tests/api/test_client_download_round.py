@@ -4,7 +4,7 @@ import json
 
 from rest_framework.authtoken.models import Token
 
-from dynabench.client import DynabenchClient
+from dynabench_client import DynabenchClient
 
 
 def test_it_downloads_the_rounds_scoring_items_and_leaves_hidden_ones_out(live_server, researcher, sentiment_datasets, tmp_path):

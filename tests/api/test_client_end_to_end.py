@@ -6,7 +6,7 @@ import pytest
 from django.contrib.auth.models import Group, User
 from rest_framework.authtoken.models import Token
 
-from dynabench.client import DynabenchClient, RateLimited
+from dynabench_client import DynabenchClient, RateLimited
 from tests.api.conftest import run_worker
 
 

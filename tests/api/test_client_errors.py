@@ -2,7 +2,7 @@
 
 import pytest
 
-from dynabench.client import AuthenticationError, BadRequest, DynabenchClient, NotFound, PermissionDenied
+from dynabench_client import AuthenticationError, BadRequest, DynabenchClient, NotFound, PermissionDenied
 from tasks.models import Round
 
 

@@ -14,8 +14,11 @@ import pytest
 from drf_spectacular.generators import SchemaGenerator
 from rest_framework.test import APIClient
 
-from annotation.models import Example
+from django.core.files.uploadedfile import SimpleUploadedFile
+
+from annotation.models import Example, ValidationState
 from tasks.models import DatasetItem, MLModel, Round
+from tasks.uploads import store_upload
 from tests.api.conftest import client_for, tar_gz
 
 ROLES = ("anonymous", "annotator", "validator", "researcher", "other_owner", "owner", "admin")
@@ -23,6 +26,16 @@ ROLES = ("anonymous", "annotator", "validator", "researcher", "other_owner", "ow
 
 def _close_round_one(world):
     Round.objects.filter(task=world["task"], number=1).update(status=Round.Status.CLOSED)
+
+
+def _ten_validated_examples(world):
+    """Enough verified-correct examples for every split of a close (8/1/1 at the default ratios)."""
+    for i in range(10):
+        Example.objects.create(
+            round=world["context"].round, context=world["context"], author=world["example"].author, input={"text": f"v{i}"},
+            target={"label": "negative"}, model_output={"label": "positive"}, model_wrong=True,
+            validation_state=ValidationState.VERIFIED_CORRECT,
+        )
 
 
 def _context_file(world):
@@ -60,6 +73,16 @@ def _unpublish_model(world):
     MLModel.objects.filter(pk=world["model"].pk).update(published=False)
 
 
+def _console_file(world):
+    """A multipart body: a contexts file for round 1, uploaded through the console's API."""
+    upload = io.BytesIO(b"uid,prompt\nconsole-1,The tram was late again.\n")
+    upload.name = "contexts.csv"
+    return {"file": upload, "target": "contexts", "round": 1}
+
+
+_console_file.multipart = True
+
+
 def _verdict(world):
     return {"example": world["example"].pk, "label": "correct"}
 
@@ -88,7 +111,8 @@ MATRIX = [
     ("GET", "/api/v1/tasks/{task_code}/rounds/{round_number}/contexts", None, None, OWNERS_ONLY_READ),
     ("POST", "/api/v1/tasks/{task_code}/rounds/{round_number}/contexts", _context_file, None, (401, 403, 403, 403, 403, 201, 201)),
     ("GET", "/api/v1/tasks/{task_code}/context", None, None, (401, 200, 403, 403, 200, 200, 200)),
-    ("POST", "/api/v1/tasks/{task_code}/rounds/{round_number}/close", {}, None, (401, 403, 403, 403, 403, 200, 200)),
+    ("GET", "/api/v1/tasks/{task_code}/rounds/{round_number}/close/preview", None, None, (401, 403, 403, 403, 403, 200, 200)),
+    ("POST", "/api/v1/tasks/{task_code}/rounds/{round_number}/close", {}, _ten_validated_examples, (401, 403, 403, 403, 403, 200, 200)),
     ("GET", "/api/v1/tasks/{task_code}/rounds/{round_number}/examples", None, None, OWNERS_ONLY_READ),
     ("GET", "/api/v1/tasks/{task_code}/rounds/{round_number}/examples", None, _close_round_one, ALL_200),
     ("GET", "/api/v1/examples", None, None, SIGNED_IN_200),
@@ -104,6 +128,9 @@ MATRIX = [
     ("GET", "/api/v1/models", None, None, ALL_200),
     ("POST", "/api/v1/models", _archive, None, (401, 201, 201, 201, 201, 201, 201)),
     ("POST", "/api/v1/models/predictions", _predictions, None, (401, 201, 201, 201, 201, 201, 201)),
+    # sentiment is not data-centric: every signed-in user gets wrong_submission (400), never a 5xx
+    ("POST", "/api/v1/models/selections", {"task": "sentiment", "name": "matrix-selection", "uids": ["x"]}, None,
+     (401, 400, 400, 400, 400, 400, 400)),
     ("GET", "/api/v1/models/{id}", None, None, ALL_200),
     ("GET", "/api/v1/models/{id}", None, _unpublish_model, (404, 404, 404, 404, 404, 200, 200)),
     ("DELETE", "/api/v1/models/{id}", None, None, (401, 405, 405, 405, 405, 405, 405)),
@@ -116,6 +143,20 @@ MATRIX = [
     ("GET", "/api/v1/datasets/{id}", None, None, ALL_200),
     ("DELETE", "/api/v1/datasets/{id}", None, None, ALL_405),
     ("GET", "/api/v1/datasets/{id}/items", None, None, ALL_200),
+    # the owner's console
+    ("GET", "/api/v1/tasks/{task_code}/settings", None, None, OWNERS_ONLY_READ),
+    ("PATCH", "/api/v1/tasks/{task_code}/settings", {"instructions": "Be kind.", "version": 1}, None, (401, 403, 403, 403, 403, 200, 200)),
+    ("GET", "/api/v1/tasks/{task_code}/roles", None, None, OWNERS_ONLY_READ),
+    ("POST", "/api/v1/tasks/{task_code}/roles", {"user": "rita", "role": "validator"}, None, (401, 403, 403, 403, 403, 200, 200)),
+    ("DELETE", "/api/v1/tasks/{task_code}/roles", {"user": "rita", "role": "validator"}, None, (401, 403, 403, 403, 403, 200, 200)),
+    ("POST", "/api/v1/tasks/{task_code}/bans", {"user": "rita", "reason": "spam"}, None, (401, 403, 403, 403, 403, 200, 200)),
+    ("DELETE", "/api/v1/tasks/{task_code}/bans", {"user": "rita"}, None, (401, 403, 403, 403, 403, 200, 200)),
+    ("POST", "/api/v1/tasks/{task_code}/uploads", _console_file, None, (401, 403, 403, 403, 403, 201, 201)),
+    ("GET", "/api/v1/tasks/{task_code}/uploads/{upload_id}", None, None, OWNERS_ONLY_READ),
+    ("POST", "/api/v1/tasks/{task_code}/uploads/{upload_id}/import", {"fields": {"prompt": "prompt"}, "uid": "uid"}, None,
+     (401, 403, 403, 403, 403, 200, 200)),
+    ("GET", "/api/v1/tasks/{task_code}/rounds/{round_number}/dashboard", None, None, OWNERS_ONLY_READ),
+    ("GET", "/api/v1/tasks/{task_code}/people", None, None, OWNERS_ONLY_READ),
 ]
 
 
@@ -125,7 +166,7 @@ def people(annotator, validator, researcher, nli_owner, owner, admin_user):
 
 
 @pytest.fixture
-def world(sentiment_task, sentiment_datasets, sentiment_model, annotator):
+def world(sentiment_task, sentiment_datasets, sentiment_model, annotator, admin_user):
     """Round 1 of sentiment with a model in the loop, datasets, and a fooling example by the annotator."""
     round1 = sentiment_task.current_round()
     context = round1.contexts.order_by("pk").first()
@@ -133,9 +174,13 @@ def world(sentiment_task, sentiment_datasets, sentiment_model, annotator):
         round=round1, context=context, author=annotator, model=sentiment_model, input={"text": "Sure, wait an hour."},
         target={"label": "negative"}, model_output={"label": "positive", "probs": {}}, model_wrong=True,
     )
+    upload = store_upload(
+        task=sentiment_task, acting_user=admin_user, target="contexts", options={"round": 1},
+        file=SimpleUploadedFile("contexts.csv", b"uid,prompt\nconsole-0,The ferry left early.\n"),
+    )
     return {
         "task": sentiment_task, "task_code": "sentiment", "round_number": 1, "datasets": sentiment_datasets,
-        "model": sentiment_model, "context": context, "example": example,
+        "model": sentiment_model, "context": context, "example": example, "upload_id": upload.pk,
     }
 
 
@@ -144,7 +189,7 @@ def _url(path, world):
     for prefix, pk in ids.items():
         if path.startswith(prefix):
             path = path.replace("{id}", str(pk))
-    return path.format(task_code=world["task_code"], round_number=world["round_number"])
+    return path.format(task_code=world["task_code"], round_number=world["round_number"], upload_id=world["upload_id"])
 
 
 CASES = [

@@ -1,4 +1,4 @@
-"""Datasets are listed for everyone and their items downloaded according to access."""
+"""Datasets are listed for everyone and their items downloaded according to their label visibility."""
 
 from rest_framework.test import APIClient
 
@@ -8,14 +8,14 @@ def test_it_lists_a_rounds_datasets_with_item_counts(sentiment_datasets):
 
     assert response.status_code == 200
     rows = response.json()["results"]
-    assert [(d["name"], d["access"], d["item_count"], d["labels_hidden"]) for d in rows] == [
-        ("sent-r1-dev", "scoring", 3, False),
-        ("sent-r1-test", "hidden", 3, True),
+    assert [(d["name"], d["access"], d["item_count"], d["label_visibility"], d["labels_hidden"]) for d in rows] == [
+        ("sent-r1-dev", "scoring", 3, "public", False),
+        ("sent-r1-test", "scoring", 3, "hidden", True),
     ]
 
 
-def test_it_filters_datasets_by_access(sentiment_datasets):
-    response = APIClient().get("/api/v1/datasets", {"access": "hidden"})
+def test_it_filters_datasets_by_label_visibility(sentiment_datasets):
+    response = APIClient().get("/api/v1/datasets", {"labels": "hidden"})
 
     assert [d["name"] for d in response.json()["results"]] == ["sent-r1-test"]
 

@@ -2,6 +2,10 @@
 
 from django import template
 
+from annotation.models import ValidationState
+from validation.selectors import review_display as _review_display
+from validation.services import DEFAULT_SPLIT_RATIOS
+
 register = template.Library()
 
 
@@ -40,3 +44,35 @@ def model_answer(output):
     if not isinstance(output, dict):
         return ""
     return output.get("label") or output.get("answer") or ""
+
+
+@register.filter
+def state_label(state: str) -> str:
+    """A validation state's name for people: ``verified_correct`` → "Verified correct"."""
+    return dict(ValidationState.choices).get(state, state)
+
+
+_METADATA_LABELS = {
+    "example_explanation": "Why the annotator says the example is correct",
+    "model_explanation": "Why the annotator says the model is wrong",
+    "flag_reason": "Why the annotator flagged it",
+}
+
+
+@register.filter
+def explanation_label(key: str) -> str:
+    """The heading of an example's metadata entry for validators (``model_explanation`` → words)."""
+    return _METADATA_LABELS.get(key, key.replace("_", " ").capitalize())
+
+
+@register.filter
+def split_ratios(ratios) -> str:
+    """``{"train": 0.8, "dev": 0.1, "test": 0.1}`` as "train 80% · dev 10% · test 10%" (the default when empty)."""
+    ratios = ratios if isinstance(ratios, dict) and ratios else DEFAULT_SPLIT_RATIOS
+    return " · ".join(f"{name} {100 * float(ratios.get(name, 0)):g}%" for name in ("train", "dev", "test"))
+
+
+@register.filter
+def review_display(example):
+    """``selectors.review_display(example)``: the example in a validator's words (headings, marked spans)."""
+    return _review_display(example)

@@ -19,8 +19,8 @@ def _request(user):
 
 
 def test_the_close_action_builds_datasets_and_the_export_action_streams(sentiment_task, annotator, admin_user):
-    example = make_example(sentiment_task, annotator)
-    record_validation(example=example, validator=admin_user, label="correct", mode="owner")
+    for _ in range(10):  # 8/1/1 at the default ratios: no empty split
+        record_validation(example=make_example(sentiment_task, annotator), validator=admin_user, label="correct", mode="owner")
     rounds = Round.objects.filter(pk=sentiment_task.current_round().pk)
     modeladmin = ModelAdmin(Round, site)
 

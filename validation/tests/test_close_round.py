@@ -32,25 +32,27 @@ def test_it_closes_the_round_and_builds_three_datasets(verified_round, owner):
     assert example.split == "dev" and item.input == example.input and item.target == {"label": "positive"}
 
 
-def test_the_same_input_gives_the_same_split_and_reclosing_never_duplicates(verified_round, owner):
+def test_closing_again_changes_nothing_and_never_duplicates(verified_round, owner):
     first = {d.name: sorted(d.items.values_list("uid", flat=True)) for d in close_round(round=verified_round, acting_user=owner, seed=3)}
+    versions = list(Dataset.objects.order_by("pk").values_list("pk", "version", "checksum"))
 
-    again = {d.name: sorted(d.items.values_list("uid", flat=True)) for d in close_round(round=verified_round, acting_user=owner, seed=3)}
+    again = {d.name: sorted(d.items.values_list("uid", flat=True)) for d in close_round(round=verified_round, acting_user=owner, seed=4)}
 
-    assert first == again
+    assert first == again  # a closed round is not rebuilt, whatever the seed
+    assert list(Dataset.objects.order_by("pk").values_list("pk", "version", "checksum")) == versions
     assert Dataset.objects.filter(round=verified_round).count() == 3
     assert DatasetItem.objects.count() == 17
-    other_seed = {d.name: sorted(d.items.values_list("uid", flat=True)) for d in close_round(round=verified_round, acting_user=owner, seed=4)}
-    assert other_seed != first
 
 
 def test_an_owner_correction_becomes_the_dataset_target(sentiment_task, annotator, owner):
     example = make_example(sentiment_task, annotator, label="positive")
     record_validation(example=example, validator=owner, label="correct", mode="owner", metadata={"corrected_label": "neutral"})
+    for _ in range(2):
+        record_validation(example=make_example(sentiment_task, annotator), validator=owner, label="correct", mode="owner")
 
-    datasets = close_round(round=sentiment_task.current_round(), acting_user=owner, ratios={"train": 1, "dev": 0, "test": 0})
+    close_round(round=sentiment_task.current_round(), acting_user=owner, ratios={"train": 0.34, "dev": 0.33, "test": 0.33})
 
-    assert datasets[0].items.get().target == {"label": "neutral"}
+    assert DatasetItem.objects.get(uid=f"e{example.pk}").target == {"label": "neutral"}
 
 
 def test_only_owners_may_close_and_ratios_must_sum_to_one(verified_round, validator, owner):

@@ -20,8 +20,12 @@ class Command(BaseCommand):
         parser.add_argument("task", help="Task code, e.g. nli, qa, sentiment, hate-speech.")
         parser.add_argument("name", help="Dataset name (a slug, unique within the task), e.g. anli-r1-dev.")
         add_file_arguments(parser)
-        parser.add_argument("--round", type=int, help="Round the dataset belongs to.")
-        parser.add_argument("--access", choices=Dataset.Access.values, help="scoring (default), standard or hidden.")
+        parser.add_argument("--round", type=int, help="Round the dataset belongs to (created closed if missing).")
+        parser.add_argument("--access", choices=Dataset.Access.values, help="scoring (default: counts toward the Dynascore) or standard.")
+        parser.add_argument(
+            "--labels", dest="label_visibility", choices=Dataset.LabelVisibility.values,
+            help="public or hidden (default: hidden for a test split or a scoring dataset, else public).",
+        )
         parser.add_argument("--split", choices=[s for s in Dataset.Split.values if s], help="dev, test or train.")
         parser.add_argument("--weight", type=float, help="Weight in the Dynascore (default 1).")
         parser.add_argument(
@@ -35,7 +39,7 @@ class Command(BaseCommand):
             result = import_dataset(
                 task=task, name=options["name"], spec=file_spec(options, meta_fields=options["meta"]),
                 round_number=options["round"], access=options["access"], split=options["split"],
-                weight=options["weight"], progress=progress(options),
+                weight=options["weight"], progress=progress(options), label_visibility=options["label_visibility"],
             )
         except RuleError as exc:
             raise CommandError(f"{options['file']}: {exc.message}") from None

@@ -1,14 +1,16 @@
-"""``manage.py seed [--demo]``: the four default tasks (and, with ``--demo``, demo users). Idempotent."""
+"""``manage.py seed [--demo]``: the four default tasks with their seed scoring datasets (and, with
+``--demo``, demo users). Idempotent."""
 
 from django.core.management.base import BaseCommand
 
 from dynabench.roles import ensure_role_groups
-from tasks.seed import seed_default_tasks, seed_demo_users
+from tasks.seed import seed_default_tasks, seed_demo_users, seed_scoring_datasets
 
 
 class Command(BaseCommand):
     help = (
-        "Create or update the default tasks nli, qa, sentiment and hate-speech (round 1 open, starter contexts). "
+        "Create or update the default tasks nli, qa, sentiment and hate-speech (round 1 open, starter contexts) "
+        "and their seed scoring datasets (<code>-seed-dev, public; <code>-seed-test, hidden). "
         "With --demo, also create demo users with random passwords, printed once."
     )
 
@@ -18,7 +20,11 @@ class Command(BaseCommand):
     def handle(self, *args, **options):
         ensure_role_groups()
         tasks = seed_default_tasks()
-        summary = f"seeded {len(tasks)} tasks: {', '.join(t.code for t in tasks)}"
+        datasets = [dataset for task in tasks for dataset in seed_scoring_datasets(task)]
+        summary = (
+            f"seeded {len(tasks)} tasks: {', '.join(t.code for t in tasks)}; "
+            f"{len(datasets)} seed scoring datasets ({sum(d.items.count() for d in datasets)} items)"
+        )
         if not options["demo"]:
             return summary
         users = seed_demo_users()

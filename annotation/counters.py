@@ -1,0 +1,170 @@
+"""Running counts of each round's examples (``RoundTally``, ``AuthorTally``), changed in the
+same transaction as the example or validation that changes them.
+
+An example counts by what it is now: ``contribution`` maps its ``model_wrong``,
+``retracted`` and ``validation_state`` to the counters it adds to; every write applies the
+difference between the example's contribution before and after (``count_change``). Who
+calls it:
+
+- an example created or deleted: the ``post_save``/``post_delete`` receivers below (so the
+  annotation services, the admin and fixtures are all counted);
+- retracting: ``annotation.services.retract_example``;
+- a validation recorded, its state settled: ``validation.services.settle_example``;
+- bulk writes that bypass model signals (the vote importer's ``bulk_create``, the scale
+  benchmark's ``COPY``): ``recount_rounds`` afterwards, in the same transaction;
+- drift from anything else: ``manage.py reconcile_counters`` calls ``recount_rounds``.
+
+Lock order, so two writers never deadlock: the example row, then the round's tally, then
+the author's tally. The round tally is a single hot row per round: writers hold its lock only
+from the counter update to their commit (the model's forward runs before the transaction).
+"""
+
+from collections import Counter
+
+from django.db import IntegrityError, transaction
+from django.db.models import Count, F, Q
+from django.db.models.signals import post_delete, post_save
+from django.dispatch import receiver
+
+from annotation.models import AuthorTally, Example, RoundTally, ValidationState
+
+_STATE_COLUMN = {
+    ValidationState.PENDING: "pending",
+    ValidationState.VERIFIED_CORRECT: "verified_correct",
+    ValidationState.VERIFIED_INCORRECT: "verified_incorrect",
+    ValidationState.FLAGGED: "flagged",
+}
+ROUND_COLUMNS = ("collected", "fooled", "verified_fooled", "retracted", *_STATE_COLUMN.values(), "validations")
+AUTHOR_COLUMNS = ("collected", "fooled", "verified_fooled", "settled")
+
+
+def contribution(*, model_wrong: bool, retracted: bool, validation_state: str) -> Counter:
+    """Return the counters one example adds to: ``{"retracted": 1}`` when retracted, else
+    ``collected`` 1, its state's column 1, ``settled`` 1 unless pending (an author's tally),
+    ``fooled`` 1 if it fooled the model and ``verified_fooled`` 1 if it also was validated
+    correct (``annotation.models.VALIDATED``)."""
+    if retracted:
+        return Counter(retracted=1)
+    found = Counter(collected=1)
+    found[_STATE_COLUMN[validation_state]] = 1
+    if validation_state != ValidationState.PENDING:
+        found["settled"] = 1
+    if model_wrong:
+        found["fooled"] = 1
+        if validation_state == ValidationState.VERIFIED_CORRECT:
+            found["verified_fooled"] = 1
+    return found
+
+
+def contribution_of(example) -> Counter:
+    """``contribution`` of an ``Example`` instance as it is in memory."""
+    return contribution(
+        model_wrong=example.model_wrong, retracted=example.retracted, validation_state=example.validation_state
+    )
+
+
+def count_change(*, round_id: int, author_id: int, before: Counter | None, after: Counter | None, validations: int = 0) -> None:
+    """Add ``after - before`` (each a ``contribution`` or None) and ``validations`` new
+    validations to the round's and the author's tallies. Call inside the transaction of the
+    write, after the example's row is written or locked. A tally row is created on its
+    first increase; a decrease on a missing row is left to ``recount_rounds``."""
+    delta = Counter(after or {})
+    delta.subtract(before or {})
+    if validations:
+        delta["validations"] += validations
+    delta = {name: n for name, n in delta.items() if n}
+    if not delta:
+        return
+    _add(RoundTally, {"round_id": round_id}, {k: v for k, v in delta.items() if k in ROUND_COLUMNS})
+    _add(AuthorTally, {"round_id": round_id, "author_id": author_id}, {k: v for k, v in delta.items() if k in AUTHOR_COLUMNS})
+
+
+def _add(model, keys: dict, delta: dict) -> None:
+    if not delta:
+        return
+    increments = {name: F(name) + n for name, n in delta.items()}
+    if model.objects.filter(**keys).update(**increments):
+        return
+    if any(n < 0 for n in delta.values()):
+        return  # the row went away with its round, or drifted: recount_rounds repairs it
+    try:
+        with transaction.atomic():
+            model.objects.create(**keys, **delta)
+    except IntegrityError:  # created meanwhile by another writer
+        model.objects.filter(**keys).update(**increments)
+
+
+@receiver(post_save, sender=Example, dispatch_uid="annotation.counters.example_saved")
+def _example_saved(sender, instance, created, raw=False, **kwargs):
+    if created and not raw:
+        count_change(round_id=instance.round_id, author_id=instance.author_id, before=None, after=contribution_of(instance))
+
+
+@receiver(post_delete, sender=Example, dispatch_uid="annotation.counters.example_deleted")
+def _example_deleted(sender, instance, **kwargs):
+    count_change(round_id=instance.round_id, author_id=instance.author_id, before=contribution_of(instance), after=None)
+
+
+# --- recounting ---------------------------------------------------------------------------
+
+
+def _aggregates(columns) -> dict:
+    """``{"n_<column>": Count(...)}`` for the tally ``columns`` (aliased: ``retracted`` and
+    ``flagged`` are also ``Example`` fields)."""
+    alive = Q(retracted=False)
+    found = {
+        "collected": Count("id", filter=alive),
+        "fooled": Count("id", filter=alive & Q(model_wrong=True)),
+        "verified_fooled": Count(
+            "id", filter=alive & Q(model_wrong=True, validation_state=ValidationState.VERIFIED_CORRECT)
+        ),
+        "retracted": Count("id", filter=Q(retracted=True)),
+        "settled": Count("id", filter=alive & ~Q(validation_state=ValidationState.PENDING)),
+        "validations": Count("validations"),
+    }
+    for state, column in _STATE_COLUMN.items():
+        found[column] = Count("id", filter=alive & Q(validation_state=state))
+    return {f"n_{name}": found[name] for name in columns}
+
+
+def _unalias(row: dict) -> dict:
+    return {name.removeprefix("n_"): n for name, n in row.items()}
+
+
+def recount_rounds(round_ids, *, fix: bool = True) -> int:
+    """Recount the tallies of the rounds ``round_ids`` from their examples and validations;
+    return how many tally rows were wrong (missing, different or left over) and, with
+    ``fix``, repair them. Each round is recounted in its own transaction with its tally row
+    locked first, so a write that commits meanwhile is either counted here or applied after.
+    ``validations`` counts the round's validation rows (the ``validation`` app's table,
+    reached through ``Example.validations``)."""
+    wrong = 0
+    for round_id in round_ids:
+        with transaction.atomic():
+            if fix:
+                RoundTally.objects.get_or_create(round_id=round_id)
+                RoundTally.objects.select_for_update().filter(round_id=round_id).values_list("pk").first()
+            examples = Example.objects.filter(round_id=round_id)
+            expected = _unalias(examples.aggregate(**_aggregates([c for c in ROUND_COLUMNS if c != "validations"])))
+            expected |= _unalias(examples.aggregate(**_aggregates(["validations"])))
+            stored = RoundTally.objects.filter(round_id=round_id).values(*ROUND_COLUMNS).first() or dict.fromkeys(ROUND_COLUMNS, 0)
+            if stored != expected:
+                wrong += 1
+                if fix:
+                    RoundTally.objects.filter(round_id=round_id).update(**expected)
+            per_author = {
+                row.pop("author_id"): _unalias(row)
+                for row in examples.order_by().values("author_id").annotate(**_aggregates(AUTHOR_COLUMNS))
+            }
+            stored_authors = {
+                row.pop("author_id"): row for row in AuthorTally.objects.filter(round_id=round_id).values("author_id", *AUTHOR_COLUMNS)
+            }
+            stale = [a for a in stored_authors if a not in per_author]
+            changed = {a: row for a, row in per_author.items() if stored_authors.get(a) != row}
+            wrong += len(stale) + len(changed)
+            if fix and (stale or changed):
+                AuthorTally.objects.filter(round_id=round_id, author_id__in=[*stale, *changed]).delete()
+                AuthorTally.objects.bulk_create(
+                    [AuthorTally(round_id=round_id, author_id=a, **row) for a, row in changed.items()], batch_size=2000
+                )
+    return wrong

@@ -1,0 +1,325 @@
+"""A Python client for the Dynabench REST API (``/api/v1/``), for researchers' scripts.
+
+Needs only ``requests``; it does not import Django. Install it with ``pip install ./dynabench_client``
+(from the repository root, where it is also importable as is)::
+
+    from dynabench_client import DynabenchClient
+
+    client = DynabenchClient(api_key="...", base_url="http://127.0.0.1:8000")
+    rows = client.download_round("sentiment", 1)
+    example = client.create_example("sentiment", text="The soup was cold but the staff were lovely.", label="positive")
+    print(example["model_wrong"], example["model_output"])
+    model_id = client.submit_model(model_path="my-model/", task="sentiment", description="MiniLM fine-tuned on R1")
+    print(client.wait_for_results(model_id))
+
+Every error answer of the server raises a ``DynabenchError`` (``BadRequest`` for 400,
+``AuthenticationError`` 401, ``PermissionDenied`` 403, ``NotFound`` 404,
+``RateLimited`` 429) carrying the server's ``code`` and ``detail``.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import tarfile
+import time
+from pathlib import Path
+from typing import Any, Iterator
+
+import requests
+
+__all__ = [
+    "DynabenchClient", "DynabenchError", "BadRequest", "AuthenticationError", "PermissionDenied", "NotFound",
+    "RateLimited", "ServerError",
+]
+
+#: Short names of the task performance metrics, used in ``round<N>_<short>`` result keys.
+METRIC_SHORT_NAMES = {"accuracy": "acc", "macro_f1": "macro_f1", "squad_f1": "f1"}
+
+
+class DynabenchError(Exception):
+    """An error answer from the server: HTTP ``status``, a stable ``code``, the server's ``detail``.
+
+    ``field`` names the input field at fault when there is one; ``errors`` maps every
+    field at fault to its messages.
+    """
+
+    def __init__(self, status: int, code: str, detail: str, *, field: str | None = None, errors: dict | None = None):
+        super().__init__(f"{status} {code}: {detail}")
+        self.status, self.code, self.detail, self.field, self.errors = status, code, detail, field, errors or {}
+
+
+class BadRequest(DynabenchError):
+    """400 (and 413/415): the input was refused; ``detail`` says what to fix."""
+
+
+class AuthenticationError(DynabenchError):
+    """401: missing, wrong or revoked API token."""
+
+
+class PermissionDenied(DynabenchError):
+    """403: the token's user may not do this."""
+
+
+class NotFound(DynabenchError):
+    """404: no such task, round, model or dataset (or not visible to this user)."""
+
+
+class RateLimited(DynabenchError):
+    """429: a rate limit or daily cap was reached; ``retry_after`` is in seconds when the server said."""
+
+    def __init__(self, *args, retry_after: float | None = None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.retry_after = retry_after
+
+
+class ServerError(DynabenchError):
+    """5xx: the server failed; the request may be retried later."""
+
+
+_ERRORS = {400: BadRequest, 401: AuthenticationError, 403: PermissionDenied, 404: NotFound, 413: BadRequest, 415: BadRequest, 429: RateLimited}
+
+
+class DynabenchClient:
+    """Talks to one Dynabench server with one API token.
+
+    ``api_key``: the token from ``POST /api/v1/auth/token`` (or the ``DYNABENCH_API_KEY``
+    environment variable); ``base_url``: the server's root, e.g. ``http://127.0.0.1:8000``
+    (or ``DYNABENCH_URL``). ``timeout``: seconds per HTTP request.
+    """
+
+    def __init__(self, api_key: str | None = None, base_url: str | None = None, *, timeout: float = 120.0):
+        self.api_key = api_key or os.environ.get("DYNABENCH_API_KEY")
+        self.base_url = (base_url or os.environ.get("DYNABENCH_URL") or "http://127.0.0.1:8000").rstrip("/")
+        self.timeout = timeout
+        self.session = requests.Session()
+        if self.api_key:
+            self.session.headers["Authorization"] = f"Token {self.api_key}"
+        self.session.headers["Accept"] = "application/json"
+
+    @classmethod
+    def login(cls, username: str, password: str, base_url: str | None = None, **kwargs) -> "DynabenchClient":
+        """Return a client with the API token of ``username`` (created on first use)."""
+        anonymous = cls(api_key=None, base_url=base_url, **kwargs)
+        token = anonymous._request("POST", "/auth/token", json={"username": username, "password": password})["token"]
+        return cls(api_key=token, base_url=base_url, **kwargs)
+
+    # -- HTTP ---------------------------------------------------------------------------
+
+    def _request(self, method: str, path: str, **kwargs) -> Any:
+        url = path if path.startswith("http") else f"{self.base_url}/api/v1{path}"
+        response = self.session.request(method, url, timeout=self.timeout, **kwargs)
+        if response.status_code >= 400:
+            raise self._error(response)
+        if response.status_code == 204 or not response.content:
+            return None
+        return response.json()
+
+    @staticmethod
+    def _error(response: requests.Response) -> DynabenchError:
+        try:
+            body = response.json()
+        except ValueError:
+            body = {}
+        if not isinstance(body, dict):
+            body = {}
+        code = str(body.get("code") or f"http_{response.status_code}")
+        detail = str(body.get("detail") or response.reason or "error")
+        kwargs = {"field": body.get("field"), "errors": body.get("errors")}
+        if response.status_code >= 500:
+            return ServerError(response.status_code, code, detail, **kwargs)
+        error_class = _ERRORS.get(response.status_code, DynabenchError)
+        if error_class is RateLimited:
+            retry_after = response.headers.get("Retry-After")
+            return RateLimited(response.status_code, code, detail, retry_after=float(retry_after) if retry_after else None, **kwargs)
+        return error_class(response.status_code, code, detail, **kwargs)
+
+    def _pages(self, path: str, params: dict | None = None, page_size: int = 500) -> Iterator[dict]:
+        """Yield every result of a paginated list, following ``next`` links."""
+        body = self._request("GET", path, params={**(params or {}), "page_size": page_size})
+        while True:
+            yield from body["results"]
+            if not body.get("next"):
+                return
+            body = self._request("GET", body["next"])
+
+    # -- account ------------------------------------------------------------------------
+
+    def me(self) -> dict:
+        """Return my account: roles, owned tasks, example counts and vMER."""
+        return self._request("GET", "/me")
+
+    def revoke_token(self) -> None:
+        """Revoke this client's API token (it stops working at once)."""
+        self._request("DELETE", "/auth/token")
+
+    # -- tasks, rounds, data --------------------------------------------------------------
+
+    def tasks(self) -> list[dict]:
+        """Return the tasks I can see, with their configs and rounds."""
+        return list(self._pages("/tasks"))
+
+    def task(self, task: str) -> dict:
+        return self._request("GET", f"/tasks/{task}")
+
+    def round(self, task: str, round: int) -> dict:
+        """Return round ``round`` of ``task``: status, models in the loop, counts and vMER."""
+        return self._request("GET", f"/tasks/{task}/rounds/{int(round)}")
+
+    def datasets(self, task: str | None = None, round: int | None = None, access: str | None = None) -> list[dict]:
+        params = {k: v for k, v in {"task": task, "round": round, "access": access}.items() if v is not None}
+        return list(self._pages("/datasets", params))
+
+    def dataset_items(self, dataset_id: int) -> list[dict]:
+        """Return a dataset's items (``uid``, ``input``, ``target``, ``tag``); ``target`` is None when hidden."""
+        return list(self._pages(f"/datasets/{int(dataset_id)}/items"))
+
+    def download_round(self, task: str, round: int, path: str | os.PathLike | None = None) -> list[dict]:
+        """Return round ``round`` of ``task`` as a list of rows, or write them to ``path`` as JSONL.
+
+        The rows are the items of the round's non-hidden datasets, then the round's
+        verified examples when I may download them (owners: always; everyone: once the
+        round is closed). Each row: ``{"source", "uid", "input", "target", "tag"}`` where
+        ``source`` is the dataset's name or ``"examples"``. Hidden datasets are left out:
+        their labels never leave the server.
+        """
+        info = self.round(task, round)
+        rows = []
+        for dataset in self.datasets(task=task, round=round):
+            if dataset["labels_hidden"]:
+                continue
+            for item in self._pages(f"/datasets/{dataset['id']}/items"):
+                rows.append({"source": dataset["name"], "uid": item["uid"], "input": item["input"], "target": item["target"], "tag": item["tag"]})
+        if info.get("examples_downloadable"):
+            for example in self._pages(f"/tasks/{task}/rounds/{int(round)}/examples"):
+                rows.append({"source": "examples", "uid": str(example["id"]), "input": example["input"], "target": example["target"], "tag": example.get("tag", "")})
+        if path is not None:
+            with open(path, "w", encoding="utf-8") as fh:
+                for row in rows:
+                    fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+        return rows
+
+    # -- examples -------------------------------------------------------------------------
+
+    def get_context(self, task: str, tag: str | None = None) -> dict:
+        """Return a context of the task's current round, chosen by the task's strategy."""
+        return self._request("GET", f"/tasks/{task}/context", params={"tag": tag} if tag else None)
+
+    def create_example(
+        self, task: str, *, label: str | None = None, answer: dict | None = None, context: int | None = None,
+        metadata: dict | None = None, tag: str | None = None, **fields: str,
+    ) -> dict:
+        """Write an example against the model in the loop and return it with the model's answer.
+
+        ``fields`` are the task's input fields (``text=...``; ``hypothesis=...``;
+        ``question=...``); ``label`` for classification, ``answer={"text", "answer_start"}``
+        for QA. ``context`` is a context id; when left out, one is fetched by the task's
+        strategy. The result has ``model_wrong`` (decided by the server) and
+        ``model_output`` (label and probabilities, or answer span and score).
+        """
+        if context is None:
+            context = self.get_context(task)["id"]
+        body: dict[str, Any] = {"task": task, "context": context, "input": fields}
+        body["target"] = {"label": label} if label is not None else {"answers": [answer]} if answer is not None else {}
+        if metadata:
+            body["metadata"] = metadata
+        if tag:
+            body["tag"] = tag
+        return self._request("POST", "/examples", json=body)
+
+    def my_examples(self, task: str | None = None) -> list[dict]:
+        return list(self._pages("/examples", {"task": task} if task else None))
+
+    # -- models and results ------------------------------------------------------------------
+
+    def submit_model(self, model_path: str | os.PathLike, task: str, description: str = "", name: str | None = None) -> int:
+        """Pack a local Hugging Face directory (safetensors) as .tar.gz, upload it, return the model id.
+
+        The server checks the archive (size, paths, safetensors only, labels) before loading
+        anything and queues its evaluation on every scoring dataset.
+        """
+        directory = Path(model_path)
+        if not directory.is_dir():
+            raise FileNotFoundError(f"{directory} is not a directory")
+        buffer = io.BytesIO()
+        with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
+            for file in sorted(p for p in directory.rglob("*") if p.is_file()):
+                archive.add(file, arcname=str(file.relative_to(directory)), recursive=False)
+        buffer.seek(0)
+        data = {"task": task, "name": name or directory.name, "description": description}
+        files = {"archive": (f"{directory.name}.tar.gz", buffer, "application/gzip")}
+        return self._request("POST", "/models", data=data, files=files)["id"]
+
+    def submit_predictions(self, predictions_path: str | os.PathLike, task: str, name: str, description: str = "") -> int:
+        """Upload a predictions file (JSONL: one ``{"uid", "label"}`` or ``{"uid", "answer"}`` per line); return the model id."""
+        with open(predictions_path, "rb") as fh:
+            files = {"predictions": (Path(predictions_path).name, fh, "application/jsonl")}
+            return self._request("POST", "/models/predictions", data={"task": task, "name": name, "description": description}, files=files)["id"]
+
+    def get_model(self, model_id: int) -> dict:
+        """Return the model record with its status and the evaluation status per dataset."""
+        return self._request("GET", f"/models/{int(model_id)}")
+
+    def get_results(self, model_id: int) -> dict:
+        """Return ``{"status", "dynascore", "datasets": {name: {...}}, "round1_acc": .., ...}`` for a model.
+
+        ``datasets`` maps each dataset to its status and scores; ``round<N>_<metric>``
+        (``acc``, ``macro_f1`` or ``f1`` after the task's performance metric) is the
+        performance on round N's datasets; ``dynascore`` is None until the model has
+        complete scores.
+        """
+        model = self.get_model(model_id)
+        short = METRIC_SHORT_NAMES.get(model.get("perf_metric"), model.get("perf_metric") or "perf")
+        results = {
+            "id": model["id"], "name": model["name"], "task": model["task"], "status": model["status"], "published": model["published"],
+            "dynascore": model.get("dynascore"), "failure_reason": model.get("failure_reason", ""),
+            "datasets": {run["dataset"]: run for run in model.get("evaluations", [])},
+        }
+        for row in model.get("rounds", []):
+            results[f"round{row['round']}_{short}"] = row["performance"]
+        return results
+
+    def wait_for_results(self, model_id: int, timeout: float = 600, poll: float = 2.0, ranking_grace: float = 60.0) -> dict:
+        """Poll ``get_results`` until the model is evaluated or failed; raise ``TimeoutError`` after ``timeout`` s.
+
+        A published model is ranked by a leaderboard job that runs just after its last
+        evaluation: once evaluated, this waits up to ``ranking_grace`` more seconds for its
+        ``dynascore`` (which stays None if the model cannot be ranked, e.g. missing scores).
+        """
+        deadline = time.monotonic() + timeout
+        while True:
+            results = self.get_results(model_id)
+            if results["status"] == "failed":
+                return results
+            if results["status"] == "evaluated":
+                ranked_by = min(deadline, time.monotonic() + ranking_grace)
+                while results["published"] and results["dynascore"] is None and time.monotonic() < ranked_by:
+                    time.sleep(poll)
+                    results = self.get_results(model_id)
+                return results
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"model {model_id} is still {results['status']} after {timeout} s")
+            time.sleep(poll)
+
+    def publish_model(self, model_id: int, published: bool = True) -> dict:
+        return self._request("POST", f"/models/{int(model_id)}/publish", json={"published": published})
+
+    def anonymise_model(self, model_id: int, anonymous: bool = True) -> dict:
+        return self._request("POST", f"/models/{int(model_id)}/anonymise", json={"anonymous": anonymous})
+
+    # -- leaderboard -----------------------------------------------------------------------
+
+    def leaderboard(self, task: str, weights: dict[str, float] | None = None, dataset_weights: dict[str, float] | None = None) -> dict:
+        """Return the task's leaderboard ranked by Dynascore under the given weights.
+
+        ``weights``: metric → weight 0..5 (``performance``, ``throughput``, ``memory``,
+        ``robustness``, ``fairness``); ``dataset_weights``: dataset name → weight. Missing
+        ones keep the task's defaults.
+        """
+        params = {}
+        if weights:
+            params["weights"] = ",".join(f"{k}:{v}" for k, v in weights.items())
+        if dataset_weights:
+            params["dataset_weights"] = ",".join(f"{k}:{v}" for k, v in dataset_weights.items())
+        return self._request("GET", f"/tasks/{task}/leaderboard", params=params)

@@ -1,0 +1,53 @@
+// Keyboard help on every page: "?" opens the list of shortcuts (the <dialog id="keys-help">
+// of templates/base.html, rows added by each page's {% block keys %}); Esc closes it (the
+// dialog's own behaviour). Esc in a text field leaves it, so single-key shortcuts work again.
+// After an htmx swap, focus goes where the person expects: the first element of the new
+// content marked data-focus-after-swap, else the first field of a workspace marked
+// data-focus-first-field; a screen reader then reads the new content from there.
+(function () {
+  "use strict";
+
+  function typingIn(el) {
+    if (!el) return false;
+    if (el.isContentEditable) return true;
+    if (el.tagName === "TEXTAREA" || el.tagName === "SELECT") return true;
+    return el.tagName === "INPUT" && !["radio", "checkbox", "button", "submit", "reset"].includes(el.type);
+  }
+  window.dynabenchTyping = typingIn;
+
+  function toggleHelp() {
+    const dialog = document.getElementById("keys-help");
+    if (!dialog) return;
+    if (dialog.open) dialog.close(); else dialog.showModal();
+  }
+
+  document.addEventListener("keydown", function (evt) {
+    if (evt.ctrlKey || evt.metaKey || evt.altKey) return;
+    if (evt.key === "Escape" && typingIn(document.activeElement)) {
+      const form = document.activeElement.form;
+      document.activeElement.blur();
+      if (form) { form.setAttribute("tabindex", "-1"); form.focus(); }
+      return;
+    }
+    if (evt.key === "?" && !typingIn(document.activeElement)) {
+      evt.preventDefault();
+      toggleHelp();
+    }
+  });
+  document.addEventListener("click", function (evt) {
+    if (evt.target.closest && evt.target.closest("[data-keys-open]")) toggleHelp();
+  });
+
+  document.addEventListener("htmx:afterSwap", function (evt) {
+    // outerHTML swaps replace the target: find its successor by id.
+    const id = evt.detail.target && evt.detail.target.id;
+    const scope = (id && document.getElementById(id)) || document;
+    const marked = scope.querySelector("[data-focus-after-swap]");
+    if (marked) { marked.focus(); return; }
+    const workspace = scope.matches && scope.matches("[data-focus-first-field]") ? scope : scope.querySelector("[data-focus-first-field]");
+    if (workspace) {
+      const field = workspace.querySelector("textarea, input[type=text], [data-passage]");
+      if (field) field.focus();
+    }
+  });
+})();

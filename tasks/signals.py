@@ -1,0 +1,14 @@
+"""Signals that lower layers send so that the layers above can react without being imported.
+
+``leaderboard_inputs_changed(sender, task, models=None, datasets=None)``: one side of a task's
+leaderboard changed: a round closed, a dataset was imported or its content replaced, a model was
+uploaded, published or retrained. ``models``/``datasets`` narrow what changed (lists of
+``MLModel``/``Dataset`` rows or ids; ``None`` means all of the task's). Send it inside the
+transaction that made the change; the leaderboard app's receiver
+(``leaderboard.scheduling.schedule_evaluations``) queues exactly the missing evaluation runs
+once that transaction commits.
+"""
+
+from django.dispatch import Signal
+
+leaderboard_inputs_changed = Signal()

@@ -1,0 +1,86 @@
+"""Headless Chromium for the browser tests: fixtures (``browser``, ``page``, ``phone_page``) and helpers.
+
+Fixtures are imported by the root ``conftest.py`` so every app's ``test_browser_*.py`` can use
+them. Debian's ``/usr/bin/chromium`` drives the pages through Playwright against pytest-django's
+``live_server``; tests using them are marked ``browser`` and skipped without Chromium.
+"""
+
+import os
+from pathlib import Path
+
+import pytest
+
+CHROMIUM = Path("/usr/bin/chromium")
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+DESKTOP = {"width": 1280, "height": 800}
+PHONE = {"width": 390, "height": 844}
+
+browser_only = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed at /usr/bin/chromium"),
+]
+"""``pytestmark`` of a browser test module."""
+
+# Playwright's sync API runs an event loop in the test's thread; the ORM calls of a test are
+# still plain synchronous calls between browser steps.
+os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """One headless Chromium per test module (module scope: Playwright's sync API allows one
+    instance at a time, and other modules may start their own)."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        yield chromium
+        chromium.close()
+
+
+def _page(browser, live_server, viewport):
+    context = browser.new_context(base_url=live_server.url, viewport=viewport)
+    page = context.new_page()
+    page.set_default_timeout(15000)
+    page.on("dialog", lambda dialog: dialog.accept())
+    return context, page
+
+
+@pytest.fixture
+def page(browser, live_server):
+    """A fresh 1280×800 page on the live server (its own cookies)."""
+    context, page = _page(browser, live_server, DESKTOP)
+    yield page
+    context.close()
+
+
+@pytest.fixture
+def phone_page(browser, live_server):
+    """A fresh 390×844 page (a phone) on the live server."""
+    context, page = _page(browser, live_server, PHONE)
+    yield page
+    context.close()
+
+
+def log_in(page, client, user, live_server) -> None:
+    """Give ``page`` a logged-in session of ``user`` (through Django's test client)."""
+    client.force_login(user)
+    page.context.add_cookies([{"name": "sessionid", "value": client.cookies["sessionid"].value, "url": live_server.url}])
+
+
+def horizontal_overflow(page) -> int:
+    """Pixels by which the page body is wider than the window (0: no sideways scrolling)."""
+    return page.evaluate("() => document.documentElement.scrollWidth - document.documentElement.clientWidth")
+
+
+def serious_axe_violations(page) -> list[str]:
+    """axe-core's serious and critical violations on the current page, one line each (empty: none)."""
+    from axe_playwright_python.sync_playwright import Axe
+
+    results = Axe().run(page)
+    found = []
+    for violation in results.response["violations"]:
+        if violation.get("impact") in {"serious", "critical"}:
+            targets = [", ".join(node["target"]) if isinstance(node["target"], list) else str(node["target"]) for node in violation["nodes"][:5]]
+            found.append(f"{violation['impact']}: {violation['id']} ({violation['help']}) at {'; '.join(targets)}")
+    return found

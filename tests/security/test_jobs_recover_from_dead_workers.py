@@ -1,0 +1,111 @@
+"""Finding 7: jobs recover from a dead worker. Real RQ worker processes are killed with SIGKILL in the
+middle of an evaluation shard and of a training; within the reaper's period the shard is re-queued
+alone (no partial rows or files) and the training fails with a reason, its staging folder removed;
+a new worker then finishes the evaluation.
+
+On the old code nothing ran ``requeue_stale_runs``: the model stayed ``training`` forever with its
+``.training-<pid>`` folder, and the run stayed ``running``.
+"""
+
+import pytest
+
+from tasks.training import WEIGHTS_FILE, file_sha256
+from tests.tiny_models import build_tiny_classifier
+from tests.worker_stack import WorkerStack, migrated_template
+
+pytestmark = pytest.mark.slow
+
+ITEMS, SHARD, STALE_S, PERIOD_S = 600, 200, 40, 2
+#: A BERT big enough that one shard of SHARD items takes seconds, so that a worker can be killed mid-shard.
+SMALL_BERT = dict(hidden_size=256, num_hidden_layers=4, num_attention_heads=4, intermediate_size=1024)
+
+SETUP = """
+import json, uuid
+from django.contrib.auth.models import User
+from leaderboard.services import register_model_directory
+from tasks import training
+from tasks.models import Dataset, DatasetItem, MLModel, Round, Task
+from tasks.seed import seed_default_tasks
+from validation.jobs import enqueue_retraining
+
+seed_default_tasks()
+task = Task.objects.get(code="sentiment")
+labels = ["positive", "negative", "neutral"]
+dataset = Dataset.objects.create(task=task, round=Round.objects.get_or_create(task=task, number=1)[0], name="sentiment-r1-dev")
+DatasetItem.objects.bulk_create([
+    DatasetItem(dataset=dataset, uid=f"u{i}", input={"text": f"Sentence {i}: the staff were friendly but the room {i % 7} was cold."},
+                target={"label": labels[i % 3]})
+    for i in range(ITEMS)
+])
+admin = User.objects.create_superuser("root", "root@example.org", "pw")
+model = register_model_directory(actor=admin, task=task, path=MODEL_DIR, name="tiny-bert", published=True)
+job_id = f"retrain-sentiment-{uuid.uuid4().hex}"
+trained = MLModel.objects.create(
+    task=task, owner=admin, name="retrained", kind="hf_directory", status="training",
+    path=str(training.model_directory(task, "retrained")), training_info={"job_id": job_id},
+)
+enqueue_retraining(task.pk, model_id=trained.pk, job_id=job_id, epochs=2000)  # far longer than the test
+print(json.dumps({"model": model.pk, "trained": trained.pk, "directory": trained.path}))
+"""
+
+
+def test_a_killed_worker_leaves_no_partial_rows_and_everything_ends(tmp_path_factory, tiny_classifier_dir):
+    root = tmp_path_factory.mktemp("dead-worker")
+    small = build_tiny_classifier(root / "small-bert", ["positive", "negative", "neutral"], **SMALL_BERT)
+    template = migrated_template(tmp_path_factory.mktemp("template"))
+    stack = WorkerStack(
+        root, template, EVALUATION_SHARD_ITEMS=str(SHARD), EVALUATION_STALE_AFTER_S=str(STALE_S),
+        TRAINING_STALE_AFTER_S=str(STALE_S), REAPER_PERIOD_S=str(PERIOD_S),
+        DYNABENCH_TRAINING_BASE_ENCODER=str(tiny_classifier_dir),
+        DYNABENCH_TRAINING_BASE_ENCODER_SHA256=file_sha256(tiny_classifier_dir / WEIGHTS_FILE),
+    )
+    try:
+        stack.worker("reaper", cache=root / "cache-reaper", queues=("default",))  # survives, runs the reaper
+        created = stack.json(f"ITEMS = {ITEMS}\nMODEL_DIR = {str(small)!r}\n" + SETUP)
+        stack.worker("evaluator", cache=root / "cache-evaluator", queues=("evaluation",))
+        stack.worker("trainer", cache=root / "cache-trainer", queues=("training",))
+
+        # Both workers mid-job: a training past its start, a shard running.
+        stack.wait_for(lambda: stack.query(
+            "SELECT 1 FROM tasks_mlmodel WHERE id = ? AND status = 'training' AND progress > 0", (created["trained"],)
+        ), timeout=300, every=0.2, what="the training to progress")
+        stack.wait_for(lambda: stack.query(
+            "SELECT 1 FROM leaderboard_evaluationshard WHERE status = 'running' AND attempt = 1"
+        ), timeout=300, every=0.2, what="a shard to run")
+        # The training saves into <name>.training-<pid> at its end; a kill while saving leaves one behind.
+        staging = [root / "models" / "sentiment" / "retrained.training-424242", root / "models" / "qa" / "old.training-77"]
+        for folder in staging:
+            folder.mkdir(parents=True)
+            (folder / "model.safetensors").write_bytes(b"half-written")
+        stack.kill("evaluator")
+        stack.kill("trainer")
+
+        # Nothing half-written: the killed shard stored no file, the run no score.
+        killed = stack.query("SELECT id, result_file FROM leaderboard_evaluationshard WHERE status = 'running'")[0]
+        assert killed[1] == ""
+        assert stack.query("SELECT performance, predictions_file FROM leaderboard_evaluationrun") == [(None, "")]
+
+        # Within the stale limit plus a few reaper periods: the shard re-queued alone, the training failed.
+        limit = STALE_S + 10 * PERIOD_S + 30
+        stack.wait_for(lambda: stack.query(
+            "SELECT 1 FROM leaderboard_evaluationshard WHERE id = ? AND status = 'queued' AND attempt = 1", (killed[0],)
+        ), timeout=limit, what="the killed shard to be re-queued")
+        reason = stack.wait_for(lambda: stack.query(
+            "SELECT failure_reason FROM tasks_mlmodel WHERE id = ? AND status = 'failed'", (created["trained"],)
+        ), timeout=limit, what="the dead training to fail")[0][0]
+        assert "stopped responding" in reason or "ended in the worker" in reason
+        stack.wait_for(lambda: not any(p.exists() for p in staging), timeout=limit, what="the staging folder to go")
+        error = stack.query("SELECT error FROM leaderboard_evaluationshard WHERE id = ?", (killed[0],))[0][0]
+        assert "Try 1 failed" in error and "Retried" in error
+        assert stack.query("SELECT status FROM leaderboard_evaluationrun") == [("running",)]
+
+        # A new worker takes the shard again; the run is merged and the model evaluated.
+        stack.worker("evaluator-2", cache=root / "cache-evaluator-2", queues=("evaluation",))
+        stack.wait_for(lambda: stack.query(
+            "SELECT 1 FROM tasks_mlmodel WHERE id = ? AND status IN ('evaluated', 'failed')", (created["model"],)
+        ), timeout=300, what="the evaluation to finish")
+        assert stack.query("SELECT status, n_examples FROM leaderboard_evaluationrun") == [("done", ITEMS)]
+        assert stack.query("SELECT status FROM tasks_mlmodel WHERE id = ?", (created["model"],)) == [("evaluated",)]
+        assert stack.query("SELECT attempt, status FROM leaderboard_evaluationshard WHERE id = ?", (killed[0],)) == [(2, "done")]
+    finally:
+        stack.stop()

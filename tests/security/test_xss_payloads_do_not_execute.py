@@ -1,0 +1,99 @@
+"""Finding 1 in a real browser: the reflected XSS payloads do not run, and our pages work under the CSP.
+
+Headless Chromium (Debian's, through Playwright) opens the two URLs that used to reflect
+``<img src=x onerror=alert(1)>`` and a set of pages with scripts (htmx, sliders, the
+annotation workspace, the review keys, the API docs); no dialog may open and the console
+may show no Content-Security-Policy violation.
+"""
+
+import os
+from pathlib import Path
+from urllib.parse import quote
+
+import pytest
+
+from validation.tests.conftest import make_example
+
+CHROMIUM = Path("/usr/bin/chromium")
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed at /usr/bin/chromium"),
+]
+os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+PAYLOAD = "<img src=x onerror=alert(1)>"
+
+
+@pytest.fixture
+def page(live_server):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(
+            executable_path=str(CHROMIUM), args=["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+        )
+        context = browser.new_context(base_url=live_server.url)
+        page = context.new_page()
+        page.set_default_timeout(15000)
+        page.dialogs, page.violations = [], []
+        page.on("dialog", lambda dialog: (page.dialogs.append(dialog.message), dialog.dismiss()))
+        page.on("console", lambda msg: page.violations.append(f"{page.url}: {msg.text[:90]}") if "Content Security Policy" in msg.text else None)
+        yield page
+        browser.close()
+
+
+def _log_in(page, client, user, live_server):
+    client.force_login(user)
+    page.context.add_cookies([{"name": "sessionid", "value": client.cookies["sessionid"].value, "url": live_server.url}])
+
+
+def test_the_reflected_payloads_do_not_execute(page, sentiment_task):
+    for url in (f"/tasks/?{quote(PAYLOAD)}=%00", f"/tasks/sentiment/leaderboard/table/?w_performance={quote(PAYLOAD)}"):
+        response = page.goto(url)
+        page.wait_for_load_state("load")
+        assert response.status == 400
+        assert page.locator("img").count() == 0  # shown as text, not parsed as a tag
+        assert PAYLOAD in page.inner_text("body")
+
+    assert page.dialogs == []
+
+
+def test_pages_with_scripts_work_without_csp_violations(page, client, live_server, sentiment_task, sentiment_model, annotator, validator):
+    page.goto("/tasks/")
+    page.goto("/accounts/login/")
+    page.goto("/tasks/sentiment/leaderboard/")
+    slider = page.locator("#weights input[type=range]").first
+    slider.fill("3.5")
+    assert page.locator(f"#o_{slider.get_attribute('id')}").inner_text() == "3.5"  # static/js/leaderboard.js
+
+    _log_in(page, client, annotator, live_server)
+    page.goto("/tasks/sentiment/write/")
+    page.fill("textarea[name=text]", "The room was small but spotless and quiet.")
+    page.check("input[name=label][value=negative]")
+    page.click("button[type=submit]")
+    page.locator(".bars [role=meter] rect").first.wait_for(state="attached")  # htmx swapped the result in
+    width = page.locator(".bars [role=meter] rect").first.bounding_box()["width"]
+    assert width >= 0
+
+    make_example(sentiment_task, annotator)
+    _log_in(page, client, validator, live_server)
+    page.goto("/tasks/sentiment/validate/")
+    page.locator("#review-form").wait_for()
+    page.keyboard.press("c")  # static/js/review.js
+    assert page.locator('input[name="label"][value="correct"]').is_checked()
+
+    page.goto("/api/docs/")
+    page.wait_for_selector(".opblock", timeout=20000)
+
+    assert page.violations == []
+    assert page.dialogs == []
+
+
+def test_admin_and_job_dashboard_work_without_csp_violations(page, client, live_server, sentiment_task, admin_user):
+    _log_in(page, client, admin_user, live_server)
+    for url in ("/admin/", "/admin/tasks/task/", f"/admin/tasks/task/{sentiment_task.pk}/change/", "/admin/tasks/round/add/", "/django-rq/"):
+        response = page.goto(url)
+        page.wait_for_load_state("load")
+        assert response.status == 200, url
+
+    assert page.violations == []

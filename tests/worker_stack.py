@@ -1,0 +1,138 @@
+"""Real RQ worker processes on a database of their own, for the tests and benchmarks that need them.
+
+``WorkerStack(root, template)`` is a scratch platform under ``root``: a SQLite file copied from a
+migrated ``template`` (``migrated_template``), its own ``var/`` (so its own embedded Redis: no
+worker of another checkout ever takes its jobs), a shared ``MEDIA_ROOT`` (the storage every
+worker reads artefacts and files through) and ``MODELS_DIR``. ``python(code)`` runs Django code
+in that environment in a child process (set-up, enqueueing); ``worker(name, cache=...)`` starts
+``manage.py rqworker --with-scheduler`` with its own artefact cache and torch thread count;
+``query(sql)`` reads its database directly, for polling.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+MANAGE = str(ROOT / "manage.py")
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        return [int(p) for p in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except OSError:
+        return []
+
+
+def migrated_template(directory: Path) -> Path:
+    """Migrate a fresh SQLite database file in ``directory`` (once) and return its path."""
+    path = Path(directory) / "template.sqlite3"
+    if not path.exists():
+        env = {**os.environ, "DATABASE_URL": f"sqlite:///{path}", "DYNABENCH_VAR_DIR": str(Path(directory) / "var")}
+        try:
+            subprocess.run([sys.executable, MANAGE, "migrate", "-v0"], cwd=ROOT, env=env, check=True, timeout=600)
+        finally:
+            from dynabench import embedded_redis
+
+            embedded_redis.stop(Path(directory) / "var" / "redis.sock")  # started by Django's set-up
+    return path
+
+
+class WorkerStack:
+    """A scratch platform for worker processes (see the module docstring)."""
+
+    def __init__(self, root: Path, template: Path, **settings_env: str):
+        self.root = Path(root)
+        self.root.mkdir(parents=True, exist_ok=True)
+        self.db = self.root / "stack.sqlite3"
+        shutil.copy(template, self.db)
+        self.env = {
+            key: value for key, value in os.environ.items()
+            if key not in ("REDIS_URL", "DATABASE_URL", "PYTEST_XDIST_WORKER", "DJANGO_SETTINGS_MODULE")
+        }
+        self.env.update({
+            "DJANGO_SETTINGS_MODULE": "dynabench.settings",
+            "DATABASE_URL": f"sqlite:///{self.db}", "DYNABENCH_VAR_DIR": str(self.root / "var"),
+            "MEDIA_ROOT": str(self.root / "media"), "DYNABENCH_MODELS_DIR": str(self.root / "models"),
+            "LOG_LEVEL": "WARNING", **settings_env,
+        })
+        self.workers: dict[str, subprocess.Popen] = {}
+
+    def python(self, code: str, timeout: float = 300) -> str:
+        """Run ``code`` with Django set up in the stack's environment; return its stdout (raises on failure)."""
+        done = subprocess.run([sys.executable, MANAGE, "shell", "-c", code], cwd=ROOT, env=self.env,
+                              capture_output=True, text=True, timeout=timeout)
+        if done.returncode != 0:
+            raise RuntimeError(f"stack code failed:\n{done.stderr[-4000:]}")
+        return done.stdout
+
+    def worker(self, name: str, *, cache: Path, threads: int = 1, queues=("default", "evaluation", "training"), **env) -> subprocess.Popen:
+        """Start a worker process with its own artefact cache, pinned to ``threads`` torch threads."""
+        log = open(self.root / f"{name}.log", "w")
+        child_env = {
+            **self.env, "DYNABENCH_ARTEFACT_CACHE": str(cache), "OMP_NUM_THREADS": str(threads),
+            "MKL_NUM_THREADS": str(threads), "TOKENIZERS_PARALLELISM": "false", **env,
+        }
+        process = subprocess.Popen(
+            [sys.executable, MANAGE, "rqworker", "--with-scheduler", "--name", f"{name}-{os.getpid()}", *queues],
+            cwd=ROOT, env=child_env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+        )
+        self.workers[name] = process
+        return process
+
+    def kill(self, name: str) -> None:
+        """SIGKILL a worker and the work horse it forked, as a lost machine would stop them."""
+        process = self.workers[name]
+        for pid in [*_children(process.pid), process.pid]:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        process.wait(timeout=30)
+
+    def log(self, name: str, lines: int = 40) -> str:
+        path = self.root / f"{name}.log"
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:]) if path.exists() else ""
+
+    def query(self, sql: str, params=()) -> list[tuple]:
+        """Rows of a read-only SQL query on the stack's database (polling without starting Django)."""
+        import sqlite3
+
+        with sqlite3.connect(self.db, timeout=30) as conn:
+            return conn.execute(sql, params).fetchall()
+
+    def wait_for(self, condition, *, timeout: float, every: float = 0.5, what: str = "the condition"):
+        """Poll ``condition()`` until it returns something truthy (returned) or raise after ``timeout`` s."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            value = condition()
+            if value:
+                return value
+            time.sleep(every)
+        raise AssertionError(f"timed out after {timeout}s waiting for {what}; logs:\n" + "\n".join(
+            f"--- {name}\n{self.log(name)}" for name in self.workers))
+
+    def stop(self) -> None:
+        """Kill every worker still running (and its work horse) and stop the embedded Redis."""
+        for process in self.workers.values():
+            if process.poll() is None:
+                for pid in [*_children(process.pid), process.pid]:
+                    try:
+                        os.kill(pid, signal.SIGKILL)
+                    except ProcessLookupError:
+                        pass
+                process.wait(timeout=30)
+        from dynabench import embedded_redis
+
+        embedded_redis.stop(self.root / "var" / "redis.sock")
+
+    def json(self, code: str):
+        """Run ``code`` (which must print one JSON document last) and return it parsed."""
+        return json.loads(self.python(code).strip().splitlines()[-1])

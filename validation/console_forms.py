@@ -1,0 +1,157 @@
+"""Forms of the owner's console: they parse what the owner typed; the rules live in the services
+(``tasks.services``, ``tasks.access``, ``tasks.uploads``, ``validation.services``)."""
+
+from django import forms
+
+from dynabench.errors import FieldErrors
+from tasks.models import Dataset, MLModel, Round, Upload
+from tasks.uploads import UID_FROM_CONTENT, UID_FROM_LINE, upload_fields
+
+
+class FieldErrorsMixin:
+    """Show a service's ``FieldErrors`` next to the fields they name (the rest at the top)."""
+
+    def add_field_errors(self, refused: FieldErrors) -> None:
+        for field, messages in refused.errors.items():
+            for message in messages:
+                self.add_error(field if field in self.fields else None, message)
+
+
+class TaskSettingsForm(FieldErrorsMixin, forms.Form):
+    """Name, instructions (Markdown), labels (one per line), validations needed, daily cap,
+    content warning, and the version the form was loaded from."""
+
+    name = forms.CharField(max_length=200, required=False)
+    instructions = forms.CharField(widget=forms.Textarea(attrs={"rows": 8}), required=False, help_text="Markdown.")
+    labels = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 4}), required=False, help_text="One label per line (classification tasks)."
+    )
+    validations_needed = forms.IntegerField(help_text="Agreeing validations that settle an example (1-20).")
+    daily_example_cap = forms.IntegerField(help_text="Examples one person may write per day; 0 for no cap.")
+    content_warning = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 2}), required=False,
+        help_text="Shown before a person's first example, e.g. for offensive content. Empty: none.",
+    )
+    version = forms.IntegerField(widget=forms.HiddenInput)
+
+    def __init__(self, *args, has_labels: bool = True, **kwargs):
+        super().__init__(*args, **kwargs)
+        if not has_labels:
+            del self.fields["labels"]
+
+    @staticmethod
+    def initial_from(settings: dict) -> dict:
+        return {**settings, "labels": "\n".join(settings["labels"])}
+
+    def changes(self) -> dict:
+        data = dict(self.cleaned_data)
+        data.pop("version")
+        if "labels" in data:
+            data["labels"] = [line.strip() for line in data["labels"].splitlines() if line.strip()]
+        return data
+
+
+class OpenRoundForm(forms.Form):
+    """The models in the loop of the next round and the rule that picks one per example."""
+
+    target_models = forms.ModelMultipleChoiceField(
+        queryset=MLModel.objects.none(), widget=forms.CheckboxSelectMultiple, required=False,
+        help_text="One or several of this task's model directories.",
+    )
+    loop_rule = forms.ChoiceField(choices=Round.LoopRule.choices, initial=Round.LoopRule.ROUND_ROBIN, widget=forms.RadioSelect)
+
+    def __init__(self, *args, task, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["target_models"].queryset = MLModel.objects.filter(task=task, kind=MLModel.Kind.HF_DIRECTORY).order_by("-created_at")
+        self.fields["target_models"].label_from_instance = lambda m: f"{m.name} (#{m.pk}, {m.get_status_display().lower()})"
+
+
+class CloseRoundForm(forms.Form):
+    """Confirm closing a round, with the split ratios and seed."""
+
+    train = forms.FloatField(min_value=0, max_value=1)
+    dev = forms.FloatField(min_value=0, max_value=1)
+    test = forms.FloatField(min_value=0, max_value=1)
+    seed = forms.IntegerField()
+
+    def ratios(self) -> dict:
+        return {s: self.cleaned_data[s] for s in ("train", "dev", "test")}
+
+
+class UploadForm(FieldErrorsMixin, forms.Form):
+    """A contexts or dataset file, and where it goes."""
+
+    target = forms.ChoiceField(choices=Upload.Target.choices, initial=Upload.Target.CONTEXTS)
+    round = forms.TypedChoiceField(coerce=int, required=False, empty_value=None, help_text="Contexts: the round they are for.")
+    name = forms.CharField(max_length=128, required=False, help_text="Dataset: a slug, e.g. sentiment-r2-extra.")
+    split = forms.ChoiceField(choices=Dataset.Split.choices, required=False)
+    access = forms.ChoiceField(choices=Dataset.Access.choices, initial=Dataset.Access.SCORING, required=False)
+    label_visibility = forms.ChoiceField(
+        choices=[("", "Default (hidden for test or scoring sets)"), *Dataset.LabelVisibility.choices], required=False,
+        help_text="Hidden labels never leave the server.",
+    )
+    file = forms.FileField(required=False, help_text="CSV with a header row, or JSON Lines.")
+
+    def __init__(self, *args, task, **kwargs):
+        super().__init__(*args, **kwargs)
+        rounds = list(task.rounds.order_by("-number").values_list("number", flat=True))
+        self.fields["round"].choices = [("", "—")] + [(n, f"Round {n}") for n in rounds]
+        if rounds and not self.is_bound:
+            self.initial.setdefault("round", rounds[0])
+
+    def options(self) -> dict:
+        data = self.cleaned_data
+        return {k: data.get(k) for k in ("round", "name", "split", "access", "label_visibility")}
+
+
+class MappingForm(FieldErrorsMixin, forms.Form):
+    """For each task field, the column of the file that holds it; the uid and tag columns."""
+
+    def __init__(self, *args, upload: Upload, **kwargs):
+        super().__init__(*args, **kwargs)
+        columns = [(c, c) for c in upload.columns]
+        for name, label, required in upload_fields(upload):
+            self.fields[f"field_{name}"] = forms.ChoiceField(
+                label=f"{label} ({name})" if label != name else name, required=False,
+                choices=[("", "— required —" if required else "— not imported —"), *columns],
+                initial=upload.mapping.get("fields", {}).get(name, ""),
+            )
+        self.fields["uid"] = forms.ChoiceField(
+            label="Row id", required=False,
+            choices=[(UID_FROM_CONTENT, "A hash of the content (repeats are skipped)"), (UID_FROM_LINE, "The line number"), *columns],
+            initial=upload.mapping.get("uid", UID_FROM_CONTENT),
+        )
+        self.fields["tag"] = forms.ChoiceField(
+            label="Tag", required=False, choices=[("", "— none —"), *columns], initial=upload.mapping.get("tag", "")
+        )
+        self.field_names = [name for name, _, _ in upload_fields(upload)]
+
+    def add_field_errors(self, refused: FieldErrors) -> None:
+        for field, messages in refused.errors.items():
+            target = f"field_{field}" if f"field_{field}" in self.fields else field
+            for message in messages:
+                self.add_error(target if target in self.fields else None, message)
+
+    def mapping(self) -> dict:
+        data = self.cleaned_data
+        return {
+            "fields": {name: data[f"field_{name}"] for name in self.field_names if data.get(f"field_{name}")},
+            "uid": data.get("uid") or UID_FROM_CONTENT,
+            "tag": data.get("tag") or "",
+        }
+
+
+class PeopleSearchForm(forms.Form):
+    q = forms.CharField(max_length=150, required=False, label="Search users")
+
+
+class RoleForm(forms.Form):
+    """Grant or revoke one role (``annotator``, ``validator``, ``owner``) of one user."""
+
+    user = forms.IntegerField(min_value=1)
+    role = forms.CharField(max_length=16)
+
+
+class BanForm(forms.Form):
+    user = forms.IntegerField(min_value=1)
+    reason = forms.CharField(max_length=500, required=False)

@@ -1,0 +1,352 @@
+"""The task owner's console: HTMX pages under ``/tasks/<code>/console/`` to run a campaign from
+the browser (settings, rounds, uploads, people, the round dashboard).
+
+Every page is for the task's owners (and admins) only: anyone else gets 403, checked on the
+server for every URL. Views parse and render; the rules are in the services and selectors
+they call (``tasks.services``, ``tasks.access``, ``tasks.uploads``, ``validation.services``,
+``validation.selectors``), the same functions the REST API and the admin use.
+"""
+
+from functools import wraps
+
+from django.contrib import messages
+from django.contrib.auth import get_user_model
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+
+from annotation.models import Example
+from annotation.selectors import counts_by_round
+from dynabench.errors import FieldErrors, RuleError
+from tasks import access, uploads
+from tasks import services as task_services
+from tasks.models import Round, Task, Upload
+from validation import plots, selectors, services
+from validation.calculations import split_sizes
+from validation.console_forms import (
+    BanForm,
+    CloseRoundForm,
+    MappingForm,
+    OpenRoundForm,
+    PeopleSearchForm,
+    RoleForm,
+    TaskSettingsForm,
+    UploadForm,
+)
+
+DEFAULT_RATIOS = {"train": 0.8, "dev": 0.1, "test": 0.1}
+
+
+def owner_console(view):
+    """Log-in required; the task named by ``code`` must be owned by the user (or they are an
+    admin), else 403. The view gets the ``Task`` instead of its code."""
+
+    @wraps(view)
+    @login_required
+    def wrapper(request, code, *args, **kwargs):
+        task = get_object_or_404(Task, code=code)
+        if not task.is_owner(request.user):
+            return render(
+                request, "validation/forbidden.html",
+                {"task": task, "message": f"Only owners of task '{task.code}' can open its console."}, status=403,
+            )
+        return view(request, task, *args, **kwargs)
+
+    return wrapper
+
+
+def _page(request, task, template, section, status=200, **data):
+    return render(request, f"console/{template}", {"task": task, "section": section, **data}, status=status)
+
+
+@login_required
+def console_home(request):
+    """The tasks whose console the user may open: the ones they own (every task for admins)."""
+    tasks = Task.objects.all() if request.user.is_superuser else request.user.owned_tasks.all()
+    tasks = list(tasks.order_by("code"))
+    current = {t.pk: t.current_round() for t in tasks}
+    counts = counts_by_round([r for r in current.values() if r is not None])
+    rows = [(t, current[t.pk], counts.get(current[t.pk].pk) if current[t.pk] else None) for t in tasks]
+    return render(request, "console/home.html", {"rows": rows})
+
+
+# --- settings ---------------------------------------------------------------------------------
+
+
+@owner_console
+def settings_page(request, task):
+    """GET: the task's settings form. POST: save through ``tasks.services.update_task_settings``;
+    field errors (400) and a stale form (409) keep what the owner typed."""
+    has_labels = task.spec.has_labels
+    if request.method != "POST":
+        form = TaskSettingsForm(initial=TaskSettingsForm.initial_from(task_services.task_settings(task)), has_labels=has_labels)
+        return _page(request, task, "settings.html", "settings", form=form)
+    form = TaskSettingsForm(request.POST, has_labels=has_labels)
+    status = 400
+    if form.is_valid():
+        try:
+            task_services.update_task_settings(task=task, acting_user=request.user, version=form.cleaned_data["version"], **form.changes())
+        except FieldErrors as refused:
+            form.add_field_errors(refused)
+        except RuleError as refused:
+            form.add_error(None, refused.message)
+            status = refused.status_code
+        else:
+            messages.success(request, "Settings saved.")
+            return redirect("validation:console_settings", code=task.code)
+    return _page(request, task, "settings.html", "settings", form=form, status=status)
+
+
+@owner_console
+@require_POST
+def settings_preview(request, task):
+    """The instructions as annotators will see them (Markdown, cleaned), for the live preview."""
+    return render(request, "console/_preview.html", {"text": request.POST.get("instructions", "")})
+
+
+# --- rounds -----------------------------------------------------------------------------------
+
+
+@owner_console
+def rounds_page(request, task):
+    """Every round with its counts, vMER, models in the loop and rule; open the next round."""
+    rounds = list(task.rounds.order_by("-number").prefetch_related("target_models"))
+    counts = counts_by_round(rounds)
+    form = OpenRoundForm(task=task)
+    return _page(request, task, "rounds.html", "rounds", rounds=[(r, counts[r.pk]) for r in rounds], form=form,
+                 has_open=any(r.status == Round.Status.OPEN for r in rounds))
+
+
+@owner_console
+@require_POST
+def open_round(request, task):
+    """Open the next round with the chosen models in the loop (``tasks.services.open_round``)."""
+    form = OpenRoundForm(request.POST, task=task)
+    if form.is_valid():
+        try:
+            new_round = task_services.open_round(
+                task=task, acting_user=request.user, target_model_ids=[m.pk for m in form.cleaned_data["target_models"]],
+                loop_rule=form.cleaned_data["loop_rule"],
+            )
+        except RuleError as refused:
+            form.add_error("target_models" if refused.field == "target_models" else None, refused.message)
+        else:
+            messages.success(request, f"Round {new_round.number} is open with {new_round.target_models.count()} model(s) in the loop.")
+            return redirect("validation:console_rounds", code=task.code)
+    rounds = list(task.rounds.order_by("-number").prefetch_related("target_models"))
+    counts = counts_by_round(rounds)
+    return _page(request, task, "rounds.html", "rounds", status=400, rounds=[(r, counts[r.pk]) for r in rounds], form=form,
+                 has_open=any(r.status == Round.Status.OPEN for r in rounds))
+
+
+@owner_console
+def close_round(request, task, number):
+    """GET: what closing the round will do (validated examples, split sizes, datasets written).
+    POST: close it (``validation.services.close_round``)."""
+    round = get_object_or_404(Round, task=task, number=number)
+    ratios = task.config.get("split_ratios", DEFAULT_RATIOS)
+    initial = {**ratios, "seed": task.config.get("split_seed", 0)}
+    form = CloseRoundForm(request.POST or None, initial=initial)
+    status = 200
+    if request.method == "POST":
+        status = 400
+        if form.is_valid():
+            try:
+                datasets = services.close_round(round=round, acting_user=request.user, ratios=form.ratios(), seed=form.cleaned_data["seed"])
+            except RuleError as refused:
+                form.add_error(None, refused.message)
+                status = refused.status_code
+            else:
+                summary = ", ".join(f"{d.name} ({d.items.count()})" for d in datasets)
+                messages.success(request, f"Round {round.number} is closed. Datasets: {summary}.")
+                return redirect("validation:console_rounds", code=task.code)
+    validated = selectors.validated_queryset(round=round).count()
+    sizes = split_sizes(validated, form.ratios() if form.is_bound and form.is_valid() else ratios)
+    return _page(request, task, "close_round.html", "rounds", status=status, round=round, form=form, validated=validated,
+                 sizes=sizes, names={s: services.dataset_name(round, s) for s in sizes})
+
+
+# --- uploads ----------------------------------------------------------------------------------
+
+
+@owner_console
+def uploads_page(request, task):
+    """GET: the upload form and the task's recent uploads. POST: keep the file
+    (``tasks.uploads.store_upload``) and go on to its column mapping."""
+    form = UploadForm(request.POST or None, request.FILES or None, task=task)
+    status = 200
+    if request.method == "POST":
+        status = 400
+        if form.is_valid():
+            try:
+                upload = uploads.store_upload(
+                    task=task, acting_user=request.user, file=form.cleaned_data.get("file"),
+                    target=form.cleaned_data["target"], options=form.options(),
+                )
+            except FieldErrors as refused:
+                form.add_field_errors(refused)
+                status = 413 if refused.code == "upload_too_large" else 400
+            else:
+                return redirect("validation:console_upload", code=task.code, upload_id=upload.pk)
+    recent = task.uploads.select_related("uploaded_by")[:20]
+    return _page(request, task, "uploads.html", "uploads", status=status, form=form, recent=recent)
+
+
+def _upload_data(upload):
+    return {"upload": upload, "progress": round(uploads.upload_progress(upload) * 100), "more_errors": max(0, upload.error_count - len(upload.errors))}
+
+
+@owner_console
+def upload_detail(request, task, upload_id):
+    """GET: the mapping step (a column for each task field, with a preview of the first rows), or
+    the import's progress and outcome. POST: import with the mapping (``start_import``)."""
+    upload = get_object_or_404(Upload, pk=upload_id, task=task)
+    waiting = upload.status in (Upload.Status.MAPPING, Upload.Status.FAILED)
+    form = MappingForm(request.POST or None, upload=upload) if waiting else None
+    status = 200
+    if request.method == "POST" and form is not None:
+        status = 400
+        if form.is_valid():
+            try:
+                upload = uploads.start_import(upload=upload, acting_user=request.user, mapping=form.mapping())
+            except FieldErrors as refused:
+                form.add_field_errors(refused)
+            except RuleError as refused:
+                form.add_error(None, refused.message)
+                status = refused.status_code
+            else:
+                return redirect("validation:console_upload", code=task.code, upload_id=upload.pk)
+    preview_mapping = form.mapping() if form is not None and form.is_bound and form.is_valid() else None
+    return _page(
+        request, task, "upload.html", "uploads", status=status, form=form,
+        preview=uploads.preview_rows(upload, preview_mapping) if waiting else [],
+        fields=[name for name, _, _ in uploads.upload_fields(upload)], **_upload_data(upload),
+    )
+
+
+@owner_console
+def upload_preview(request, task, upload_id):
+    """The first rows of the file through the mapping being chosen (the selects ask on change)."""
+    upload = get_object_or_404(Upload, pk=upload_id, task=task)
+    form = MappingForm(request.GET, upload=upload)
+    mapping = form.mapping() if form.is_valid() else None
+    return render(request, "console/_mapping_preview.html", {
+        "preview": uploads.preview_rows(upload, mapping), "fields": [name for name, _, _ in uploads.upload_fields(upload)],
+    })
+
+
+@owner_console
+def upload_status(request, task, upload_id):
+    """The progress bar and outcome of an upload (polled by the page while it runs)."""
+    upload = get_object_or_404(Upload, pk=upload_id, task=task)
+    return render(request, "console/_upload_status.html", {"task": task, **_upload_data(upload)})
+
+
+# --- people -----------------------------------------------------------------------------------
+
+
+def _people_data(task, query):
+    people = selectors.task_people(task, query=query)
+    ids = [p.pk for p in people]
+    stats = selectors.people_stats(task, ids)
+    roles = access.task_roles_of(task, ids)
+    banned = set(task.bans.filter(user_id__in=ids).values_list("user_id", flat=True))
+    return [(p, stats[p.pk], roles[p.pk], p.pk in banned) for p in people]
+
+
+@owner_console
+def people_page(request, task):
+    """Search users; each person's roles on the task, examples, fooling rate, vMER, validation
+    accuracy against the consensus and last activity; grant, revoke, ban."""
+    search = PeopleSearchForm(request.GET or None)
+    query = search.cleaned_data["q"].strip() if search.is_valid() else ""
+    return _page(request, task, "people.html", "people", search=search, query=query, people=_people_data(task, query),
+                 roles=access.TASK_ROLES)
+
+
+def _people_answer(request, task, error=None, notice=None, status=200):
+    query = request.POST.get("q", "").strip()[:150]
+    if request.htmx:
+        return render(request, "console/_people_table.html", {
+            "task": task, "people": _people_data(task, query), "roles": access.TASK_ROLES, "query": query,
+            "error": error, "notice": notice,
+        }, status=status)
+    if error:
+        messages.error(request, error)
+    elif notice:
+        messages.success(request, notice)
+    url = f"{request.path.rsplit('/', 2)[0]}/"
+    return redirect(f"{url}?q={query}" if query else url)
+
+
+@owner_console
+@require_POST
+def change_role(request, task, action):
+    """Grant (``action`` = ``grant``) or revoke (``revoke``) a role of a user on the task."""
+    form = RoleForm(request.POST)
+    if not form.is_valid():
+        return _people_answer(request, task, error="Choose a user and a role.", status=400)
+    person = get_object_or_404(get_user_model(), pk=form.cleaned_data["user"])
+    role = form.cleaned_data["role"]
+    try:
+        if action == "grant":
+            changed = access.grant_role(task=task, user=person, role=role, acting_user=request.user)
+            notice = f"{person.username} is now {role} on {task.code}." if changed else f"{person.username} was already {role}."
+        else:
+            changed = access.revoke_role(task=task, user=person, role=role, acting_user=request.user)
+            notice = f"{person.username} is no longer {role} on {task.code}." if changed else f"{person.username} had no {role} grant here."
+    except RuleError as refused:
+        return _people_answer(request, task, error=refused.message, status=refused.status_code)
+    return _people_answer(request, task, notice=notice)
+
+
+@owner_console
+@require_POST
+def ban(request, task, action):
+    """Ban a user from the task (``action`` = ``ban``) or lift the ban (``lift``)."""
+    form = BanForm(request.POST)
+    if not form.is_valid():
+        return _people_answer(request, task, error="Choose a user; a reason has at most 500 characters.", status=400)
+    person = get_object_or_404(get_user_model(), pk=form.cleaned_data["user"])
+    try:
+        if action == "ban":
+            access.ban_user(task=task, user=person, acting_user=request.user, reason=form.cleaned_data.get("reason", ""))
+            notice = f"{person.username} is banned from {task.code}; their pending examples left the queue."
+        else:
+            access.lift_ban(task=task, user=person, acting_user=request.user)
+            notice = f"{person.username}'s ban on {task.code} is lifted."
+    except RuleError as refused:
+        return _people_answer(request, task, error=refused.message, status=refused.status_code)
+    return _people_answer(request, task, notice=notice)
+
+
+@owner_console
+def person_page(request, task, username):
+    """One person's examples on the task (newest first) with each outcome, and their record."""
+    person = get_object_or_404(get_user_model(), username=username)
+    examples = Example.objects.filter(round__task=task, author=person).select_related("round", "model").order_by("-created_at")
+    page = Paginator(examples, 25).get_page(request.GET.get("page"))
+    return _page(request, task, "person.html", "people", person=person, page=page,
+                 stats=selectors.people_stats(task, [person.pk])[person.pk], roles=access.task_roles_of(task, [person.pk])[person.pk])
+
+
+# --- the round dashboard ----------------------------------------------------------------------
+
+
+@owner_console
+def dashboard(request, task, number=None):
+    """The round dashboard (``validation.selectors.round_dashboard``) with its plots; the
+    current round unless ``number`` is given."""
+    round = get_object_or_404(Round, task=task, number=number) if number is not None else task.current_round()
+    if round is None:
+        return _page(request, task, "dashboard.html", "dashboard", round=None)
+    board = selectors.round_dashboard(round)
+    counts = board.stats.counts
+    hours = [b.hour.strftime("%d %H:00") for b in board.per_hour]
+    per_hour_svg = plots.bar_chart_svg(list(zip(hours, [b.collected for b in board.per_hour])), label="Examples per hour")
+    vmer_series = [{"name": "all models", "points": list(zip(hours, [b.cumulative_vmer for b in board.per_hour]))}]
+    vmer_series += [{"name": s["name"], "points": list(zip(hours, [v for _, v in s["points"]]))} for s in board.vmer_over_time_by_model]
+    vmer_svg = plots.line_chart_svg(vmer_series, label="vMER over time, per model in the loop")
+    return _page(request, task, "dashboard.html", "dashboard", round=round, board=board, counts=counts,
+                 per_hour_svg=per_hour_svg, vmer_svg=vmer_svg, rounds=task.rounds.order_by("-number"))

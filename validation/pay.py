@@ -1,0 +1,177 @@
+"""Pay from outcomes: what each crowd worker of a round earned, and the platforms' bonus files.
+
+Accepted examples come from the one validated-example selector
+(``selectors.validated_queryset``, the same the round's datasets are built from); accepted
+validations are the worker's votes that count toward consensus (``Validation.counts``: not
+gold checks, not votes of a validator below the gold threshold). Amounts:
+``calculations.worker_pay`` with the round's ``RoundPay``.
+
+Files (the task owner's only; they carry the platform worker ids the platforms need to pay):
+
+- Prolific bulk bonus: one ``worker_id,amount`` line per worker, no header.
+- Mechanical Turk ``SendBonus``: ``WorkerId,AssignmentId,BonusAmount,Reason`` with a header.
+- Summary: per worker (pseudonymous username) the counts, base, bonus and total, and a
+  ``TOTAL`` line.
+"""
+
+import csv
+import io
+from dataclasses import dataclass
+from decimal import Decimal
+
+from django.db import transaction
+from django.db.models import Count, Q
+
+from annotation.models import CrowdSession, CrowdStudy
+from dynabench.errors import NotAllowed, RuleError
+from validation.calculations import worker_pay
+from validation.models import RoundPay, Validation
+from validation.selectors import validated_queryset
+
+MAX_AMOUNT = Decimal("1000")
+
+
+@dataclass(frozen=True)
+class PayRow:
+    """One worker's pay in a round: ``worker_id`` (the platform's), ``assignment_id`` (MTurk's
+    assignment, Prolific's session), ``username`` (pseudonymous), accepted ``examples``,
+    accepted ``validations``, validated ``fooling`` examples, ``base``, ``bonus`` and ``total``."""
+
+    worker_id: str
+    assignment_id: str
+    username: str
+    examples: int
+    validations: int
+    fooling: int
+    base: Decimal
+    bonus: Decimal
+
+    @property
+    def total(self) -> Decimal:
+        return self.base + self.bonus
+
+
+def round_pay(round) -> RoundPay:
+    """The round's pay settings (unsaved zeros when the owner has set none)."""
+    return RoundPay.objects.filter(round=round).first() or RoundPay(round=round)
+
+
+@transaction.atomic
+def set_round_pay(*, round, acting_user, currency: str, per_example, per_validation, bonus_per_fooling, reason: str = "") -> RoundPay:
+    """Save what ``round`` pays. Raises ``NotAllowed`` unless ``acting_user`` owns the task;
+    ``RuleError`` naming the field for an amount that is not a number from 0 to 1000 with at
+    most two decimals, or a currency that is not three letters."""
+    if not round.task.is_owner(acting_user):
+        raise NotAllowed("not_owner", f"Only an owner of task '{round.task.code}' can set what its rounds pay.")
+    currency = str(currency or "").strip().upper()
+    if len(currency) != 3 or not currency.isalpha():
+        raise RuleError("bad_currency", "The currency is a three-letter code such as GBP or USD.", field="currency")
+    amounts = {}
+    for name, value in (("per_example", per_example), ("per_validation", per_validation), ("bonus_per_fooling", bonus_per_fooling)):
+        try:
+            amount = Decimal(str(value).strip())
+        except ArithmeticError:
+            raise RuleError("bad_amount", f"{name} must be a number such as 0.15.", field=name) from None
+        if not amount.is_finite() or amount < 0 or amount > MAX_AMOUNT or amount.as_tuple().exponent < -2:
+            raise RuleError("bad_amount", f"{name} must be between 0 and {MAX_AMOUNT} with at most two decimals.", field=name)
+        amounts[name] = amount
+    pay, _ = RoundPay.objects.update_or_create(
+        round=round, defaults={"currency": currency, "reason": (reason or "").strip()[:255] or RoundPay().reason, **amounts}
+    )
+    return pay
+
+
+def pay_rows(round, *, platform: str) -> list[PayRow]:
+    """Return one ``PayRow`` per crowd worker of ``platform`` with a session in ``round``'s study,
+    ordered by username, in four queries."""
+    pay = round_pay(round)
+    sessions = list(
+        CrowdSession.objects.filter(study__round=round, study__platform=platform)
+        .select_related("worker__user")
+        .order_by("worker__user__username")
+    )
+    users = [s.worker.user_id for s in sessions]
+    examples = {
+        row["author_id"]: row
+        for row in validated_queryset(round=round)
+        .filter(author_id__in=users)
+        .order_by()
+        .values("author_id")
+        .annotate(n=Count("id"), fooling=Count("id", filter=Q(model_wrong=True)))
+    }
+    validations = dict(
+        Validation.objects.filter(
+            example__round=round, validator_id__in=users, mode=Validation.Mode.USER, counts=True, gold_check=False
+        )
+        .order_by()
+        .values_list("validator_id")
+        .annotate(n=Count("id"))
+        .values_list("validator_id", "n")
+    )
+    rows = []
+    for session in sessions:
+        user_id = session.worker.user_id
+        written = examples.get(user_id, {"n": 0, "fooling": 0})
+        base, bonus = worker_pay(
+            examples=written["n"], validations=validations.get(user_id, 0), fooling=written["fooling"],
+            per_example=pay.per_example, per_validation=pay.per_validation, bonus_per_fooling=pay.bonus_per_fooling,
+        )
+        rows.append(PayRow(
+            worker_id=session.worker.platform_worker_id, assignment_id=session.platform_session,
+            username=session.worker.user.username, examples=written["n"], validations=validations.get(user_id, 0),
+            fooling=written["fooling"], base=base, bonus=bonus,
+        ))
+    return rows
+
+
+def totals(rows: list[PayRow]) -> dict:
+    """``{"workers", "examples", "validations", "fooling", "base", "bonus", "total"}`` over ``rows``."""
+    return {
+        "workers": len(rows),
+        "examples": sum(r.examples for r in rows),
+        "validations": sum(r.validations for r in rows),
+        "fooling": sum(r.fooling for r in rows),
+        "base": sum((r.base for r in rows), Decimal("0.00")),
+        "bonus": sum((r.bonus for r in rows), Decimal("0.00")),
+        "total": sum((r.total for r in rows), Decimal("0.00")),
+    }
+
+
+def prolific_bonus_csv(rows: list[PayRow]) -> str:
+    """Prolific's bulk bonus upload: ``worker_id,amount`` per worker who earned something, no header."""
+    return "".join(f"{r.worker_id},{r.total:.2f}\n" for r in rows if r.total > 0)
+
+
+def mturk_bonus_csv(rows: list[PayRow], *, reason: str) -> str:
+    """MTurk ``SendBonus`` rows: ``WorkerId,AssignmentId,BonusAmount,Reason`` with a header, one
+    line per worker who earned something."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(["WorkerId", "AssignmentId", "BonusAmount", "Reason"])
+    for r in rows:
+        if r.total > 0:
+            writer.writerow([r.worker_id, r.assignment_id, f"{r.total:.2f}", reason])
+    return out.getvalue()
+
+
+def summary_csv(rows: list[PayRow], *, currency: str) -> str:
+    """Per worker (pseudonymous username): accepted examples, validations, fooling examples, base,
+    bonus and total, then a ``TOTAL`` line."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(["worker", "examples_accepted", "validations_accepted", "fooling_validated",
+                     f"base_{currency}", f"bonus_{currency}", f"total_{currency}"])
+    for r in rows:
+        writer.writerow([r.username, r.examples, r.validations, r.fooling, f"{r.base:.2f}", f"{r.bonus:.2f}", f"{r.total:.2f}"])
+    t = totals(rows)
+    writer.writerow(["TOTAL", t["examples"], t["validations"], t["fooling"], f"{t['base']:.2f}", f"{t['bonus']:.2f}", f"{t['total']:.2f}"])
+    return out.getvalue()
+
+
+def bonus_file(round, *, platform: str) -> tuple[str, str]:
+    """Return ``(filename, text)`` of ``round``'s bonus file for ``platform`` (Prolific or MTurk format)."""
+    rows = pay_rows(round, platform=platform)
+    name = f"{round.task.code}-r{round.number}-{platform}-bonus.csv"
+    if platform == CrowdStudy.Platform.MTURK:
+        return name, mturk_bonus_csv(rows, reason=round_pay(round).reason)
+    return name, prolific_bonus_csv(rows)

@@ -1,0 +1,47 @@
+"""On PostgreSQL the database builds each export line itself: the same content as ``export_rows``."""
+
+import json
+from datetime import datetime, timezone
+
+import pytest
+from django.db import connection
+
+from annotation.models import Example
+from annotation.services import retract_example
+from validation.models import Validation
+from validation.selectors import _postgres_lines, export_rows
+from validation.services import record_validation
+from validation.tests.conftest import make_example, make_user
+
+pytestmark = pytest.mark.skipif(connection.vendor != "postgresql", reason="the SQL-built export lines are PostgreSQL's")
+
+
+def test_sql_lines_equal_the_python_rows(sentiment_task, qa_task, annotator, owner):
+    people = [make_user(f"p{i}", "validator") for i in range(3)]
+    plain = make_example(sentiment_task, annotator, text="Ça déchire 😀 \\ \"quoted\"\nnew line", time_spent=12.5)
+    for person in people:
+        record_validation(example=plain, validator=person, label="correct", metadata={"explanation": "fine"})
+    corrected = make_example(sentiment_task, annotator)
+    record_validation(example=corrected, validator=people[0], label="flagged", metadata={"flag_reason": "odd"})
+    record_validation(example=corrected, validator=owner, label="incorrect", mode="owner")
+    record_validation(example=corrected, validator=owner, label="correct", mode="owner", metadata={"corrected_label": "negative"})
+    pending = make_example(sentiment_task, annotator, model_wrong=False)
+    retracted = make_example(sentiment_task, annotator)
+    record_validation(example=retracted, validator=owner, label="correct", mode="owner")
+    retract_example(example=retracted, user=annotator)
+    answer = make_example(qa_task, annotator)
+    passage = answer.context.data["passage"]
+    word = passage.split()[1]
+    record_validation(example=answer, validator=owner, label="correct", mode="owner",
+                      metadata={"corrected_answer": {"text": word, "answer_start": passage.find(word)}})
+    Validation.objects.filter(example=plain).update(created_at=datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc))
+    Example.objects.filter(pk=pending.pk).update(created_at=datetime(2026, 1, 2, 3, 4, 5, 120000, tzinfo=timezone.utc))
+    ids = [plain.pk, corrected.pk, pending.pk, retracted.pk, answer.pk]
+
+    rounds = sorted({sentiment_task.current_round().pk, qa_task.current_round().pk})
+    lines = _postgres_lines(rounds, 0, max(ids)).decode("utf-8").splitlines()
+
+    expected = sorted(export_rows(Example.objects.filter(pk__in=ids)), key=lambda row: row["id"])
+    assert [json.loads(line) for line in lines] == expected
+    assert [row["final_target"] for row in expected[1:2]] == [{"label": "negative"}]
+    assert expected[4]["final_target"] == {"answers": [{"text": word, "answer_start": passage.find(word)}]}
