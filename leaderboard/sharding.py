@@ -154,7 +154,8 @@ def evaluate_shard(shard_id: int) -> tuple[str, dict]:
             transaction.on_commit(lambda: artefacts.storage().delete(name))
             return f"{_label(shard)}: superseded, results discarded", {}
         # Serialise the shards of one run finishing at once, so exactly the last one sees none left.
-        EvaluationRun.objects.select_for_update().filter(pk=run.pk).first()
+        # get() drops the default ordering, whose join to a dataset's nullable round PostgreSQL cannot lock.
+        EvaluationRun.objects.select_for_update(of=("self",)).get(pk=run.pk)
         shards = EvaluationShard.objects.filter(run_id=run.pk, run_attempt=shard.run_attempt)
         total, done = shards.count(), shards.filter(status=Status.DONE).count()
         EvaluationRun.objects.filter(pk=run.pk, attempt=shard.run_attempt, status=Status.RUNNING).update(

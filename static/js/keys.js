@@ -1,9 +1,11 @@
 // Keyboard help on every page: "?" opens the list of shortcuts (the <dialog id="keys-help">
 // of templates/base.html, rows added by each page's {% block keys %}); Esc closes it (the
 // dialog's own behaviour). Esc in a text field leaves it, so single-key shortcuts work again.
-// After an htmx swap, focus goes where the person expects: the first element of the new
-// content marked data-focus-after-swap, else the first field of a workspace marked
-// data-focus-first-field; a screen reader then reads the new content from there.
+// After an htmx swap has settled, focus goes where the person expects: the first element of
+// the new content marked data-focus-after-swap, else the first field of a workspace marked
+// data-focus-first-field; a screen reader then reads the new content from there. Settled,
+// not merely swapped: htmx binds the new content's forms while it settles, so a key pressed
+// once the focus has arrived posts through htmx instead of reloading the page.
 (function () {
   "use strict";
 
@@ -38,7 +40,7 @@
     if (evt.target.closest && evt.target.closest("[data-keys-open]")) toggleHelp();
   });
 
-  document.addEventListener("htmx:afterSwap", function (evt) {
+  document.addEventListener("htmx:afterSettle", function (evt) {
     // outerHTML swaps replace the target: find its successor by id.
     const id = evt.detail.target && evt.detail.target.id;
     const scope = (id && document.getElementById(id)) || document;

@@ -1,5 +1,7 @@
 """The round admin actions close rounds and export them."""
 
+import json
+
 from django.contrib.admin import ModelAdmin, site
 from django.contrib.messages.storage.fallback import FallbackStorage
 from django.test import RequestFactory
@@ -29,7 +31,9 @@ def test_the_close_action_builds_datasets_and_the_export_action_streams(sentimen
 
     assert rounds.get().status == "closed"
     assert sentiment_task.datasets.count() == 3
-    assert b'"validation_state": "verified_correct"' in b"".join(response.streaming_content)
+    lines = [json.loads(line) for line in b"".join(response.streaming_content).splitlines()]
+    assert len(lines) == 10
+    assert {line["validation_state"] for line in lines} == {"verified_correct"}
 
 
 def test_non_owners_are_refused(sentiment_task, validator):
