@@ -89,6 +89,7 @@ MIDDLEWARE = [
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "dynabench.middleware.RefuseNullBytesInQueryMiddleware",
+    "dynabench.upload_limits.UploadLimitMiddleware",  # before CSRF, whose process_view reads the body
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
@@ -342,6 +343,14 @@ PREDICTIONS_MAX_BYTES = int(os.environ.get("PREDICTIONS_MAX_BYTES", str(200 * 10
 # the number of records above which the import runs in an RQ job with a progress bar.
 CONSOLE_UPLOAD_MAX_BYTES = int(os.environ.get("CONSOLE_UPLOAD_MAX_BYTES", str(100 * 1024**2)))
 CONSOLE_UPLOAD_JOB_ROWS = int(os.environ.get("CONSOLE_UPLOAD_JOB_ROWS", "3000"))
+# Upload routes (URL names) and the setting that holds the largest file each takes, in bytes:
+# dynabench.upload_limits.UploadLimitMiddleware refuses a bigger body with a 413 while it arrives
+# (a Content-Length over it before reading anything), so nothing over the limit is received or stored.
+UPLOAD_LIMITS = {
+    "validation:console_uploads": "CONSOLE_UPLOAD_MAX_BYTES",
+    "task-uploads": "CONSOLE_UPLOAD_MAX_BYTES",
+    "context-list": "CONSOLE_UPLOAD_MAX_BYTES",
+}
 MODEL_SUBMISSIONS_PER_DAY = int(os.environ.get("MODEL_SUBMISSIONS_PER_DAY", "5"))
 EVALUATION_STALE_AFTER_S = int(os.environ.get("EVALUATION_STALE_AFTER_S", "600"))
 EVALUATION_MAX_ATTEMPTS = int(os.environ.get("EVALUATION_MAX_ATTEMPTS", "3"))
