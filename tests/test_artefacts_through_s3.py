@@ -15,32 +15,11 @@ import boto3
 import pytest
 from moto.server import ThreadedMotoServer
 
-from tests.worker_stack import WorkerStack, migrated_template
+from tests.worker_stack import WorkerStack, migrated_template, sentiment_model_setup
 
 pytestmark = pytest.mark.slow
 
 BUCKET = "dynabench-artefacts"
-
-SETUP = """
-import json
-from django.contrib.auth.models import User
-from leaderboard.services import register_model_directory
-from tasks.models import Dataset, DatasetItem, Round, Task
-from tasks.seed import seed_default_tasks
-
-seed_default_tasks()
-task = Task.objects.get(code="sentiment")
-labels = ["positive", "negative", "neutral"]
-dataset = Dataset.objects.create(task=task, round=Round.objects.get_or_create(task=task, number=1)[0], name="sentiment-r1-dev")
-DatasetItem.objects.bulk_create([
-    DatasetItem(dataset=dataset, uid=f"u{i}", input={"text": f"Room {i} was {['great', 'awful', 'fine'][i % 3]}."},
-                target={"label": labels[i % 3]})
-    for i in range(12)
-])
-admin = User.objects.create_superuser("root", "root@example.org", "pw")
-model = register_model_directory(actor=admin, task=task, path=MODEL_DIR, name="tiny-bert", published=True)
-print(json.dumps({"model": model.pk, "checksum": model.checksum, "path": model.path}))
-"""
 
 RESULT = """
 import json
@@ -78,7 +57,8 @@ def test_a_worker_evaluates_a_model_it_only_has_through_the_bucket(tmp_path, buc
     stack = WorkerStack(tmp_path / "stack", migrated_template(tmp_path / "template"),
                         STORAGE_BACKEND="storages.backends.s3.S3Storage", STORAGE_OPTIONS=json.dumps(options))
     try:
-        created = stack.json(f"MODEL_DIR = {str(tiny_classifier_dir)!r}\n" + SETUP)
+        created = stack.json(sentiment_model_setup(12, tiny_classifier_dir)
+                             + 'print(json.dumps({"checksum": model.checksum}))')
         # The worker's machine has no copy of the model: only the bucket does.
         shutil.rmtree(tmp_path / "stack" / "models", ignore_errors=True)
         cache = tmp_path / "worker-cache"
