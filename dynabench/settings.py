@@ -193,7 +193,9 @@ AXES_COOLOFF_TIME = timedelta(minutes=int(os.environ.get("LOGIN_COOLOFF_MINUTES"
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_CLIENT_IP_CALLABLE = "dynabench.proxies.client_ip"
 AXES_RESET_ON_SUCCESS = True
-AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+# Our own lockout answer: the page, or JSON for XMLHttpRequest, without axes' own
+# Access-Control-Allow-Origin: * (which let any site read the lockout reply).
+AXES_LOCKOUT_CALLABLE = "dynabench.accounts.lockout_response"
 AXES_VERBOSE = False
 
 # Email (password reset): EMAIL_URL (dj-email-url syntax) or EMAIL_BACKEND; console by default.
@@ -202,6 +204,10 @@ if os.environ.get("EMAIL_URL"):
 else:
     EMAIL_BACKEND = os.environ.get("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
 DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "dynabench@localhost")
+# Password reset requests per clock hour, from one client address and for one email address
+# (whether or not an account has it); past either, a 429 page says when to try again. 0: no limit.
+PASSWORD_RESET_PER_ADDRESS_PER_HOUR = int(os.environ.get("PASSWORD_RESET_PER_ADDRESS_PER_HOUR", "10"))
+PASSWORD_RESET_PER_EMAIL_PER_HOUR = int(os.environ.get("PASSWORD_RESET_PER_EMAIL_PER_HOUR", "3"))
 
 # Production (DYNABENCH_PRODUCTION=1): HTTPS only. Behind a proxy that terminates TLS, it must
 # set X-Forwarded-Proto (and strip it from clients). `manage.py check --deploy` reports nothing.
