@@ -1,18 +1,28 @@
-"""Sign-up and the API token page; log-in and log-out are Django's own views (``django.contrib.auth.urls``)."""
+"""Sign-up, the API token page, the rate-limited password reset request and the login lockout
+answer; log-in, log-out and the rest of the reset flow are Django's own views
+(``django.contrib.auth.urls``)."""
 
+import hashlib
+
+from axes.helpers import get_client_username, get_cool_off, get_failure_limit
 from django import forms
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import login
+from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.forms import UserCreationForm
 from django.contrib.auth.models import Group
-from django.http import HttpResponseBadRequest
+from django.http import HttpResponseBadRequest, JsonResponse
 from django.shortcuts import redirect, render, resolve_url
 from django.utils.http import url_has_allowed_host_and_scheme
 from rest_framework.authtoken.models import Token
 
+from dynabench.proxies import client_ip
+from dynabench.ratelimits import count_hit
 from dynabench.roles import OPTIONAL_SIGNUP_ROLES, SIGNUP_ROLES
+
+RESET_WINDOW_S = 3600
 
 
 class SignupForm(UserCreationForm):
@@ -72,3 +82,58 @@ def api_token(request):
         return redirect("api_token")
     token = Token.objects.filter(user=request.user).first()
     return render(request, "registration/api_token.html", {"token": token})
+
+
+class PasswordResetView(auth_views.PasswordResetView):
+    """Django's password reset request, limited per clock hour to
+    ``PASSWORD_RESET_PER_ADDRESS_PER_HOUR`` requests from one client address (every POST counts)
+    and ``PASSWORD_RESET_PER_EMAIL_PER_HOUR`` for one email address (counted whether or not an
+    account has it, so the limit tells nothing about accounts). Past either: 429 with
+    ``registration/password_reset_limited.html`` saying when to try again; no email is sent."""
+
+    def post(self, request, *args, **kwargs):
+        refused = self._over_limit("address", client_ip(request), settings.PASSWORD_RESET_PER_ADDRESS_PER_HOUR)
+        if refused:
+            return refused
+        form = self.get_form()
+        if not form.is_valid():
+            return self.form_invalid(form)
+        email = form.cleaned_data["email"].strip().lower()
+        refused = self._over_limit("email", email, settings.PASSWORD_RESET_PER_EMAIL_PER_HOUR)
+        return refused or self.form_valid(form)
+
+    def _over_limit(self, scope: str, value: str, limit: int):
+        """Count one request for ``scope`` (``address`` or ``email``); the 429 page past ``limit`` (0: no limit), else None."""
+        if limit <= 0:
+            return None
+        digest = hashlib.sha256(value.encode()).hexdigest()[:32]
+        count, resets_in = count_hit(f"password-reset:{scope}:{digest}", window_s=RESET_WINDOW_S)
+        if count <= limit:
+            return None
+        minutes = max(1, -(-resets_in // 60))
+        context = {"limit": limit, "scope": scope, "minutes": minutes}
+        response = render(self.request, "registration/password_reset_limited.html", context, status=429)
+        response["Retry-After"] = str(resets_in)
+        return response
+
+
+def lockout_response(request, original_response=None, credentials=None):
+    """django-axes' answer to a locked-out log-in (``AXES_LOCKOUT_CALLABLE``): 429 with
+    ``registration/locked_out.html``, or ``{"code": "locked_out", "detail", "failure_limit",
+    "cooloff_seconds"}`` for an XMLHttpRequest, with no ``Access-Control-Allow-*`` headers (axes'
+    own JSON reply allows every origin)."""
+    cool_off = get_cool_off(request)
+    context = {
+        "failure_limit": get_failure_limit(request, credentials),
+        "username": get_client_username(request, credentials) or "",
+        "cooloff_timedelta": cool_off,
+    }
+    status = settings.AXES_HTTP_RESPONSE_CODE
+    if request.META.get("HTTP_X_REQUESTED_WITH") == "XMLHttpRequest":
+        detail = f"Too many failed log-ins for this username from this address; try again in {cool_off}."
+        body = {
+            "code": "locked_out", "detail": detail, "failure_limit": context["failure_limit"],
+            "cooloff_seconds": int(cool_off.total_seconds()) if cool_off else None,
+        }
+        return JsonResponse(body, status=status)
+    return render(request, "registration/locked_out.html", context, status=status)

@@ -45,9 +45,9 @@ class FieldErrors(RuleError):
     ``errors`` with every field, as DRF's own validation errors do.
     """
 
-    def __init__(self, code: str, errors: dict[str, list[str]]):
+    def __init__(self, code: str, errors: dict[str, list[str]], *, status_code: int | None = None):
         field, messages = next(iter(errors.items()))
-        super().__init__(code, f"{field}: {messages[0]}", field=field)
+        super().__init__(code, f"{field}: {messages[0]}", field=field, status_code=status_code)
         self.errors = errors
 
     def as_dict(self) -> dict:

@@ -89,6 +89,7 @@ MIDDLEWARE = [
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "dynabench.middleware.RefuseNullBytesInQueryMiddleware",
+    "dynabench.upload_limits.UploadLimitMiddleware",  # before CSRF, whose process_view reads the body
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
@@ -192,7 +193,9 @@ AXES_COOLOFF_TIME = timedelta(minutes=int(os.environ.get("LOGIN_COOLOFF_MINUTES"
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_CLIENT_IP_CALLABLE = "dynabench.proxies.client_ip"
 AXES_RESET_ON_SUCCESS = True
-AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+# Our own lockout answer: the page, or JSON for XMLHttpRequest, without axes' own
+# Access-Control-Allow-Origin: * (which let any site read the lockout reply).
+AXES_LOCKOUT_CALLABLE = "dynabench.accounts.lockout_response"
 AXES_VERBOSE = False
 
 # Email (password reset): EMAIL_URL (dj-email-url syntax) or EMAIL_BACKEND; console by default.
@@ -201,6 +204,10 @@ if os.environ.get("EMAIL_URL"):
 else:
     EMAIL_BACKEND = os.environ.get("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
 DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "dynabench@localhost")
+# Password reset requests per clock hour, from one client address and for one email address
+# (whether or not an account has it); past either, a 429 page says when to try again. 0: no limit.
+PASSWORD_RESET_PER_ADDRESS_PER_HOUR = int(os.environ.get("PASSWORD_RESET_PER_ADDRESS_PER_HOUR", "10"))
+PASSWORD_RESET_PER_EMAIL_PER_HOUR = int(os.environ.get("PASSWORD_RESET_PER_EMAIL_PER_HOUR", "3"))
 
 # Production (DYNABENCH_PRODUCTION=1): HTTPS only. Behind a proxy that terminates TLS, it must
 # set X-Forwarded-Proto (and strip it from clients). `manage.py check --deploy` reports nothing.
@@ -342,6 +349,14 @@ PREDICTIONS_MAX_BYTES = int(os.environ.get("PREDICTIONS_MAX_BYTES", str(200 * 10
 # the number of records above which the import runs in an RQ job with a progress bar.
 CONSOLE_UPLOAD_MAX_BYTES = int(os.environ.get("CONSOLE_UPLOAD_MAX_BYTES", str(100 * 1024**2)))
 CONSOLE_UPLOAD_JOB_ROWS = int(os.environ.get("CONSOLE_UPLOAD_JOB_ROWS", "3000"))
+# Upload routes (URL names) and the setting that holds the largest file each takes, in bytes:
+# dynabench.upload_limits.UploadLimitMiddleware refuses a bigger body with a 413 while it arrives
+# (a Content-Length over it before reading anything), so nothing over the limit is received or stored.
+UPLOAD_LIMITS = {
+    "validation:console_uploads": "CONSOLE_UPLOAD_MAX_BYTES",
+    "task-uploads": "CONSOLE_UPLOAD_MAX_BYTES",
+    "context-list": "CONSOLE_UPLOAD_MAX_BYTES",
+}
 MODEL_SUBMISSIONS_PER_DAY = int(os.environ.get("MODEL_SUBMISSIONS_PER_DAY", "5"))
 EVALUATION_STALE_AFTER_S = int(os.environ.get("EVALUATION_STALE_AFTER_S", "600"))
 EVALUATION_MAX_ATTEMPTS = int(os.environ.get("EVALUATION_MAX_ATTEMPTS", "3"))

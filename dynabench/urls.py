@@ -19,6 +19,7 @@ urlpatterns = [
     path("healthz", health.healthz, name="healthz"),
     path("accounts/signup/", accounts.signup, name="signup"),
     path("accounts/token/", accounts.api_token, name="api_token"),
+    path("accounts/password_reset/", accounts.PasswordResetView.as_view(), name="password_reset"),
     path("accounts/", include("django.contrib.auth.urls")),
     path("django-rq/", include((rq_dashboard.urlpatterns(), "django_rq"))),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),

@@ -7,6 +7,7 @@ their counts and vMER, opening and closing them, are ``validation/api_views.py``
 import tempfile
 from pathlib import Path
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db.models import Count
 from django.shortcuts import get_object_or_404
@@ -44,7 +45,6 @@ from tasks.serializers import (
 )
 
 TASK_CODE = OpenApiParameter("task_code", OpenApiTypes.STR, OpenApiParameter.PATH, description="The task's code, e.g. `sentiment`.")
-MAX_CONTEXT_FILE_BYTES = 64 * 1024 * 1024
 ROUND_NUMBER = OpenApiParameter("round_number", OpenApiTypes.INT, OpenApiParameter.PATH, description="The round's number (1, 2, ...).")
 
 
@@ -140,8 +140,9 @@ class ContextViewSet(RoundScopedMixin, mixins.ListModelMixin, mixins.CreateModel
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
         upload = data["file"]
-        if upload.size > MAX_CONTEXT_FILE_BYTES:
-            raise RequestTooLarge(f"The file has {upload.size} bytes; the limit is {MAX_CONTEXT_FILE_BYTES} bytes.")
+        limit = settings.CONSOLE_UPLOAD_MAX_BYTES
+        if upload.size > limit:
+            raise RequestTooLarge(f"The file has {upload.size:,} bytes; the limit is {limit:,} bytes.")
         fmt = data.get("format")
         suffix = f".{fmt}" if fmt else Path(upload.name).suffix.lower()
         with tempfile.NamedTemporaryFile(suffix=suffix) as staged:

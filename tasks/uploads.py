@@ -147,7 +147,9 @@ def store_upload(*, task: Task, acting_user, file, target: str, options: dict) -
     ``label_visibility``, by default hidden for a test split or a scoring dataset). The file must
     end in ``.csv``, ``.jsonl``/``.ndjson``/``.json`` and hold at most
     ``settings.CONSOLE_UPLOAD_MAX_BYTES``. Raises ``NotAllowed`` for a non-owner, ``FieldErrors``
-    naming the field at fault (``file``, ``round``, ``name``, ...); nothing is kept then.
+    naming the field at fault (``file``, ``round``, ``name``, ...; ``upload_too_large`` has status
+    413); nothing is kept then. Web and API routes refuse a file over the limit while it arrives
+    (``settings.UPLOAD_LIMITS``), so the size check here is for other callers.
     """
     _check_owner(task, acting_user)
     limit = settings.CONSOLE_UPLOAD_MAX_BYTES
@@ -158,7 +160,8 @@ def store_upload(*, task: Task, acting_user, file, target: str, options: dict) -
         raise FieldErrors("invalid_upload", {"file": [f"'{file.name}' is not a .csv or .jsonl file."]})
     if file.size > limit:
         raise FieldErrors(
-            "upload_too_large", {"file": [f"'{file.name}' has {file.size:,} bytes; the limit is {limit:,} bytes. Split it."]}
+            "upload_too_large", {"file": [f"'{file.name}' has {file.size:,} bytes; the limit is {limit:,} bytes. Split it."]},
+            status_code=413,
         )
     if file.size == 0:
         raise FieldErrors("invalid_upload", {"file": [f"'{file.name}' is empty."]})

@@ -24,6 +24,33 @@ ROOT = Path(__file__).resolve().parent.parent
 MANAGE = str(ROOT / "manage.py")
 
 
+def sentiment_model_setup(items: int, model_dir: Path | str) -> str:
+    """Django code, for ``WorkerStack.python``, that seeds the default tasks, makes a sentiment dev
+    set ``sentiment-r1-dev`` of ``items`` items (labels cycling positive/negative/neutral), a
+    superuser ``root`` (bound to ``admin``) and publishes the classifier folder ``model_dir`` as
+    ``tiny-bert`` (bound to ``model``, its evaluation queued). Append code to extend it; it
+    prints nothing."""
+    return f"""
+import json
+from django.contrib.auth.models import User
+from leaderboard.services import register_model_directory
+from tasks.models import Dataset, DatasetItem, Round, Task
+from tasks.seed import seed_default_tasks
+
+seed_default_tasks()
+task = Task.objects.get(code="sentiment")
+labels = ["positive", "negative", "neutral"]
+dataset = Dataset.objects.create(task=task, round=Round.objects.get_or_create(task=task, number=1)[0], name="sentiment-r1-dev")
+DatasetItem.objects.bulk_create([
+    DatasetItem(dataset=dataset, uid=f"u{{i}}", input={{"text": f"Sentence {{i}}: the staff were friendly but the room {{i % 7}} was cold."}},
+                target={{"label": labels[i % 3]}})
+    for i in range({int(items)})
+])
+admin = User.objects.create_superuser("root", "root@example.org", "pw")
+model = register_model_directory(actor=admin, task=task, path={str(model_dir)!r}, name="tiny-bert", published=True)
+"""
+
+
 def _children(pid: int) -> list[int]:
     try:
         return [int(p) for p in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]

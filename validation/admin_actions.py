@@ -4,7 +4,6 @@ retrain the selected tasks' target models from their validated examples."""
 
 from django.contrib import admin, messages
 
-from annotation.models import Example
 from dynabench.errors import RuleError
 from validation.htmx_views import jsonl_response
 from validation.services import close_round, request_retraining
@@ -30,7 +29,7 @@ def export_rounds_jsonl(modeladmin, request, queryset):
         modeladmin.message_user(request, f"Only task owners can export: {', '.join(map(str, refused))}.", messages.ERROR)
         return None
     name = rounds[0].task.code + "-" + "-".join(f"r{r.number}" for r in rounds) if rounds else "rounds"
-    return jsonl_response(request, Example.objects.filter(round__in=rounds), f"{name}.jsonl")
+    return jsonl_response(request, rounds, f"{name}.jsonl")
 
 
 @admin.action(description="Retrain the target model from validated examples (plus the seed set)", permissions=["change"])

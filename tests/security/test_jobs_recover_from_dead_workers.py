@@ -11,7 +11,7 @@ import pytest
 
 from tasks.training import WEIGHTS_FILE, file_sha256
 from tests.tiny_models import build_tiny_classifier
-from tests.worker_stack import WorkerStack, migrated_template
+from tests.worker_stack import WorkerStack, migrated_template, sentiment_model_setup
 
 pytestmark = pytest.mark.slow
 
@@ -19,26 +19,13 @@ ITEMS, SHARD, STALE_S, PERIOD_S = 600, 200, 40, 2
 #: A BERT big enough that one shard of SHARD items takes seconds, so that a worker can be killed mid-shard.
 SMALL_BERT = dict(hidden_size=256, num_hidden_layers=4, num_attention_heads=4, intermediate_size=1024)
 
-SETUP = """
-import json, uuid
-from django.contrib.auth.models import User
-from leaderboard.services import register_model_directory
+#: After ``sentiment_model_setup``: a retraining that runs far longer than the test.
+RETRAINING = """
+import uuid
 from tasks import training
-from tasks.models import Dataset, DatasetItem, MLModel, Round, Task
-from tasks.seed import seed_default_tasks
+from tasks.models import MLModel
 from validation.jobs import enqueue_retraining
 
-seed_default_tasks()
-task = Task.objects.get(code="sentiment")
-labels = ["positive", "negative", "neutral"]
-dataset = Dataset.objects.create(task=task, round=Round.objects.get_or_create(task=task, number=1)[0], name="sentiment-r1-dev")
-DatasetItem.objects.bulk_create([
-    DatasetItem(dataset=dataset, uid=f"u{i}", input={"text": f"Sentence {i}: the staff were friendly but the room {i % 7} was cold."},
-                target={"label": labels[i % 3]})
-    for i in range(ITEMS)
-])
-admin = User.objects.create_superuser("root", "root@example.org", "pw")
-model = register_model_directory(actor=admin, task=task, path=MODEL_DIR, name="tiny-bert", published=True)
 job_id = f"retrain-sentiment-{uuid.uuid4().hex}"
 trained = MLModel.objects.create(
     task=task, owner=admin, name="retrained", kind="hf_directory", status="training",
@@ -61,7 +48,7 @@ def test_a_killed_worker_leaves_no_partial_rows_and_everything_ends(tmp_path_fac
     )
     try:
         stack.worker("reaper", cache=root / "cache-reaper", queues=("default",))  # survives, runs the reaper
-        created = stack.json(f"ITEMS = {ITEMS}\nMODEL_DIR = {str(small)!r}\n" + SETUP)
+        created = stack.json(sentiment_model_setup(ITEMS, small) + RETRAINING)
         stack.worker("evaluator", cache=root / "cache-evaluator", queues=("evaluation",))
         stack.worker("trainer", cache=root / "cache-trainer", queues=("training",))
 

@@ -20,9 +20,11 @@ def _request(user):
     return request
 
 
-def test_the_close_action_builds_datasets_and_the_export_action_streams(sentiment_task, annotator, admin_user):
-    for _ in range(10):  # 8/1/1 at the default ratios: no empty split
-        record_validation(example=make_example(sentiment_task, annotator), validator=admin_user, label="correct", mode="owner")
+def test_the_close_action_builds_datasets_and_the_export_action_streams(sentiment_task, hate_task, annotator, admin_user):
+    make_example(hate_task, annotator)  # another task's example: not in the export
+    made = [make_example(sentiment_task, annotator) for _ in range(10)]  # 8/1/1 at the default ratios: no empty split
+    for example in made:
+        record_validation(example=example, validator=admin_user, label="correct", mode="owner")
     rounds = Round.objects.filter(pk=sentiment_task.current_round().pk)
     modeladmin = ModelAdmin(Round, site)
 
@@ -32,7 +34,7 @@ def test_the_close_action_builds_datasets_and_the_export_action_streams(sentimen
     assert rounds.get().status == "closed"
     assert sentiment_task.datasets.count() == 3
     lines = [json.loads(line) for line in b"".join(response.streaming_content).splitlines()]
-    assert len(lines) == 10
+    assert [line["id"] for line in lines] == [e.pk for e in made]
     assert {line["validation_state"] for line in lines} == {"verified_correct"}
 
 

@@ -1,0 +1,79 @@
+"""With the storage set to an S3-compatible bucket (django-storages' ``S3Storage``), a worker on
+another machine evaluates a model it has never seen on its own disk: the artefact and the
+predictions file travel through the bucket only.
+
+The bucket is served over HTTP by moto's S3-compatible server, in this process; the platform
+and the worker are separate processes that reach it through ``STORAGE_BACKEND`` and
+``STORAGE_OPTIONS`` exactly as a deployment would (README "Workers on other machines").
+"""
+
+import json
+import shutil
+import socket
+
+import boto3
+import pytest
+from moto.server import ThreadedMotoServer
+
+from tests.worker_stack import WorkerStack, migrated_template, sentiment_model_setup
+
+pytestmark = pytest.mark.slow
+
+BUCKET = "dynabench-artefacts"
+
+RESULT = """
+import json
+from leaderboard.models import EvaluationRun
+run = EvaluationRun.objects.get(dataset__name="sentiment-r1-dev")
+print(json.dumps({"status": run.status, "error": run.error, "n_examples": run.n_examples,
+                  "predictions_file": run.predictions_file}))
+"""
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def bucket():
+    """An empty bucket on an S3-compatible server at http://127.0.0.1:<port>; yields its boto3 client."""
+    port = _free_port()
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+    server.start()
+    client = boto3.client("s3", endpoint_url=f"http://127.0.0.1:{port}", region_name="us-east-1",
+                          aws_access_key_id="dynabench", aws_secret_access_key="secret")
+    client.create_bucket(Bucket=BUCKET)
+    try:
+        yield client
+    finally:
+        server.stop()
+
+
+def test_a_worker_evaluates_a_model_it_only_has_through_the_bucket(tmp_path, bucket, tiny_classifier_dir):
+    options = {"bucket_name": BUCKET, "endpoint_url": bucket.meta.endpoint_url, "access_key": "dynabench",
+               "secret_key": "secret", "region_name": "us-east-1", "file_overwrite": True}
+    stack = WorkerStack(tmp_path / "stack", migrated_template(tmp_path / "template"),
+                        STORAGE_BACKEND="storages.backends.s3.S3Storage", STORAGE_OPTIONS=json.dumps(options))
+    try:
+        created = stack.json(sentiment_model_setup(12, tiny_classifier_dir)
+                             + 'print(json.dumps({"checksum": model.checksum}))')
+        # The worker's machine has no copy of the model: only the bucket does.
+        shutil.rmtree(tmp_path / "stack" / "models", ignore_errors=True)
+        cache = tmp_path / "worker-cache"
+        stack.worker("remote", cache=cache)
+        stack.wait_for(lambda: stack.query("SELECT status FROM leaderboard_evaluationrun WHERE status IN ('done', 'failed')"),
+                       timeout=240, what="the run to finish")
+        result = stack.json(RESULT)
+    finally:
+        stack.stop()
+
+    assert result["status"] == "done", result["error"]
+    assert result["n_examples"] == 12
+    keys = {o["Key"] for o in bucket.list_objects_v2(Bucket=BUCKET)["Contents"]}
+    assert f"artefacts/{created['checksum']}/MANIFEST.json" in keys
+    assert result["predictions_file"] in keys
+    # The worker filled its own cache from the bucket, and nothing went to the local media folder.
+    assert (cache / created["checksum"] / "MANIFEST.json").is_file()
+    assert not (tmp_path / "stack" / "media" / "artefacts").exists()
