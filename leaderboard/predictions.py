@@ -33,9 +33,14 @@ def scoring_items(task: Task) -> dict[str, dict[str, int]]:
 
 
 def _listing(pairs: list, what: str) -> str:
+    """``what: first; second; … (and N more; M in all)``: the first offenders, then how many there are
+    (a heading that counts them itself, ``no prediction for N of M items``, gets no total)."""
     shown = "; ".join(pairs[:MAX_LISTED])
-    more = f" (and {len(pairs) - MAX_LISTED} more)" if len(pairs) > MAX_LISTED else ""
-    return f"{what}: {shown}{more}"
+    more = f"and {len(pairs) - MAX_LISTED:,} more; " if len(pairs) > MAX_LISTED else ""
+    total = "" if what.startswith("no prediction") else f" ({more}{len(pairs):,} in all)"
+    if not total and more:
+        total = f" ({more.removesuffix('; ')})"
+    return f"{what}: {shown}{total}"
 
 
 def parse_predictions(task: Task, lines, *, datasets: dict[str, dict[str, int]], require_all: bool = True) -> dict:
@@ -46,7 +51,8 @@ def parse_predictions(task: Task, lines, *, datasets: dict[str, dict[str, int]],
     (generation), optionally ``"dataset": name`` (needed when a uid occurs in two scoring
     datasets) and the item fields the kind checks (``checked_item_fields``: a generation
     item's language pair), which must then be the item's. Collects every problem, then raises
-    one ``RuleError`` that lists them with line numbers (the first offender first): invalid
+    one ``RuleError`` that lists them with line numbers (the first offender first, then how many
+    there are in all; the file is refused whole, whatever the datasets' label visibility): invalid
     JSON or encoding, missing fields, invalid values (a non-string translation), a wrong
     language pair, duplicates, unknown or ambiguous uids, and (``require_all``) the items of
     scoring datasets that have no prediction.
