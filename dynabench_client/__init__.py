@@ -251,6 +251,13 @@ class DynabenchClient:
         files = {"archive": (f"{directory.name}.tar.gz", buffer, "application/gzip")}
         return self._request("POST", "/models", data=data, files=files)["id"]
 
+    def submission_allowance(self) -> dict:
+        """Return whether I may submit and how much of the daily limit is left:
+        ``{"researcher": bool, "limit": int | None, "used": int, "remaining": int | None, "next_at": ISO time | None}``
+        (``limit``/``remaining`` None: not limited). Submitting needs the researcher role
+        (``PermissionDenied`` otherwise) and a remaining allowance (``RateLimited`` otherwise)."""
+        return self._request("GET", "/models/allowance")
+
     def submit_predictions(self, predictions_path: str | os.PathLike, task: str, name: str, description: str = "") -> int:
         """Upload a predictions file (JSONL: one ``{"uid", "label"}`` or ``{"uid", "answer"}`` per line); return the model id."""
         with open(predictions_path, "rb") as fh:

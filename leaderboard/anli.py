@@ -20,8 +20,10 @@ from pathlib import Path
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
 from django.db import transaction
 
+from dynabench.roles import ensure_role_groups
 from leaderboard.jobs import evaluate_model, evaluate_run, recompute_leaderboard
 from leaderboard.models import EvaluationRun
 from leaderboard.services import submit_model_archive, submit_predictions
@@ -43,8 +45,9 @@ def default_data_dir() -> Path:
     return Path(settings.BASE_DIR).parent / "shared" / "data" / "anli"
 
 
-def dataset_name(round_number: int) -> str:
-    return f"anli-r{round_number}-dev"
+def dataset_name(round_number: int, split: str = "dev") -> str:
+    """``anli-r<N>-<split>``: the name of round N's dataset imported as ``split``."""
+    return f"anli-r{round_number}-{split}"
 
 
 def _categories(code: str) -> list[str]:
@@ -57,9 +60,12 @@ def _categories(code: str) -> list[str]:
     return out
 
 
-def import_rounds(task: Task, data_dir: Path) -> list[str]:
-    """Import the three dev files as scoring datasets; ``metadata["tags"]`` = the item's top-level error
-    categories (Basic, Numerical, Reasoning, Tricky, …), which the per-tag scores use."""
+def import_rounds(task: Task, data_dir: Path, *, split: str = "dev") -> list[str]:
+    """Import the three dev files as scoring datasets of rounds 1–3 named ``dataset_name(n, split)``, with
+    the label visibility a scoring set of that split gets (hidden: ``tasks.models.default_label_visibility``);
+    ``split="test"`` makes them the rounds' hidden test sets. ``metadata["tags"]`` = the item's top-level
+    error categories (Basic, Numerical, Reasoning, Tricky, …), which the per-tag scores use. Returns the
+    import summaries."""
     lines = []
     for number in ROUNDS:
         round_, _ = Round.objects.get_or_create(task=task, number=number, defaults={"status": Round.Status.CLOSED})
@@ -68,23 +74,24 @@ def import_rounds(task: Task, data_dir: Path) -> list[str]:
             mapping={"premise": "context", "hypothesis": "statement", "label": "gold_label"},
             uid_field="uid", meta_fields=("A1Code",),
         )
-        result = import_dataset(task=task, name=dataset_name(number), spec=spec, round_number=round_.number,
-                                access="scoring", split="dev", progress=False)
+        result = import_dataset(task=task, name=dataset_name(number, split), spec=spec, round_number=round_.number,
+                                access="scoring", split=split, progress=False)
         lines.append(result.summary())
-        items = [i for i in DatasetItem.objects.filter(dataset__task=task, dataset__name=dataset_name(number)) if "tags" not in (i.metadata or {})]
+        items = [i for i in DatasetItem.objects.filter(dataset__task=task, dataset__name=dataset_name(number, split)) if "tags" not in (i.metadata or {})]
         for item in items:
             item.metadata = {**(item.metadata or {}), "tags": _categories(str((item.metadata or {}).get("A1Code") or ""))}
         DatasetItem.objects.bulk_update(items, ["metadata"], batch_size=500)
     return lines
 
 
-def predictions_file(data_dir: Path, model: str) -> bytes:
-    """The JSONL predictions of ``model`` over the three rounds (``preds-<model>PredLabel``, e/n/c)."""
+def predictions_file(data_dir: Path, model: str, *, split: str = "dev") -> bytes:
+    """The JSONL predictions of ``model`` over the three rounds (``preds-<model>PredLabel``, e/n/c), for
+    the datasets ``import_rounds(..., split=split)`` writes."""
     out = io.StringIO()
     for number in ROUNDS:
         with open(data_dir / f"ANLI_analysis_r{number}_dev.csv", newline="", encoding="utf-8") as fh:
             for row in csv.DictReader(fh):
-                out.write(json.dumps({"dataset": dataset_name(number), "uid": row["uid"], "label": row[f"preds-{model}PredLabel"]}) + "\n")
+                out.write(json.dumps({"dataset": dataset_name(number, split), "uid": row["uid"], "label": row[f"preds-{model}PredLabel"]}) + "\n")
     return out.getvalue().encode()
 
 
@@ -102,10 +109,14 @@ def _evaluate_inline(model: MLModel) -> list[str]:
 
 
 def _owner():
+    """The account the ANLI authors' models are submitted under: a researcher (submitting needs the role)
+    who cannot log in."""
     user, created = get_user_model().objects.get_or_create(username=OWNER_USERNAME)
     if created:
         user.set_unusable_password()
         user.save()
+    ensure_role_groups()
+    user.groups.add(Group.objects.get(name="researcher"))
     return user
 
 

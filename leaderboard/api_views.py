@@ -5,6 +5,7 @@ Rules are ``leaderboard/services.py``'s (``submit_model_archive``, ``submit_pred
 of ``leaderboard/calculations.py``). Views parse input, call one function, render the result.
 """
 
+import dataclasses
 import math
 
 from django.db.models import Q
@@ -15,16 +16,18 @@ from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import UnsupportedMediaType, ValidationError
 from rest_framework.parsers import MultiPartParser
-from rest_framework.permissions import AllowAny, IsAuthenticatedOrReadOnly
+from rest_framework.permissions import AllowAny, IsAuthenticated, IsAuthenticatedOrReadOnly
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from dynabench.api import query_bool, query_choice
+from dynabench.roles import has_role
 from leaderboard import services
 from leaderboard.calculations import METRICS, MISSING_DROP_METRIC
 from leaderboard.models import MissingMetric
 from leaderboard.selectors import cache_header, cached_leaderboard_table, model_runs, parse_weights
 from leaderboard.serializers import (
+    AllowanceSerializer,
     ArchiveSubmissionSerializer,
     LeaderboardSerializer,
     ModelDetailSerializer,
@@ -95,6 +98,10 @@ def _model_ranking(model):
         summary="Submit a training-set selection to a data-centric task; its training with the task's fixed recipe is queued",
         request=SelectionSubmissionSerializer,
         responses={201: ModelSerializer},
+    ),
+    allowance=extend_schema(
+        summary="My submission allowance: whether I hold the researcher role and how many submissions remain in 24 hours",
+        responses=AllowanceSerializer,
     ),
     publish=extend_schema(summary="Publish or unpublish my model", request=VisibilitySerializer, responses=ModelSerializer),
     anonymise=extend_schema(summary="Anonymise my model or show my name", request=VisibilitySerializer, responses=ModelSerializer),
@@ -168,6 +175,12 @@ class ModelViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Crea
             anonymous=data["anonymous"], published=data["published"],
         )
         return Response(ModelSerializer(model, context=self.get_serializer_context()).data, status=status.HTTP_201_CREATED)
+
+    @action(detail=False, methods=["get"], permission_classes=[IsAuthenticated])
+    def allowance(self, request):
+        allowance = services.submission_allowance(request.user)
+        body = {"researcher": has_role(request.user, "researcher"), **dataclasses.asdict(allowance)}
+        return Response(AllowanceSerializer(body).data)
 
     def _visibility(self, request, flag):
         serializer = VisibilitySerializer(data=request.data)

@@ -31,5 +31,6 @@ class LeaderboardErrorCode(StrEnum):
     NO_POOL = "no_pool"
     # models and runs
     NOT_OWNER = "not_owner"
+    NOT_RESEARCHER = "not_researcher"
     BAD_NAME = "bad_name"
     BAD_DIRECTORY = "bad_directory"

@@ -162,6 +162,10 @@ def submit(request, code):
     """Upload a model archive, a predictions file or (data-centric tasks) a selection of pool uids,
     as the task's kind takes them; errors are shown inline next to the field."""
     task = _task(code)
+    try:
+        services.check_submitter(user=request.user, task=task)
+    except RuleError as error:
+        return render(request, "leaderboard/submit.html", {"task": task, "refused": error.message}, status=error.status_code)
     status = 200
     submissions = task.spec.submissions
     if request.method == "POST":
@@ -191,7 +195,7 @@ def submit(request, code):
         "task": task, "form": form, "example_uid": example_uid or "item-uid",
         "field": task.spec.prediction_field,
         "example_value": (task.labels[0] if task.labels else "the answer span"),
-        "max_mib": services.max_archive_bytes() // services.MiB, "limit": services.daily_submission_limit(),
+        "max_mib": services.max_archive_bytes() // services.MiB, "allowance": services.submission_allowance(request.user),
         "pool": task.spec.training_pool(task.config), "budget": task.spec.selection_budget(task.config),
     }, status=status)
 

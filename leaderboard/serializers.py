@@ -37,6 +37,16 @@ class SelectionSubmissionSerializer(SubmissionSerializer):
     )
 
 
+class AllowanceSerializer(serializers.Serializer):
+    """``GET /api/v1/models/allowance``: may I submit, and how many submissions remain today."""
+
+    researcher = serializers.BooleanField(help_text="Holds the researcher role (needed to submit, except to tasks one owns).")
+    limit = serializers.IntegerField(allow_null=True, help_text="Submissions allowed in any 24 hours; null: not limited (admins).")
+    used = serializers.IntegerField(help_text="Submissions made in the last 24 hours (models, predictions, selections).")
+    remaining = serializers.IntegerField(allow_null=True, help_text="Submissions left now; null: not limited.")
+    next_at = serializers.DateTimeField(allow_null=True, help_text="When the oldest counted submission stops counting.")
+
+
 class VisibilitySerializer(StrictSerializerMixin, serializers.Serializer):
     published = serializers.BooleanField(required=False)
     anonymous = serializers.BooleanField(required=False)

@@ -29,7 +29,7 @@ import zipfile
 import zlib
 from collections import defaultdict
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path, PurePosixPath
 
 from django.conf import settings
@@ -37,6 +37,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from dynabench.errors import NotAllowed, RateLimited, RuleError
+from dynabench.roles import has_role
 from leaderboard.error_codes import LeaderboardErrorCode as Code
 from leaderboard.jobs import enqueue_recompute, enqueue_selection_training
 from leaderboard.scheduling import schedule_evaluations, schedule_model
@@ -81,17 +82,62 @@ def models_root() -> Path:
 SUBMISSION_NAMES = {"model": "a model", "predictions": "a predictions file", "selection": "a selection of pool items"}
 
 
-def check_can_submit(*, user, task: Task, name: str, rate_limited: bool = True, submission: str = "model") -> str:
-    """Return the cleaned model name, or raise when ``user`` may not submit to ``task`` now.
+@dataclass(frozen=True)
+class Allowance:
+    """A user's submissions in the last 24 hours against the daily limit (models, predictions and
+    selections alike: each is scored on the task's hidden sets).
 
-    Rules: logged in; the task is active; the task's kind takes this ``submission``
-    (``model``, ``predictions`` or ``selection``: its spec's ``submissions``, else
-    ``wrong_submission``); a name of 1–200 characters; at most
-    ``settings.MODEL_SUBMISSIONS_PER_DAY`` submissions in the last 24 hours (superusers are
-    exempt, and so are platform scripts that pass ``rate_limited=False``), else ``RateLimited``.
+    ``limit``/``used``/``remaining`` are counts (``limit`` None: not limited, e.g. an admin);
+    ``next_at`` is when the oldest counted submission stops counting (None when nothing counts).
+    """
+
+    limit: int | None
+    used: int
+    remaining: int | None
+    next_at: datetime | None = None
+
+
+def submission_allowance(user) -> Allowance:
+    """Return ``user``'s :class:`Allowance` now. Superusers are not limited (``limit`` None)."""
+    since = timezone.now() - timedelta(days=1)
+    recent = MLModel.objects.filter(owner=user, created_at__gte=since)
+    used = recent.count()
+    oldest = recent.order_by("created_at").values_list("created_at", flat=True).first()
+    next_at = oldest + timedelta(days=1) if oldest else None
+    if user.is_superuser:
+        return Allowance(limit=None, used=used, remaining=None, next_at=next_at)
+    limit = daily_submission_limit()
+    return Allowance(limit=limit, used=used, remaining=max(limit - used, 0), next_at=next_at)
+
+
+def check_submitter(*, user, task: Task) -> None:
+    """Raise unless ``user`` may submit models, predictions or selections to ``task`` at all.
+
+    Rules: logged in (``NotAllowed`` ``not_owner``); in the ``researcher`` role
+    (``dynabench.roles.has_role``: ticked at sign-up or given by an admin; superusers pass) or an
+    owner of the task (``NotAllowed`` ``not_researcher``, 403). The daily limit is not checked here.
     """
     if not getattr(user, "is_authenticated", False):
         raise NotAllowed(Code.NOT_OWNER, "Log in to submit a model.")
+    if not (has_role(user, "researcher") or task.is_owner(user)):
+        raise NotAllowed(
+            Code.NOT_RESEARCHER,
+            "Submitting models, predictions or selections needs the researcher role, which this account does not "
+            "have. Sign up with 'Researcher' ticked, or ask an admin to add the role to your account.",
+        )
+
+
+def check_can_submit(*, user, task: Task, name: str, rate_limited: bool = True, submission: str = "model") -> str:
+    """Return the cleaned model name, or raise when ``user`` may not submit to ``task`` now.
+
+    Rules: ``check_submitter`` (logged in, researcher role or task owner); the task is active;
+    the task's kind takes this ``submission`` (``model``, ``predictions`` or ``selection``: its
+    spec's ``submissions``, else ``wrong_submission``); a name of 1–200 characters; at most
+    ``settings.MODEL_SUBMISSIONS_PER_DAY`` submissions in the last 24 hours
+    (``submission_allowance``; superusers are exempt, and so are platform scripts that pass
+    ``rate_limited=False``), else ``RateLimited``.
+    """
+    check_submitter(user=user, task=task)
     if not task.active:
         raise RuleError(Code.NO_SCORING_DATASETS, f"The task '{task.code}' is not active; it takes no submissions.")
     if submission not in task.spec.submissions:
@@ -102,18 +148,14 @@ def check_can_submit(*, user, task: Task, name: str, rate_limited: bool = True, 
     name = (name or "").strip()
     if not name or len(name) > 200:
         raise RuleError(Code.BAD_NAME, "Give the model a name of 1 to 200 characters.", field="name")
-    limit = daily_submission_limit()
-    if rate_limited and not user.is_superuser:
-        since = timezone.now() - timedelta(days=1)
-        recent = MLModel.objects.filter(owner=user, created_at__gte=since).order_by("created_at")
-        count = recent.count()
-        if count >= limit:
-            next_at = recent.first().created_at + timedelta(days=1)
-            raise RateLimited(
-                Code.DAILY_LIMIT,
-                f"You have submitted {count} models in the last 24 hours, the daily limit is {limit}. "
-                f"You can submit again after {next_at:%Y-%m-%d %H:%M} UTC.",
-            )
+    allowance = submission_allowance(user)
+    if rate_limited and allowance.remaining == 0:
+        again = (f"You can submit again after {allowance.next_at:%Y-%m-%d %H:%M} UTC." if allowance.next_at
+                 else "Ask an admin to raise it.")
+        raise RateLimited(
+            Code.DAILY_LIMIT,
+            f"You have submitted {allowance.used} models in the last 24 hours, the daily limit is {allowance.limit}. {again}",
+        )
     return name
 
 

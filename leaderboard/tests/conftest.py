@@ -126,12 +126,15 @@ def ranked_sentiment(researcher, outsider, sentiment_task, sentiment_datasets, s
     """Three evaluated prediction-file models on two scoring datasets (round 1: 6 items, round 2: 3 items):
     alpha 6/6 and 1/3, beta 4/6 and 3/3, gamma 2/6 and 0/3. With equal dataset weights the order
     is beta (83.3), alpha (66.7), gamma (16.7); weighting round 1 only gives alpha, beta, gamma.
-    ``beta`` belongs to the outsider and is anonymous.
+    ``beta`` belongs to the outsider (made a researcher: submitting needs the role) and is anonymous.
     """
+    from django.contrib.auth.models import Group
+
     from leaderboard.jobs import recompute_leaderboard
     from leaderboard.services import submit_predictions
 
     settings.MODEL_SUBMISSIONS_PER_DAY = 100
+    outsider.groups.add(Group.objects.get(name="researcher"))
     r2 = SENTIMENT_ITEMS[:3]
     models = {}
     for name, user, first, second, anonymous in [("alpha", researcher, 6, 1, False), ("beta", outsider, 4, 3, True), ("gamma", researcher, 2, 0, False)]:

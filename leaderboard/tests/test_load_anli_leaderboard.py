@@ -50,3 +50,43 @@ def test_loading_anli_ranks_eight_real_models_with_the_readmes_accuracies(db, de
     before = sorted(MLModel.objects.filter(task__code="nli").values_list("pk", flat=True))
     assert "0 added, 1000 already present" in call_command("load_anli_leaderboard")
     assert sorted(MLModel.objects.filter(task__code="nli").values_list("pk", flat=True)) == before
+
+
+def test_a_researcher_gets_the_readmes_accuracies_through_the_client_on_hidden_test_sets(
+    live_server, default_tasks, researcher, tmp_path, settings
+):
+    """The same 24 accuracies when the three rounds are the NLI task's hidden test sets and a
+    researcher (not an owner) submits the eight prediction files and reads the scores with the
+    Python client, a real RQ worker evaluating them in between."""
+    from dynabench_client import DynabenchClient
+    from leaderboard.anli import ANLI_MODELS, ROUNDS, dataset_name, import_rounds, predictions_file
+    from tests.api.conftest import run_worker
+
+    # given: ANLI R1–R3 imported by the platform as rounds 1–3's test sets; the labels stay on the server
+    settings.MEDIA_ROOT = tmp_path / "media"
+    settings.MODEL_SUBMISSIONS_PER_DAY = len(ANLI_MODELS)
+    import_rounds(default_tasks["nli"], Path(default_data_dir()), split="test")
+    client = DynabenchClient.login("rita", "pw-rita", base_url=live_server.url)
+    datasets = {d["name"]: d for d in client.datasets(task="nli")}
+    assert {name: (d["labels_hidden"], d["split"]) for name, d in datasets.items()} == {
+        dataset_name(n, "test"): (True, "test") for n in ROUNDS
+    }
+    assert {item["target"] for item in client.dataset_items(datasets["anli-r1-test"]["id"])} == {None}
+    # when: the researcher submits each model's predictions and the worker scores them
+    ids = {}
+    for name in ANLI_MODELS:
+        path = tmp_path / f"{name}.jsonl"
+        path.write_bytes(predictions_file(Path(default_data_dir()), name, split="test"))
+        ids[name] = client.submit_predictions(path, task="nli", name=name)
+    assert client.submission_allowance()["remaining"] == 0
+    run_worker()
+    # then: every accuracy, per dataset and per round, is the README's
+    results = {name: client.get_results(model_id) for name, model_id in ids.items()}
+    assert {name: r["status"] for name, r in results.items()} == {name: "evaluated" for name in ANLI_MODELS}
+    per_dataset = {
+        name: tuple(round(100 * r["datasets"][dataset_name(n, "test")]["performance"], 1) for n in ROUNDS)
+        for name, r in results.items()
+    }
+    per_round = {name: tuple(round(100 * r[f"round{n}_acc"], 1) for n in ROUNDS) for name, r in results.items()}
+    assert per_dataset == README
+    assert per_round == README

@@ -126,11 +126,13 @@ MATRIX = [
     ("POST", "/api/v1/validations", _verdict, None, (401, 403, 201, 403, 201, 201, 201)),
     ("GET", "/api/v1/validations/next", {"task": "sentiment"}, None, (401, 403, 200, 403, 200, 200, 200)),
     ("GET", "/api/v1/models", None, None, ALL_200),
-    ("POST", "/api/v1/models", _archive, None, (401, 201, 201, 201, 201, 201, 201)),
-    ("POST", "/api/v1/models/predictions", _predictions, None, (401, 201, 201, 201, 201, 201, 201)),
-    # sentiment is not data-centric: every signed-in user gets wrong_submission (400), never a 5xx
+    # submitting needs the researcher role (the other task's owner has it) or owning the task
+    ("POST", "/api/v1/models", _archive, None, (401, 403, 403, 201, 201, 201, 201)),
+    ("POST", "/api/v1/models/predictions", _predictions, None, (401, 403, 403, 201, 201, 201, 201)),
+    # sentiment is not data-centric: every submitter gets wrong_submission (400), never a 5xx
     ("POST", "/api/v1/models/selections", {"task": "sentiment", "name": "matrix-selection", "uids": ["x"]}, None,
-     (401, 400, 400, 400, 400, 400, 400)),
+     (401, 403, 403, 400, 400, 400, 400)),
+    ("GET", "/api/v1/models/allowance", None, None, (401, 200, 200, 200, 200, 200, 200)),
     ("GET", "/api/v1/models/{id}", None, None, ALL_200),
     ("GET", "/api/v1/models/{id}", None, _unpublish_model, (404, 404, 404, 404, 404, 200, 200)),
     ("DELETE", "/api/v1/models/{id}", None, None, (401, 405, 405, 405, 405, 405, 405)),
