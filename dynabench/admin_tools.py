@@ -3,14 +3,20 @@
 ``OwnerScopedAdmin``: admins (superusers) see everything; a task owner who is staff sees
 and picks only rows of the tasks they own, in lists, change pages and foreign-key
 choices (including autocomplete and raw-id fields, whose submitted values are checked
-against the same scoped querysets).
+against the same scoped querysets). Its editable JSON fields (``BoundedJSONField``, also on
+inlines that take ``BoundedJSONMixin``) refuse documents nested deeper than
+``dynabench.jsonbounds.MAX_JSON_DEPTH`` with a field error instead of a server error.
 """
 
 import json
 
 from django import forms
 from django.contrib import admin
+from django.core.exceptions import ValidationError
+from django.db import models
 from django.utils.text import Truncator
+
+from dynabench.jsonbounds import JSONTooDeep, loads_bounded
 
 # How to reach a task's owners from each model that hangs off a task.
 OWNER_PATHS = {
@@ -45,7 +51,42 @@ def scope_to_owner(queryset, user):
     return queryset.filter(**{path: user}).distinct()
 
 
-class OwnerScopedMixin:
+class BoundedJSONField(forms.JSONField):
+    """Django's JSON form field parsed with the platform's nesting limit (``loads_bounded``): a
+    document nested deeper than ``MAX_JSON_DEPTH`` is the field error ``too_deep``, and the form
+    shows again with what was typed (Django's own field recursed into a ``RecursionError``, a 500)."""
+
+    default_error_messages = {
+        "too_deep": "This JSON nests arrays or objects more than %(limit)s levels deep; flatten it.",
+    }
+
+    def to_python(self, value):
+        if self.disabled or not isinstance(value, str) or value in self.empty_values:
+            return super().to_python(value)
+        try:
+            converted = loads_bounded(value, cls=self.decoder)
+        except JSONTooDeep as error:
+            raise ValidationError(self.error_messages["too_deep"], code="too_deep", params={"limit": error.limit}) from None
+        except json.JSONDecodeError:
+            raise ValidationError(self.error_messages["invalid"], code="invalid", params={"value": value}) from None
+        return forms.fields.JSONString(converted) if isinstance(converted, str) else converted
+
+    def bound_data(self, data, initial):
+        if self.disabled or data is None:
+            return super().bound_data(data, initial)
+        try:
+            return loads_bounded(data, cls=self.decoder)
+        except ValueError:  # not JSON, or too deep: shown again as typed
+            return forms.fields.InvalidJSONInput(data)
+
+
+class BoundedJSONMixin:
+    """Admin (or inline) whose form fields for ``models.JSONField`` are ``BoundedJSONField``."""
+
+    formfield_overrides = {models.JSONField: {"form_class": BoundedJSONField}}
+
+
+class OwnerScopedMixin(BoundedJSONMixin):
     def get_queryset(self, request):
         return scope_to_owner(super().get_queryset(request), request.user)
 
@@ -74,8 +115,8 @@ class MonospaceTextarea(forms.Textarea):
         super().__init__({"rows": 24, "cols": 100, "class": "monospace", **(attrs or {})})
 
 
-class PrettyJSONField(forms.JSONField):
-    """A JSON form field shown indented in a monospace textarea."""
+class PrettyJSONField(BoundedJSONField):
+    """A JSON form field (nesting-limited) shown indented in a monospace textarea."""
 
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("widget", MonospaceTextarea())

@@ -12,7 +12,7 @@ from django.forms.models import BaseInlineFormSet
 from django.urls import reverse
 from django.utils.html import format_html
 
-from dynabench.admin_tools import OwnerScopedAdmin, PrettyJSONField, short
+from dynabench.admin_tools import BoundedJSONMixin, OwnerScopedAdmin, PrettyJSONField, short
 from dynabench.errors import RuleError
 from tasks import access
 from tasks.models import Context, Dataset, DatasetItem, MLModel, Round, Task, TaskBan, TaskRole, Upload
@@ -119,7 +119,7 @@ class LimitedContextFormSet(BaseInlineFormSet):
         return self._limited_queryset
 
 
-class ContextInline(admin.TabularInline):
+class ContextInline(BoundedJSONMixin, admin.TabularInline):
     model = Context
     formset = LimitedContextFormSet
     fields = ("uid", "data", "tag", "active", "times_used")
