@@ -237,7 +237,9 @@ class DynabenchClient:
         """Pack a local Hugging Face directory (safetensors) as .tar.gz, upload it, return the model id.
 
         The server checks the archive (size, paths, safetensors only, labels) before loading
-        anything and queues its evaluation on every scoring dataset.
+        anything and queues its evaluation on every scoring dataset. Needs the researcher role
+        (``PermissionDenied``, code ``not_researcher``) and a remaining daily allowance
+        (``RateLimited``; see ``submission_allowance``).
         """
         directory = Path(model_path)
         if not directory.is_dir():
@@ -259,7 +261,12 @@ class DynabenchClient:
         return self._request("GET", "/models/allowance")
 
     def submit_predictions(self, predictions_path: str | os.PathLike, task: str, name: str, description: str = "") -> int:
-        """Upload a predictions file (JSONL: one ``{"uid", "label"}`` or ``{"uid", "answer"}`` per line); return the model id."""
+        """Upload a predictions file (JSONL: one ``{"uid", "label"}`` or ``{"uid", "answer"}`` per line); return the model id.
+
+        The file must cover every item of the task's scoring datasets exactly once; otherwise
+        ``BadRequest`` names the first offending uid and how many there are, and nothing is
+        stored. Needs the researcher role and a remaining allowance, as ``submit_model``.
+        """
         with open(predictions_path, "rb") as fh:
             files = {"predictions": (Path(predictions_path).name, fh, "application/jsonl")}
             return self._request("POST", "/models/predictions", data={"task": task, "name": name, "description": description}, files=files)["id"]
