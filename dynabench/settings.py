@@ -23,6 +23,7 @@ variable with a safe default:
 import json
 import os
 import secrets
+import tempfile
 from datetime import timedelta
 from pathlib import Path
 
@@ -47,9 +48,18 @@ def _secret_key() -> str:
         return os.environ["SECRET_KEY"]
     path = VAR_DIR / "secret_key"
     if not path.exists():
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "w") as fh:
-            fh.write(secrets.token_urlsafe(50))
+        # Processes starting together (web, workers, scheduler) must all end up with one key:
+        # write it whole to a file of this process, then link it into place; link() fails for
+        # all but the first, and those read the first one's complete file.
+        fd, staged = tempfile.mkstemp(dir=VAR_DIR, prefix=".secret_key-")
+        try:
+            with os.fdopen(fd, "w") as fh:
+                fh.write(secrets.token_urlsafe(50))
+            os.link(staged, path)
+        except FileExistsError:
+            pass
+        finally:
+            os.unlink(staged)
     return path.read_text().strip()
 
 
