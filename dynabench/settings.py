@@ -218,6 +218,9 @@ DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "dynabench@localhost")
 # (whether or not an account has it); past either, a 429 page says when to try again. 0: no limit.
 PASSWORD_RESET_PER_ADDRESS_PER_HOUR = int(os.environ.get("PASSWORD_RESET_PER_ADDRESS_PER_HOUR", "10"))
 PASSWORD_RESET_PER_EMAIL_PER_HOUR = int(os.environ.get("PASSWORD_RESET_PER_EMAIL_PER_HOUR", "3"))
+# Accounts created from one client address per day (0: no limit): throwaway accounts would multiply
+# every per-account limit.
+SIGNUP_PER_ADDRESS_PER_DAY = int(os.environ.get("SIGNUP_PER_ADDRESS_PER_DAY", "5"))
 
 # Production (DYNABENCH_PRODUCTION=1): HTTPS only. Behind a proxy that terminates TLS, it must
 # set X-Forwarded-Proto (and strip it from clients). `manage.py check --deploy` reports nothing.
