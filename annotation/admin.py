@@ -5,7 +5,7 @@
 
 from django.contrib import admin
 
-from dynabench.admin_tools import OwnerScopedAdmin, short
+from dynabench.admin_tools import BoundedJSONMixin, OwnerScopedAdmin, short
 from annotation.models import CrowdStudy, Example, Qualification, QuizItem
 
 
@@ -49,7 +49,7 @@ class ExampleAdmin(OwnerScopedAdmin):
         return short(obj.target, 40)
 
 
-class QuizItemInline(admin.StackedInline):
+class QuizItemInline(BoundedJSONMixin, admin.StackedInline):
     """Quiz items: ``input`` (the fields shown) and ``answer`` (the gold target, checked by the task kind)."""
 
     model = QuizItem

@@ -23,6 +23,7 @@ from dynabench.ratelimits import count_hit
 from dynabench.roles import OPTIONAL_SIGNUP_ROLES, SIGNUP_ROLES
 
 RESET_WINDOW_S = 3600
+SIGNUP_WINDOW_S = 86400
 
 
 class SignupForm(UserCreationForm):
@@ -47,12 +48,21 @@ def _next_url(request) -> str:
 
 
 def signup(request):
-    """Create an account (annotator, plus researcher if ticked), log it in and go to ``next`` (a local URL) or the tasks."""
+    """Create an account (annotator, plus researcher if ticked), log it in and go to ``next`` (a local URL) or the tasks.
+
+    At most ``SIGNUP_PER_ADDRESS_PER_DAY`` accounts a day (fixed window of 24 h) from one client
+    address (``dynabench.proxies.client_ip``; 0: no limit): past it, 429 with
+    ``registration/signup_limited.html`` and no account. Per-account limits (daily example caps,
+    submissions a minute) are what one person gets; this keeps one person from multiplying them
+    with throwaway accounts."""
     if request.user.is_authenticated:
         return redirect(_next_url(request))
     if request.method == "POST":
         form = SignupForm(request.POST)
         if form.is_valid():
+            refused = _signup_over_limit(request)
+            if refused:
+                return refused
             user = form.save()
             user.groups.add(*Group.objects.filter(name__in=[*SIGNUP_ROLES, *form.cleaned_data["roles"]]))
             login(request, user, backend="django.contrib.auth.backends.ModelBackend")
@@ -60,6 +70,21 @@ def signup(request):
     else:
         form = SignupForm()
     return render(request, "registration/signup.html", {"form": form, "next": request.GET.get("next", "")})
+
+
+def _signup_over_limit(request):
+    """Count one account created from the client's address; the 429 page past the day's limit, else None."""
+    limit = settings.SIGNUP_PER_ADDRESS_PER_DAY
+    if limit <= 0:
+        return None
+    digest = hashlib.sha256(client_ip(request).encode()).hexdigest()[:32]
+    count, resets_in = count_hit(f"signup:address:{digest}", window_s=SIGNUP_WINDOW_S)
+    if count <= limit:
+        return None
+    hours = max(1, -(-resets_in // 3600))
+    response = render(request, "registration/signup_limited.html", {"limit": limit, "hours": hours}, status=429)
+    response["Retry-After"] = str(resets_in)
+    return response
 
 
 @login_required

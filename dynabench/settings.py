@@ -23,6 +23,7 @@ variable with a safe default:
 import json
 import os
 import secrets
+import tempfile
 from datetime import timedelta
 from pathlib import Path
 
@@ -47,9 +48,18 @@ def _secret_key() -> str:
         return os.environ["SECRET_KEY"]
     path = VAR_DIR / "secret_key"
     if not path.exists():
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "w") as fh:
-            fh.write(secrets.token_urlsafe(50))
+        # Processes starting together (web, workers, scheduler) must all end up with one key:
+        # write it whole to a file of this process, then link it into place; link() fails for
+        # all but the first, and those read the first one's complete file.
+        fd, staged = tempfile.mkstemp(dir=VAR_DIR, prefix=".secret_key-")
+        try:
+            with os.fdopen(fd, "w") as fh:
+                fh.write(secrets.token_urlsafe(50))
+            os.link(staged, path)
+        except FileExistsError:
+            pass
+        finally:
+            os.unlink(staged)
     return path.read_text().strip()
 
 
@@ -208,6 +218,9 @@ DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "dynabench@localhost")
 # (whether or not an account has it); past either, a 429 page says when to try again. 0: no limit.
 PASSWORD_RESET_PER_ADDRESS_PER_HOUR = int(os.environ.get("PASSWORD_RESET_PER_ADDRESS_PER_HOUR", "10"))
 PASSWORD_RESET_PER_EMAIL_PER_HOUR = int(os.environ.get("PASSWORD_RESET_PER_EMAIL_PER_HOUR", "3"))
+# Accounts created from one client address per day (0: no limit): throwaway accounts would multiply
+# every per-account limit.
+SIGNUP_PER_ADDRESS_PER_DAY = int(os.environ.get("SIGNUP_PER_ADDRESS_PER_DAY", "5"))
 
 # Production (DYNABENCH_PRODUCTION=1): HTTPS only. Behind a proxy that terminates TLS, it must
 # set X-Forwarded-Proto (and strip it from clients). `manage.py check --deploy` reports nothing.

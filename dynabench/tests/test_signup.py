@@ -1,11 +1,20 @@
 """People sign up as annotators (researchers if they tick it), never as validators, and are logged in straight away."""
 
+import pytest
 from django.contrib.auth.models import User
+from django.core.cache import cache
 from django.urls import reverse
 
 from dynabench.roles import has_role
 
 PASSWORD = "a-long-enough-passphrase-42"
+
+
+@pytest.fixture(autouse=True)
+def _fresh_signup_counts():
+    cache.clear()  # the per-address sign-up limit counts in the cache, which outlives a test's database
+    yield
+    cache.clear()
 
 
 def _signup(client, **overrides):
