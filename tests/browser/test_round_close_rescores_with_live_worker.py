@@ -59,7 +59,7 @@ print(json.dumps({"round": task.current_round().number, "models": [m.pk for m in
 """
 
 
-def _published_scored(stack, names) -> dict:
+def _published_scored(stack) -> dict:
     """``{model name: [dataset names with a done run]}`` of the published sentiment models."""
     rows = stack.query(
         "SELECT m.name, d.name FROM tasks_mlmodel m JOIN tasks_task t ON t.id = m.task_id "
@@ -77,7 +77,7 @@ def _published_scored(stack, names) -> dict:
 @pytest.fixture
 def platform(tmp_path_factory):
     """A scratch platform with the sentiment task ready to close round 1, a worker and a web server:
-    yields ``(stack, base URL, set-up ids)``; every process is stopped afterwards."""
+    yields ``(stack, base URL, {"round", "models"})``; every process is stopped afterwards."""
     root = tmp_path_factory.mktemp("close-live")
     dirs = {name: build_tiny_classifier(root / name, LABELS, seed=seed) for name, seed in (("tiny-a", 1), ("tiny-b", 2))}
     stack = WorkerStack(root, migrated_template(tmp_path_factory.mktemp("template")), LEADERBOARD_BOOTSTRAP_RESAMPLES="200")
@@ -102,8 +102,8 @@ def platform(tmp_path_factory):
 
         stack.wait_for(up, timeout=120, what="the web server")
         # Before the close: both models evaluated on the earlier set and ranked.
-        stack.wait_for(lambda: all(sets == {"sentiment-earlier-dev"} for sets in _published_scored(stack, None).values())
-                       and len(_published_scored(stack, None)) == 2, timeout=300, what="the models' first evaluation")
+        stack.wait_for(lambda: _published_scored(stack) == {"tiny-a": {"sentiment-earlier-dev"}, "tiny-b": {"sentiment-earlier-dev"}},
+                       timeout=300, what="the models' first evaluation")
         yield stack, base, created
     finally:
         if web is not None and web.poll() is None:
@@ -132,7 +132,7 @@ def test_closing_a_round_in_the_browser_rescores_every_published_model_within_a_
         closed_at = time.monotonic()
 
         new_sets = {"sentiment-r1-dev", "sentiment-r1-test"}
-        stack.wait_for(lambda: all(new_sets <= sets for sets in _published_scored(stack, None).values()),
+        stack.wait_for(lambda: all(new_sets <= sets for sets in _published_scored(stack).values()),
                        timeout=RESCORED_WITHIN_S, every=1, what="every published model scored on the new datasets")
 
         def board_complete():
