@@ -58,6 +58,21 @@ os.environ["REDIS_URL"] = args.redis_url
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "dynabench.settings")
 os.environ.setdefault("DB_CONN_MAX_AGE", "600")
 
+def _create_database(url: str) -> None:
+    """Create the benchmark's PostgreSQL database when it does not exist yet (connecting to ``postgres``)."""
+    from urllib.parse import urlparse
+
+    import psycopg
+
+    name = urlparse(url).path.lstrip("/")
+    with psycopg.connect(url.rsplit("/", 1)[0] + "/postgres", autocommit=True) as conn:
+        if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone():
+            conn.execute(f'CREATE DATABASE "{name}"')
+
+
+if args.database_url.startswith(("postgres://", "postgresql://")):
+    _create_database(args.database_url)
+
 import django  # noqa: E402
 
 django.setup()
@@ -145,7 +160,7 @@ def build(task, round) -> None:
     right_out = json.dumps({"label": "positive", "probs": {"positive": 0.7, "negative": 0.2, "neutral": 0.1}})
     columns = ["round_id", "context_id", "author_id", "input", "target", "model_output", "model_wrong", "metadata", "tag",
                "retracted", "flagged", "split", "created_at", "validation_state", "validation_count", "correct_count",
-               "incorrect_count", "flagged_count"]
+               "incorrect_count", "flagged_count", "submission_key"]
     step = timezone.timedelta(seconds=30 * 86400 / args.examples)
 
     def example_rows():
@@ -155,7 +170,7 @@ def build(task, round) -> None:
             yield (round.pk, context_ids[i % 1000], authors[i % len(authors)],
                    json.dumps({"prompt": f"Prompt {i % 1000}.", "text": f"Example sentence number {i}, written to fool the model."}),
                    target, wrong_out if wrong else right_out, wrong, "{}", "", False, False, "", start + i * step,
-                   state, counts["validation_count"], counts["correct_count"], counts["incorrect_count"], counts["flagged_count"])
+                   state, counts["validation_count"], counts["correct_count"], counts["incorrect_count"], counts["flagged_count"], "")
 
     t0 = time.perf_counter()
     _copy(Example._meta.db_table, columns, example_rows())
@@ -168,9 +183,9 @@ def build(task, round) -> None:
             created = start + i * step + timezone.timedelta(minutes=5)
             for k, label in enumerate(patterns[chosen[i]]):
                 validator = validators[(i * 7 + k * 131) % len(validators)]
-                yield example_id, validator, label, "user", "{}" if label != "flagged" else '{"flag_reason": "unclear"}', True, False, created
+                yield example_id, validator, label, "user", "{}" if label != "flagged" else '{"flag_reason": "unclear"}', True, False, created, ""
 
-    _copy(Validation._meta.db_table, ["example_id", "validator_id", "label", "mode", "metadata", "counts", "gold_check", "created_at"],
+    _copy(Validation._meta.db_table, ["example_id", "validator_id", "label", "mode", "metadata", "counts", "gold_check", "created_at", "submission_key"],
           validation_rows())
     t2 = time.perf_counter()
     print(f"  validations: {len(ids) * args.votes:,} in {t2 - t1:.0f} s (COPY)", flush=True)
