@@ -15,6 +15,7 @@ class ValidationErrorCode(StrEnum):
     FLAG_REASON_REQUIRED = "flag_reason_required"
     NOT_OWNER = "not_owner"
     NOT_VALIDATOR = "not_validator"
+    NOT_LEASED = "not_leased"
     RETRACTED = "retracted"
     STALE_FORM = "stale_form"
     ALREADY_SETTLED = "already_settled"

@@ -85,9 +85,14 @@ def record_validation(
     Of two concurrent requests with one ``submission_key``, the one whose insert loses the
     race answers with the other's validation.
 
+    A user-mode verdict is taken only on an example the review queue leased to ``validator``
+    (``next_example_for``; ``Example.leased_to``): a lease that ran out still counts until the
+    queue hands the example to someone else.
+
     Raises ``RuleError`` (400) with a ``ValidationErrorCode`` for bad input, a stale form,
     a settled or retracted example, a validation twice; ``NotAllowed`` (403) for one's own
-    example, a validator without the role, owner mode by a non-owner. Nothing changes then.
+    example, a validator without the role, owner mode by a non-owner, a user-mode verdict on
+    an example not leased to the validator (``not_leased``). Nothing changes then.
     """
     try:
         return _record_validation(
@@ -146,6 +151,14 @@ def _record_validation(
                     example=example, validator=validator, label=label, metadata=metadata, assignment=assignment,
                     submission_key=submission_key,
                 )
+        if mode == Validation.Mode.USER and example.leased_to_id != validator.pk:
+            # Only what the queue handed out (a gold item, above, by its assignment): otherwise a few accounts could pick one author's
+            # examples by id and settle them between themselves.
+            raise NotAllowed(
+                Code.NOT_LEASED,
+                "The review queue did not hand you this example (or handed it to someone else after your hold ran "
+                "out). Validate the example the queue gives you: the validate page, or GET /api/v1/validations/next.",
+            )
         if expected_state is not None and expected_state != example.validation_state:
             raise RuleError(
                 Code.STALE_FORM,

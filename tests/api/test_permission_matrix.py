@@ -15,11 +15,13 @@ from drf_spectacular.generators import SchemaGenerator
 from rest_framework.test import APIClient
 
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.utils import timezone
 
 from annotation.models import Example, ValidationState
 from tasks.models import DatasetItem, MLModel, Round
 from tasks.uploads import store_upload
 from tests.api.conftest import client_for, tar_gz
+from validation.services import LEASE_DURATION
 
 ROLES = ("anonymous", "annotator", "validator", "researcher", "other_owner", "owner", "admin")
 
@@ -87,6 +89,15 @@ def _verdict(world):
     return {"example": world["example"].pk, "label": "correct"}
 
 
+def _lease_to_caller(world, user):
+    """The review queue hands the example to the caller first: a verdict is taken only on a leased example."""
+    if user is not None:
+        Example.objects.filter(pk=world["example"].pk).update(leased_to=user, leased_until=timezone.now() + LEASE_DURATION)
+
+
+_lease_to_caller.per_user = True
+
+
 ALL_200 = (200,) * 7
 ALL_405 = (405,) * 7
 SIGNED_IN_200 = (401, 200, 200, 200, 200, 200, 200)
@@ -123,7 +134,7 @@ MATRIX = [
     ("POST", "/api/v1/examples/{id}/flag", {"reason": "unclear label"}, None, (401, 200, 404, 404, 404, 403, 403)),
     ("POST", "/api/v1/examples/{id}/explanations", {"explanations": {"example_explanation": "sarcasm"}}, None, (401, 200, 404, 404, 404, 403, 403)),
     ("GET", "/api/v1/validations", None, None, SIGNED_IN_200),
-    ("POST", "/api/v1/validations", _verdict, None, (401, 403, 201, 403, 201, 201, 201)),
+    ("POST", "/api/v1/validations", _verdict, _lease_to_caller, (401, 403, 201, 403, 201, 201, 201)),
     ("GET", "/api/v1/validations/next", {"task": "sentiment"}, None, (401, 403, 200, 403, 200, 200, 200)),
     ("GET", "/api/v1/models", None, None, ALL_200),
     # submitting needs the researcher role (the other task's owner has it) or owning the task
@@ -204,7 +215,7 @@ CASES = [
 @pytest.mark.parametrize("method, path, body, prepare, role, expected", CASES)
 def test_permission_matrix(method, path, body, prepare, role, expected, people, world):
     if prepare:
-        prepare(world)
+        prepare(world, people[role]) if getattr(prepare, "per_user", False) else prepare(world)
     client = client_for(people[role]) if people[role] else APIClient()
 
     data = body(world) if callable(body) else body

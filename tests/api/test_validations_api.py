@@ -35,8 +35,10 @@ def test_it_answers_204_when_nothing_is_left(validator, sentiment_task):
 
 def test_a_verdict_is_recorded_and_updates_the_examples_state(validator, annotator, sentiment_task, sentiment_model):
     example = _fooling_example(sentiment_task, annotator, sentiment_model)
+    client = client_for(validator)
+    assert client.get("/api/v1/validations/next?task=sentiment").json()["id"] == example.pk  # the queue leases it
 
-    response = client_for(validator).post("/api/v1/validations", {"example": example.pk, "label": "correct"}, format="json")
+    response = client.post("/api/v1/validations", {"example": example.pk, "label": "correct"}, format="json")
 
     assert response.status_code == 201
     assert response.json()["example_state"] == "pending"
@@ -68,6 +70,7 @@ def test_it_refuses_validating_my_own_example(annotator, sentiment_task, sentime
 def test_it_refuses_a_second_verdict_by_the_same_validator(validator, annotator, sentiment_task, sentiment_model):
     example = _fooling_example(sentiment_task, annotator, sentiment_model)
     client = client_for(validator)
+    client.get("/api/v1/validations/next?task=sentiment")
     client.post("/api/v1/validations", {"example": example.pk, "label": "correct"}, format="json")
 
     response = client.post("/api/v1/validations", {"example": example.pk, "label": "incorrect"}, format="json")

@@ -8,7 +8,7 @@ from annotation.models import Example, ValidationState
 from validation.calculations import ConsensusPolicy, derive_state, saved_votes
 from validation.selectors import vote_budget
 from validation.services import record_validation, review_queue
-from validation.tests.conftest import make_example, make_user
+from validation.tests.conftest import make_example, make_user, leased
 from validation.tests.gold_helpers import configure
 
 POLICY = ConsensusPolicy(needed=3, early_agreement=2, max_votes=5)
@@ -43,10 +43,10 @@ def test_an_example_that_used_its_budget_leaves_the_queue_and_the_saving_is_coun
     people = [make_user(f"v{i}", "validator") for i in range(5)]
     quick = make_example(sentiment_task, annotator, text="Agreed at once")
     for person in people[:2]:
-        record_validation(example=quick, validator=person, label="correct")
+        record_validation(example=leased(quick, person), validator=person, label="correct")
     contested = make_example(sentiment_task, annotator, text="Contested")
     for person, label in zip(people, ["correct", "incorrect", "flagged", "incorrect"]):
-        record_validation(example=contested, validator=person, label=label, metadata={"flag_reason": "unclear"} if label == "flagged" else None)
+        record_validation(example=leased(contested, person), validator=person, label=label, metadata={"flag_reason": "unclear"} if label == "flagged" else None)
 
     assert Example.objects.get(pk=quick.pk).validation_state == ValidationState.VERIFIED_CORRECT
     contested.refresh_from_db()

@@ -5,7 +5,7 @@ import pytest
 from validation.calculations import agreement_from_ratings
 from validation.selectors import round_agreement
 from validation.services import record_validation
-from validation.tests.conftest import make_example, make_user
+from validation.tests.conftest import make_example, make_user, leased
 
 
 def test_it_matches_a_textbook_case():
@@ -37,7 +37,7 @@ def test_round_agreement_counts_user_validations_of_the_round(sentiment_task, an
     for labels in verdicts:
         example = make_example(sentiment_task, annotator)
         for person, label in zip(people, labels):
-            record_validation(example=example, validator=person, label=label,
+            record_validation(example=leased(example, person), validator=person, label=label,
                               metadata={"flag_reason": "spam"} if label == "flagged" else None)
     example = make_example(sentiment_task, annotator)
     record_validation(example=example, validator=owner, label="correct", mode="owner")

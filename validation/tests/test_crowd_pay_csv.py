@@ -12,7 +12,7 @@ from dynabench.errors import NotAllowed, RuleError
 from validation import pay
 from validation.models import Validation
 from validation.services import record_validation
-from validation.tests.conftest import make_example
+from validation.tests.conftest import make_example, leased
 
 
 @pytest.fixture
@@ -37,7 +37,7 @@ def paid_round(sentiment_task, owner, annotator):
         if i % 2 == 0:
             record_validation(example=plain, validator=owner, label="correct", mode="owner")
         for k in range(3):
-            record_validation(example=make_example(sentiment_task, annotator, text=f"To validate {i}-{k}"), validator=user, label="correct")
+            record_validation(example=leased(make_example(sentiment_task, annotator, text=f"To validate {i}-{k}"), user), validator=user, label="correct")
         workers.append(user)
     Validation.objects.filter(validator=workers[19]).update(counts=False)
     pay.set_round_pay(round=round, acting_user=owner, currency="gbp", per_example="0.20", per_validation="0.05", bonus_per_fooling="0.50")

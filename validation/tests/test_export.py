@@ -4,7 +4,7 @@ import hashlib
 import json
 
 from validation.services import record_validation
-from validation.tests.conftest import make_example
+from validation.tests.conftest import make_example, leased
 
 
 def _lines(response):
@@ -14,7 +14,7 @@ def _lines(response):
 
 def test_an_owner_downloads_the_round_with_anonymised_ids(client, sentiment_task, annotator, validator, owner):
     example = make_example(sentiment_task, annotator, text="Ça déchire, vraiment 😀")
-    record_validation(example=example, validator=validator, label="correct", metadata={"explanation": "très bien"})
+    record_validation(example=leased(example, validator), validator=validator, label="correct", metadata={"explanation": "très bien"})
     client.force_login(owner)
 
     response = client.get("/tasks/sentiment/rounds/1/export.jsonl")

@@ -11,7 +11,7 @@ from annotation.services import retract_example
 from validation.models import Validation
 from validation.selectors import _postgres_lines, export_rows
 from validation.services import record_validation
-from validation.tests.conftest import make_example, make_user
+from validation.tests.conftest import make_example, make_user, leased
 
 pytestmark = pytest.mark.skipif(connection.vendor != "postgresql", reason="the SQL-built export lines are PostgreSQL's")
 
@@ -20,9 +20,9 @@ def test_sql_lines_equal_the_python_rows(sentiment_task, qa_task, annotator, own
     people = [make_user(f"p{i}", "validator") for i in range(3)]
     plain = make_example(sentiment_task, annotator, text="Ça déchire 😀 \\ \"quoted\"\nnew line", time_spent=12.5)
     for person in people:
-        record_validation(example=plain, validator=person, label="correct", metadata={"explanation": "fine"})
+        record_validation(example=leased(plain, person), validator=person, label="correct", metadata={"explanation": "fine"})
     corrected = make_example(sentiment_task, annotator)
-    record_validation(example=corrected, validator=people[0], label="flagged", metadata={"flag_reason": "odd"})
+    record_validation(example=leased(corrected, people[0]), validator=people[0], label="flagged", metadata={"flag_reason": "odd"})
     record_validation(example=corrected, validator=owner, label="incorrect", mode="owner")
     record_validation(example=corrected, validator=owner, label="correct", mode="owner", metadata={"corrected_label": "negative"})
     pending = make_example(sentiment_task, annotator, model_wrong=False)

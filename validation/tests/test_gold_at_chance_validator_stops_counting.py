@@ -8,7 +8,7 @@ from annotation.models import Example, ValidationState
 from validation.gold import gold_report
 from validation.models import Validation, ValidatorStanding
 from validation.services import next_example_for, record_validation, review_queue
-from validation.tests.conftest import make_example, make_user
+from validation.tests.conftest import make_example, make_user, leased
 from validation.tests.gold_helpers import configure, gold_items
 
 
@@ -23,7 +23,7 @@ def test_chance_answers_on_gold_exclude_the_votes_and_recompute_consensus(sentim
     settled = [make_example(sentiment_task, annotator, model_wrong=True, text=f"Regular {i}") for i in range(3)]
     for example in settled:
         for person in (careful, steady, sloppy):
-            record_validation(example=example, validator=person, label="correct")
+            record_validation(example=leased(example, person), validator=person, label="correct")
     assert {e.validation_state for e in Example.objects.filter(pk__in=[e.pk for e in settled])} == {ValidationState.VERIFIED_CORRECT}
 
     # Now every item the queue hands out is gold; the sloppy validator answers at chance.
@@ -35,7 +35,7 @@ def test_chance_answers_on_gold_exclude_the_votes_and_recompute_consensus(sentim
         assert example.pk in gold, "with gold_rate 1 the queue serves gold items"
         assert example.validation_state == ValidationState.PENDING  # looks like any pending example
         served.append(example.pk)
-        record_validation(example=example, validator=sloppy, label=rng.choice(["correct", "incorrect"]),
+        record_validation(example=leased(example, sloppy), validator=sloppy, label=rng.choice(["correct", "incorrect"]),
                           expected_state="pending")
     right = sum(Validation.objects.get(example_id=pk, validator=sloppy).label == gold[pk] for pk in served)
     assert len(set(served)) == 12 and right / 12 < 0.7
@@ -52,12 +52,12 @@ def test_chance_answers_on_gold_exclude_the_votes_and_recompute_consensus(sentim
     # ... so they are back in the review queue for someone else.
     fresh = make_user("fresh", "validator")
     assert set(review_queue(validator=fresh, round=round, model_wrong=True).values_list("pk", flat=True)) >= {e.pk for e in settled}
-    record_validation(example=settled[0], validator=fresh, label="correct")
+    record_validation(example=leased(settled[0], fresh), validator=fresh, label="correct")
     assert Example.objects.get(pk=settled[0].pk).validation_state == ValidationState.VERIFIED_CORRECT
 
     # A new vote of the sloppy validator is stored but does not count.
     late = make_example(sentiment_task, annotator, model_wrong=True, text="Late example")
-    record_validation(example=late, validator=sloppy, label="correct")
+    record_validation(example=leased(late, sloppy), validator=sloppy, label="correct")
     assert Validation.objects.get(example=late, validator=sloppy).counts is False
     assert Example.objects.get(pk=late.pk).validation_count == 0
 
@@ -78,7 +78,7 @@ def test_a_careful_validator_keeps_counting(sentiment_task, annotator, owner, va
     careful = validators[0]
     for _ in range(6):
         example = next_example_for(validator=careful, round=round)
-        record_validation(example=example, validator=careful, label=gold[example.pk])
+        record_validation(example=leased(example, careful), validator=careful, label=gold[example.pk])
 
     standing = ValidatorStanding.objects.get(task=sentiment_task, validator=careful)
     assert (standing.excluded, standing.answered, standing.correct) == (False, 6, 6)

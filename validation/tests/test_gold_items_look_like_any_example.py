@@ -7,6 +7,7 @@ from annotation.models import Example, ValidationState
 from validation.models import GoldAssignment, Validation
 from validation.services import next_example_for, record_validation
 from validation.tests.gold_helpers import configure, gold_items
+from validation.tests.conftest import leased
 
 
 def test_the_review_page_shows_a_gold_item_as_a_pending_example_without_its_verdict(client, sentiment_task, annotator, owner, validator):
@@ -55,7 +56,7 @@ def test_a_gold_item_not_served_takes_no_answer_and_a_skip_gives_it_back(sentime
     import pytest
 
     with pytest.raises(RuleError) as settled:
-        record_validation(example=second, validator=validator, label="correct")
+        record_validation(example=leased(second, validator), validator=validator, label="correct")
     assert settled.value.code == "already_settled"
 
     from validation.services import release_lease

@@ -1,7 +1,7 @@
 """Owners see flagged and disputed examples and decide on them."""
 
 from validation.services import record_validation
-from validation.tests.conftest import make_example, make_user
+from validation.tests.conftest import make_example, make_user, leased
 
 
 def _setup(task, author):
@@ -9,11 +9,11 @@ def _setup(task, author):
     calm = make_example(task, author, text="calm one")
     disputed = make_example(task, author, text="disputed one")
     flagged = make_example(task, author, text="flagged one")
-    record_validation(example=calm, validator=people[0], label="correct")
-    record_validation(example=disputed, validator=people[0], label="correct")
-    record_validation(example=disputed, validator=people[1], label="incorrect")
+    record_validation(example=leased(calm, people[0]), validator=people[0], label="correct")
+    record_validation(example=leased(disputed, people[0]), validator=people[0], label="correct")
+    record_validation(example=leased(disputed, people[1]), validator=people[1], label="incorrect")
     for p in people[:2]:
-        record_validation(example=flagged, validator=p, label="flagged", metadata={"flag_reason": "offensive"})
+        record_validation(example=leased(flagged, p), validator=p, label="flagged", metadata={"flag_reason": "offensive"})
     return calm, disputed, flagged
 
 

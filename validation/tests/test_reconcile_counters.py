@@ -8,7 +8,7 @@ from annotation.models import Example
 from tasks.models import Context
 from validation.jobs import reconcile_counters
 from validation.services import record_validation
-from validation.tests.conftest import make_example, make_user
+from validation.tests.conftest import make_example, make_user, leased
 
 
 def test_counters_agree_after_a_mixed_workload_and_drift_is_repaired(sentiment_task, annotator, owner):
@@ -24,7 +24,7 @@ def test_counters_agree_after_a_mixed_workload_and_drift_is_repaired(sentiment_t
             e.refresh_from_db()
             if e.validation_state != "pending":
                 break
-            record_validation(example=e, validator=person, label=label, metadata={"flag_reason": "odd"} if label == "flagged" else None)
+            record_validation(example=leased(e, person), validator=person, label=label, metadata={"flag_reason": "odd"} if label == "flagged" else None)
         if rng.random() < 0.2:
             record_validation(example=e, validator=owner, label=rng.choice(["correct", "incorrect"]), mode="owner")
 

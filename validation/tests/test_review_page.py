@@ -39,6 +39,7 @@ def test_submitting_saves_the_verdict_and_loads_the_next_example(client, sentime
 def test_a_refused_verdict_shows_the_message_and_saves_nothing(client, sentiment_task, annotator, validator):
     example = make_example(sentiment_task, annotator)
     client.force_login(validator)
+    client.get("/tasks/sentiment/validate/")  # the queue hands it out
 
     response = client.post(f"/tasks/sentiment/validate/{example.pk}/", {"label": "flagged"}, **HTMX)
 

@@ -6,7 +6,7 @@ from django.utils import timezone
 
 from annotation.models import Example
 from validation.services import next_example_for, record_validation
-from validation.tests.conftest import make_example
+from validation.tests.conftest import make_example, leased
 
 
 def _age(example, minutes):
@@ -20,7 +20,7 @@ def test_it_hands_out_fooling_examples_first_then_fewest_validations_then_oldest
     newer = make_example(sentiment_task, annotator)
     oldest = make_example(sentiment_task, annotator)
     _age(not_fooling, 100), _age(older_validated, 50), _age(newer, 10), _age(oldest, 40)
-    record_validation(example=older_validated, validator=validators[0], label="correct")
+    record_validation(example=leased(older_validated, validators[0]), validator=validators[0], label="correct")
 
     handed = []
     for _ in range(4):
@@ -28,7 +28,7 @@ def test_it_hands_out_fooling_examples_first_then_fewest_validations_then_oldest
         if example is None:
             break
         handed.append(example.pk)
-        record_validation(example=example, validator=validator, label="correct")
+        record_validation(example=leased(example, validator), validator=validator, label="correct")
 
     assert handed == [oldest.pk, newer.pk, older_validated.pk]
 
@@ -45,10 +45,10 @@ def test_it_never_hands_out_own_judged_retracted_or_settled_examples(sentiment_t
     round = sentiment_task.current_round()
     make_example(sentiment_task, validator)
     judged = make_example(sentiment_task, annotator)
-    record_validation(example=judged, validator=validator, label="correct")
+    record_validation(example=leased(judged, validator), validator=validator, label="correct")
     make_example(sentiment_task, annotator, retracted=True)
     settled = make_example(sentiment_task, annotator)
-    record_validation(example=settled, validator=validators[0], label="correct", mode="user")
+    record_validation(example=leased(settled, validators[0]), validator=validators[0], label="correct", mode="user")
     settled.validation_state = "verified_correct"
     settled.save()
 

@@ -8,13 +8,13 @@ from validation.jobs import compute_round_agreement
 from validation.models import RoundAgreement
 from validation.selectors import AGREEMENT_MIN_INTERVAL, round_agreement, round_stats
 from validation.services import record_validation
-from validation.tests.conftest import make_example, make_user
+from validation.tests.conftest import make_example, make_user, leased
 
 
 def _validate(task, author, people, labels):
     example = make_example(task, author)
     for person, label in zip(people, labels):
-        record_validation(example=example, validator=person, label=label)
+        record_validation(example=leased(example, person), validator=person, label=label)
     return example
 
 

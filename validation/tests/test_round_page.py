@@ -4,7 +4,7 @@ import re
 
 from tasks.models import Round
 from validation.services import record_validation
-from validation.tests.conftest import make_example, make_user
+from validation.tests.conftest import make_example, make_user, leased
 
 
 def test_it_shows_vmer_and_agreement(client, sentiment_task, annotator, owner, settings, django_capture_on_commit_callbacks):
@@ -13,7 +13,7 @@ def test_it_shows_vmer_and_agreement(client, sentiment_task, annotator, owner, s
     make_example(sentiment_task, annotator, model_wrong=False)
     for labels, example in zip([("correct",) * 3, ("correct", "incorrect", "correct", ), ("incorrect",) * 3], fooled):
         for person, label in zip(people, labels):
-            record_validation(example=example, validator=person, label=label)
+            record_validation(example=leased(example, person), validator=person, label=label)
     client.force_login(owner)
     settings.RQ_QUEUES = {name: {**conf, "ASYNC": False} for name, conf in settings.RQ_QUEUES.items()}
 
@@ -58,7 +58,8 @@ def test_an_owner_closes_the_round_from_it_after_a_preview(client, sentiment_tas
 def test_it_lists_annotators_most_verified_fooled_first(client, nli_task, annotator, owner):
     fooled = make_example(nli_task, annotator)
     for i in range(3):
-        record_validation(example=fooled, validator=make_user(f"rater{i}", "validator"), label="correct")
+        rater = make_user(f"rater{i}", "validator")
+        record_validation(example=leased(fooled, rater), validator=rater, label="correct")
     make_example(nli_task, annotator)
     make_example(nli_task, owner, model_wrong=False)
     client.force_login(owner)  # names are for owners (tests/security/test_round_page_hides_annotator_names.py)

@@ -5,7 +5,7 @@ from django.test.utils import CaptureQueriesContext
 
 from validation.jobs import compute_round_agreement
 from validation.services import record_validation
-from validation.tests.conftest import make_example, make_user
+from validation.tests.conftest import make_example, make_user, leased
 
 
 def _queries(client, url) -> int:
@@ -18,7 +18,7 @@ def _grow(task, authors, validators, n):
     for i in range(n):
         example = make_example(task, authors[i % len(authors)], model_wrong=i % 3 != 0)
         for person, label in zip(validators, ("correct", "incorrect", "correct")[: 1 + i % 3]):
-            record_validation(example=example, validator=person, label=label)
+            record_validation(example=leased(example, person), validator=person, label=label)
 
 
 def test_round_page_queries_stay_constant_as_the_round_grows(client, sentiment_task, annotator, owner):

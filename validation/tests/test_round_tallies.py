@@ -8,7 +8,7 @@ from annotation.selectors import counts_by_author, example_counts, round_counts,
 from annotation.services import retract_example
 from validation.selectors import state_counts
 from validation.services import record_validation
-from validation.tests.conftest import make_example, make_user
+from validation.tests.conftest import make_example, make_user, leased
 
 
 def _recounted(round):
@@ -29,7 +29,7 @@ def test_tallies_equal_a_recount_after_creates_validations_and_retractions(senti
             if e.validation_state != "pending":
                 break
             label = rng.choice(["correct", "correct", "incorrect", "flagged"])
-            record_validation(example=e, validator=person, label=label, metadata={"flag_reason": "odd"} if label == "flagged" else None)
+            record_validation(example=leased(e, person), validator=person, label=label, metadata={"flag_reason": "odd"} if label == "flagged" else None)
         if rng.random() < 0.2:
             record_validation(example=e, validator=owner, label=rng.choice(["correct", "incorrect"]), mode="owner")
         if rng.random() < 0.15:

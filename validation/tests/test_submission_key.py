@@ -4,13 +4,14 @@
 from tests.api.conftest import client_for
 from validation.models import Validation
 from validation.services import record_validation
+from validation.tests.conftest import leased
 
 KEY = "a1b2c3d4e5f6a7b8c9d0e1f2a3b4c5d6"
 
 
 def test_the_service_returns_the_first_validation_for_a_repeated_key(fooling_example, validator):
-    first = record_validation(example=fooling_example, validator=validator, label="correct", submission_key=KEY)
-    again = record_validation(example=fooling_example, validator=validator, label="incorrect", submission_key=KEY)
+    first = record_validation(example=leased(fooling_example, validator), validator=validator, label="correct", submission_key=KEY)
+    again = record_validation(example=leased(fooling_example, validator), validator=validator, label="incorrect", submission_key=KEY)
     assert (first.replayed, again.replayed) == (False, True)
     assert again.pk == first.pk and again.label == "correct"
     fooling_example.refresh_from_db()
@@ -32,6 +33,7 @@ def test_the_review_form_posted_twice_saves_once_and_shows_the_next_example(clie
 
 def test_the_api_replays_a_repeated_idempotency_key(fooling_example, validator):
     api = client_for(validator)
+    leased(fooling_example, validator)
     body = {"example": fooling_example.pk, "label": "correct"}
     first = api.post("/api/v1/validations", body, format="json", HTTP_IDEMPOTENCY_KEY=KEY)
     again = api.post("/api/v1/validations", body, format="json", HTTP_IDEMPOTENCY_KEY=KEY)

@@ -1,14 +1,14 @@
 """A user's page: vMER per round as an annotator, agreement with outcomes as a validator."""
 
 from validation.services import record_validation
-from validation.tests.conftest import make_example
+from validation.tests.conftest import make_example, leased
 
 
 def test_it_shows_the_users_vmer_and_validation_record(client, sentiment_task, annotator, validators, owner):
     verified = make_example(sentiment_task, annotator)
     make_example(sentiment_task, annotator)
     for v in validators:
-        record_validation(example=verified, validator=v, label="correct")
+        record_validation(example=leased(verified, v), validator=v, label="correct")
     client.force_login(annotator)
 
     html = client.get("/users/annie/").content.decode()

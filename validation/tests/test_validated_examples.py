@@ -7,7 +7,7 @@ from django.urls import reverse
 
 from validation import selectors
 from validation.services import close_round, record_validation
-from validation.tests.conftest import make_example
+from validation.tests.conftest import make_example, leased
 
 
 def _by_id(found):
@@ -17,10 +17,10 @@ def _by_id(found):
 def test_final_label_precedence_owner_correction_then_consensus_then_annotator(sentiment_task, annotator, owner, validators):
     by_consensus = make_example(sentiment_task, annotator, label="positive")
     for person in validators:
-        record_validation(example=by_consensus, validator=person, label="correct")
+        record_validation(example=leased(by_consensus, person), validator=person, label="correct")
     corrected = make_example(sentiment_task, annotator, label="positive")
     for person in validators:
-        record_validation(example=corrected, validator=person, label="correct")
+        record_validation(example=leased(corrected, person), validator=person, label="correct")
     record_validation(example=corrected, validator=owner, label="correct", mode="owner", metadata={"corrected_label": "neutral"})
     owner_accepted = make_example(sentiment_task, annotator, label="negative")
     record_validation(example=owner_accepted, validator=owner, label="correct", mode="owner")

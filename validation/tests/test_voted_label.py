@@ -5,7 +5,7 @@ import pytest
 from dynabench.errors import RuleError
 from validation.selectors import round_agreement
 from validation.services import record_validation
-from validation.tests.conftest import make_example, make_user
+from validation.tests.conftest import make_example, make_user, leased
 
 
 def test_it_keeps_the_voted_category_and_agreement_reads_it(sentiment_task, annotator):
@@ -15,7 +15,7 @@ def test_it_keeps_the_voted_category_and_agreement_reads_it(sentiment_task, anno
     for example, votes in ((first, ["positive", "positive", "mixed"]), (second, ["negative", "neutral", "neutral"])):
         for validator, voted in zip(validators, votes):
             label = "correct" if voted == example.target["label"] else "incorrect"
-            record_validation(example=example, validator=validator, label=label, metadata={"voted_label": voted})
+            record_validation(example=leased(example, validator), validator=validator, label=label, metadata={"voted_label": voted})
 
     agreement = round_agreement(first.round, field="voted_label")
 
@@ -28,7 +28,7 @@ def test_it_refuses_a_voted_label_that_is_not_a_short_text(sentiment_task, annot
     example = make_example(sentiment_task, annotator)
 
     with pytest.raises(RuleError) as error:
-        record_validation(example=example, validator=validator, label="correct", metadata={"voted_label": ["positive"]})
+        record_validation(example=leased(example, validator), validator=validator, label="correct", metadata={"voted_label": ["positive"]})
 
     assert error.value.field == "voted_label"
     assert not example.validations.exists()
