@@ -377,6 +377,9 @@ def export_rows(examples: QuerySet):
 EXPORT_CHUNK = 5000
 """Examples per export chunk: the most a streaming export holds in memory at once."""
 
+EXPORT_WORKERS = 2
+"""Chunks an export builds at once on PostgreSQL, each on its own connection (see ``export_lines``)."""
+
 
 def export_lines(rounds, *, after: int = 0, chunk: int | None = None) -> Iterator[bytes]:
     """Yield the export of the examples of ``rounds`` (a list or queryset of ``Round``;
@@ -389,18 +392,57 @@ def export_lines(rounds, *, after: int = 0, chunk: int | None = None) -> Iterato
     statements (keyset on the id: the chunk's last id, then its lines), so between two blocks
     no cursor or transaction is open and a client that goes away leaves nothing behind on the
     database. On PostgreSQL the database builds each line itself (``_postgres_lines``, one
-    statement per chunk); elsewhere each chunk goes through ``export_rows``.
+    statement per chunk), and outside a transaction up to ``EXPORT_WORKERS`` chunks are built
+    at once, each on a connection of its own that is closed when its chunk is read (so at
+    most ``EXPORT_WORKERS`` chunks are held; blocks still come in id order). Inside a
+    transaction (whose uncommitted rows other connections cannot see) and elsewhere, one
+    chunk at a time; off PostgreSQL each chunk goes through ``export_rows``.
     """
     chunk = chunk or EXPORT_CHUNK
     round_ids = [r.pk for r in rounds]
+    bounds = _chunk_bounds(round_ids, after, chunk)
+    if connection.vendor != "postgresql":
+        for start, last in bounds:
+            yield _python_lines(round_ids, start, last)
+    elif connection.in_atomic_block or EXPORT_WORKERS < 2:
+        for start, last in bounds:
+            yield _postgres_lines(round_ids, start, last)
+    else:
+        yield from _parallel_postgres_lines(round_ids, bounds)
+
+
+def _chunk_bounds(round_ids: list[int], after: int, chunk: int) -> Iterator[tuple[int, int]]:
+    """``(after, last)`` example-id bounds of each chunk of at most ``chunk`` examples, in order."""
     examples = Example.objects.filter(round_id__in=round_ids).order_by("pk").values_list("pk", flat=True)
-    build = _postgres_lines if connection.vendor == "postgresql" else _python_lines
     while True:
         last = examples.filter(pk__gt=after)[chunk - 1 : chunk].first() or examples.filter(pk__gt=after).last()
         if last is None:
             return
-        yield build(round_ids, after, last)
+        yield after, last
         after = last
+
+
+def _parallel_postgres_lines(round_ids: list[int], bounds: Iterator[tuple[int, int]]) -> Iterator[bytes]:
+    """``_postgres_lines`` of each chunk, ``EXPORT_WORKERS`` at once in threads, yielded in order."""
+    from collections import deque
+    from concurrent.futures import ThreadPoolExecutor
+
+    def build(start: int, last: int) -> bytes:
+        try:
+            return _postgres_lines(round_ids, start, last)
+        finally:
+            connection.close()  # this thread's own connection: nothing stays open between chunks
+
+    pool, pending = ThreadPoolExecutor(max_workers=EXPORT_WORKERS, thread_name_prefix="export"), deque()
+    try:
+        for start, last in bounds:
+            pending.append(pool.submit(build, start, last))
+            if len(pending) >= EXPORT_WORKERS:
+                yield pending.popleft().result()
+        while pending:
+            yield pending.popleft().result()
+    finally:  # also when the client goes away mid-download (GeneratorExit)
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _python_lines(round_ids: list[int], after: int, last: int) -> bytes:
