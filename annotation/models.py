@@ -93,6 +93,11 @@ class Example(models.Model):
                 fields=["round", "validation_state", "model_wrong", "validation_count", "created_at"],
                 name="example_review_queue",
             ),
+            # Flagged examples to decide, most flags first (validation.selectors.round_dashboard).
+            models.Index(
+                "round", F("flagged_count").desc(), "created_at", name="example_flagged_pending",
+                condition=Q(retracted=False, validation_state="pending") & (Q(flagged_count__gte=1) | Q(flagged=True)),
+            ),
             models.Index(fields=["author", "created_at"], name="example_author_daily"),
             models.Index(fields=["round", "author"], name="example_round_author"),
         ]

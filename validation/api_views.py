@@ -299,6 +299,7 @@ class RoundDashboardView(RoundScopedMixin, APIView):
             "krippendorff_alpha": agreement.krippendorff_alpha if agreement else None,
             "flagged_count": board.flagged_count, "flagged_ids": [e.pk for e in board.flagged],
             "unused_contexts": board.unused_contexts, "contexts": board.contexts,
+            "figures_as_of": board.figures_as_of, "figures_stale": board.figures_stale,
         }
         return Response(RoundDashboardSerializer(body).data)
 

@@ -60,16 +60,23 @@ class RoundAgreement(models.Model):
 
     ``verdicts``/``voted``: the fields of ``validation.calculations.Agreement`` over the
     verdicts and over imported category votes (``voted`` null when the round has none).
-    ``validations``/``retracted``: the round tally's counts the figures were computed from;
-    when the tally has moved on the figures are stale, and ``validation.selectors.round_stats``
-    asks for a new computation at most every ``AGREEMENT_MIN_INTERVAL`` (``requested_at``).
+    ``figures``: the round's grouped figures (``validation.selectors.round_figures``: examples
+    per hour and per model in the loop, the vote budget, the validation queue, flagged
+    examples) that pages of a round larger than ``selectors.FIGURES_LIVE_LIMIT`` read instead
+    of grouping the round per request; null before the job first ran.
+    ``validations``/``retracted``/``collected``: the round tally's counts the figures were
+    computed from; when the tally has moved on the figures are stale, and
+    ``validation.selectors.round_stats`` asks for a new computation at most every
+    ``AGREEMENT_MIN_INTERVAL`` (``requested_at``).
     """
 
     round = models.OneToOneField("tasks.Round", on_delete=models.CASCADE, primary_key=True, related_name="agreement")
     verdicts = models.JSONField(null=True, blank=True)
     voted = models.JSONField(null=True, blank=True)
+    figures = models.JSONField(null=True, blank=True)
     validations = models.IntegerField(default=-1)
     retracted = models.IntegerField(default=-1)
+    collected = models.IntegerField(default=-1)
     computed_at = models.DateTimeField(null=True, blank=True)
     duration_s = models.FloatField(null=True, blank=True)
     requested_at = models.DateTimeField(null=True, blank=True)

@@ -8,7 +8,7 @@ all call it. Counts and vMER come from ``annotation/selectors.py`` (with the sam
 """
 
 import json
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from dataclasses import field as dataclass_field
@@ -152,22 +152,23 @@ def has_voted_labels(round) -> bool:
     return Validation.objects.filter(example__round=round, metadata__has_key="voted_label").exists()
 
 
-def vote_budget(round) -> dict:
+def vote_budget(round, *, figures: "Figures | None" = None) -> dict:
     """Return what the task's adaptive validation budget saved in ``round``: ``policy`` (its
     ``ConsensusPolicy``) plus ``calculations.saved_votes`` over the round's settled examples
-    (retracted ones and gold items left out), from one aggregate query; ``exhausted``: pending
-    examples that used up the budget unsettled and wait for an owner."""
+    (retracted ones and gold items left out), and ``exhausted``: pending examples that used up
+    the budget unsettled and wait for an owner. From ``round_figures_of`` (exact for rounds up
+    to ``FIGURES_LIVE_LIMIT`` examples; else as of its job, ``as_of``/``stale``); ``pending``
+    True (and zeros) before a large round's figures were first computed."""
     policy = ConsensusPolicy.from_config(round.task.config)
-    examples = Example.objects.filter(round=round, retracted=False, gold__isnull=True)
-    row = examples.aggregate(
-        settled=Count("id", filter=~Q(validation_state=ValidationState.PENDING)),
-        used=Sum(Least(F("validation_count"), Value(policy.max_votes)), filter=~Q(validation_state=ValidationState.PENDING)),
-        exhausted=Count("id", filter=Q(validation_state=ValidationState.PENDING, validation_count__gte=policy.max_votes)),
-    )
+    figures = figures or round_figures_of(round)
+    budget = (figures.data or {}).get("budget") or {"settled": 0, "used": 0, "exhausted": 0}
     return {
         "policy": policy,
-        "exhausted": row["exhausted"],
-        **saved_votes(settled=row["settled"], votes_used=row["used"] or 0, max_votes=policy.max_votes),
+        "exhausted": budget["exhausted"],
+        "as_of": figures.as_of,
+        "stale": figures.stale,
+        "pending": figures.data is None,
+        **saved_votes(settled=budget["settled"], votes_used=budget["used"], max_votes=policy.max_votes),
     }
 
 
@@ -648,7 +649,10 @@ class ModelInLoopStats:
 
 @dataclass(frozen=True)
 class RoundDashboard:
-    """What a task owner watches while a round runs (``round_dashboard``)."""
+    """What a task owner watches while a round runs (``round_dashboard``). ``figures_as_of``:
+    when the grouped figures (per hour, per model, queue, flagged count) were computed by the
+    job, None when computed for this request; ``figures_stale``: the round has changed since
+    (a new computation has been asked for); ``figures_pending``: not computed yet."""
 
     stats: RoundStats
     per_hour: list[HourBucket]
@@ -661,112 +665,192 @@ class RoundDashboard:
     unused_sample: list
     contexts: int
     vmer_over_time_by_model: list
+    figures_as_of: datetime | None = None
+    figures_stale: bool = False
+    figures_pending: bool = False
 
 
-def vmer_over_time_by_model(round, hours: list) -> list[dict]:
-    """``[{"name": model name, "points": [(hour, cumulative vMER or None), ...]}]``, one per model
-    that answered examples of ``round``, over ``hours`` (the round's hours with examples), in one
-    grouped query (hour × model)."""
-    rows = (
-        Example.objects.filter(round=round, retracted=False)
-        .annotate(hour=TruncHour("created_at"))
-        .values("hour", "model_id", "model__name")
-        .annotate(**_HOUR_COUNTS)
-        .order_by("model_id", "hour")
-    )
-    by_model: dict = {}
-    for row in rows:
-        entry = by_model.setdefault(row["model_id"], {"name": row["model__name"] or "(no model)", "hours": {}})
-        entry["hours"][row["hour"]] = (row["collected"], row["verified_fooled"])
-    series = []
-    for entry in by_model.values():
-        collected = verified = 0
-        points = []
-        for hour in hours:
-            c, v = entry["hours"].get(hour, (0, 0))
-            collected, verified = collected + c, verified + v
-            points.append((hour, verified / collected if collected else None))
-        series.append({"name": entry["name"], "points": points})
-    return series
-
+FIGURES_LIVE_LIMIT = 20_000
+"""Rounds of at most this many examples (retracted ones included) get their grouped figures
+(``round_figures``) computed per request, exact; larger rounds read them from the job's last
+``RoundAgreement.figures`` ("as of"), since grouping a round takes seconds at a million examples."""
 
 _HOUR_COUNTS = {
     "collected": Count("id"),
     "fooled": Count("id", filter=Q(model_wrong=True)),
     "verified_fooled": Count("id", filter=Q(model_wrong=True) & VALIDATED),
 }
+_FLAGGED = Q(flagged_count__gte=1) | Q(flagged=True)
 
 
-def examples_per_hour(round) -> list[HourBucket]:
-    """``round``'s non-retracted examples grouped by the hour they were written (UTC), oldest
-    first, with the cumulative vMER (verified fooled / collected so far) at each hour. One
-    grouped query; hours without examples are left out."""
-    rows = (
-        Example.objects.filter(round=round, retracted=False)
-        .annotate(hour=TruncHour("created_at"))
-        .values("hour")
-        .annotate(**_HOUR_COUNTS)
-        .order_by("hour")
+def round_figures(round) -> dict:
+    """Group ``round``'s examples once for the figures pages show: a JSON-safe dict with
+    ``per_model_hour`` (``[{"hour": ISO UTC hour, "model_id": id or None, "collected",
+    "fooled", "verified_fooled"}]`` over non-retracted examples, by hour then model),
+    ``budget`` (``{"settled", "used", "exhausted", "max_votes"}``: settled examples, the counted
+    votes they took each capped at the task's ``max_votes``, pending examples that used the
+    budget up; retracted examples and gold items left out), ``queue`` (``{"depth", "oldest"}``:
+    pending examples the review queue will hand out, the oldest one's ISO time) and
+    ``flagged_count`` (pending examples flagged by a validator or their author). Five
+    aggregate queries over the round: ``compute_round_agreement`` calls it for large rounds,
+    ``round_figures_of`` per request for small ones."""
+    alive = Example.objects.filter(round=round, retracted=False)
+    grouped = (
+        alive.annotate(hour=TruncHour("created_at")).values("hour", "model_id").annotate(**_HOUR_COUNTS).order_by("hour", "model_id")
     )
+    policy = ConsensusPolicy.from_config(round.task.config)
+    settled = ~Q(validation_state=ValidationState.PENDING)
+    budget = alive.filter(gold__isnull=True).aggregate(
+        settled=Count("id", filter=settled),
+        used=Sum(Least(F("validation_count"), Value(policy.max_votes)), filter=settled),
+        exhausted=Count("id", filter=Q(validation_state=ValidationState.PENDING, validation_count__gte=policy.max_votes)),
+    )
+    pending = alive.filter(validation_state=ValidationState.PENDING)
+    queued = pending if round.task.config.get("validate_non_fooling") else pending.filter(model_wrong=True)
+    queue = queued.aggregate(depth=Count("id"), oldest=Min("created_at"))
+    return {
+        "per_model_hour": [{**row, "hour": row["hour"].isoformat()} for row in grouped],
+        "budget": {**budget, "used": budget["used"] or 0, "max_votes": policy.max_votes},
+        "queue": {"depth": queue["depth"], "oldest": queue["oldest"].isoformat() if queue["oldest"] else None},
+        "flagged_count": pending.filter(_FLAGGED).count(),
+    }
+
+
+@dataclass(frozen=True)
+class Figures:
+    """``round_figures`` of a round as a page reads them: ``data`` (None when a large round's
+    have not been computed yet), ``as_of`` (the job's time; None when computed for this
+    request) and ``stale`` (the round changed since; a new computation was asked for)."""
+
+    data: dict | None
+    as_of: datetime | None = None
+    stale: bool = False
+
+
+def round_figures_of(round, *, tally: RoundTally | None = None) -> Figures:
+    """``Figures`` of ``round``: computed now when it has at most ``FIGURES_LIVE_LIMIT``
+    examples, else the job's last ``RoundAgreement.figures``, asking for a new computation
+    (``request_agreement``) when the tally or the task's vote budget has moved on since."""
+    tally = tally or RoundTally.objects.filter(round=round).first() or RoundTally(round=round)
+    if tally.collected + tally.retracted <= FIGURES_LIVE_LIMIT:
+        return Figures(round_figures(round))
+    cached = RoundAgreement.objects.filter(round=round).first()
+    max_votes = ConsensusPolicy.from_config(round.task.config).max_votes
+    stale = (
+        cached is None or cached.figures is None
+        or (cached.validations, cached.retracted, cached.collected) != (tally.validations, tally.retracted, tally.collected)
+        or cached.figures["budget"]["max_votes"] != max_votes
+    )
+    if stale:
+        request_agreement(round, cached=cached)
+    if cached is None or cached.figures is None:
+        return Figures(None, stale=True)
+    return Figures(cached.figures, as_of=cached.computed_at, stale=stale)
+
+
+def _per_model_hour(figures: Figures) -> list[dict]:
+    return [{**row, "hour": datetime.fromisoformat(row["hour"])} for row in (figures.data or {}).get("per_model_hour", [])]
+
+
+def examples_per_hour(figures: Figures) -> list[HourBucket]:
+    """The round's non-retracted examples grouped by the hour they were written (UTC), oldest
+    first, with the cumulative vMER (verified fooled / collected so far) at each hour; hours
+    without examples are left out. From ``figures`` (``round_figures_of``)."""
+    hours: dict = {}
+    for row in _per_model_hour(figures):
+        bucket = hours.setdefault(row["hour"], Counter())
+        bucket.update({k: row[k] for k in ("collected", "fooled", "verified_fooled")})
     buckets, collected, verified = [], 0, 0
-    for row in rows:
+    for hour in sorted(hours):
+        row = hours[hour]
         collected += row["collected"]
         verified += row["verified_fooled"]
         buckets.append(HourBucket(
-            hour=row["hour"], collected=row["collected"], fooled=row["fooled"], verified_fooled=row["verified_fooled"],
+            hour=hour, collected=row["collected"], fooled=row["fooled"], verified_fooled=row["verified_fooled"],
             cumulative_vmer=verified / collected if collected else None,
         ))
     return buckets
 
 
-def stats_per_model(round) -> list[ModelInLoopStats]:
+def _model_names(round, model_ids) -> dict:
+    from tasks.models import MLModel
+
+    return dict(MLModel.objects.filter(pk__in=[m for m in model_ids if m is not None]).values_list("pk", "name"))
+
+
+def vmer_over_time_by_model(round, figures: Figures, hours: list) -> list[dict]:
+    """``[{"name": model name, "points": [(hour, cumulative vMER or None), ...]}]``, one per model
+    that answered examples of ``round``, over ``hours`` (the round's hours with examples), from
+    ``figures``."""
+    by_model: dict = {}
+    for row in _per_model_hour(figures):
+        by_model.setdefault(row["model_id"], {})[row["hour"]] = (row["collected"], row["verified_fooled"])
+    names = _model_names(round, by_model)
+    series = []
+    for model_id in sorted(by_model, key=lambda m: (m is None, m or 0)):
+        collected = verified = 0
+        points = []
+        for hour in hours:
+            c, v = by_model[model_id].get(hour, (0, 0))
+            collected, verified = collected + c, verified + v
+            points.append((hour, verified / collected if collected else None))
+        series.append({"name": names.get(model_id, "(no model)"), "points": points})
+    return series
+
+
+def stats_per_model(round, figures: Figures) -> list[ModelInLoopStats]:
     """Each model in the loop of ``round`` (and any other model that answered its examples) with
-    its counts, in one grouped query; models that answered nothing yet show zeros."""
-    rows = {
-        row["model_id"]: row
-        for row in Example.objects.filter(round=round, retracted=False).values("model_id", "model__name").annotate(**_HOUR_COUNTS).order_by()
-    }
+    its counts from ``figures``; models that answered nothing yet show zeros."""
+    rows: dict = {}
+    for row in _per_model_hour(figures):
+        rows.setdefault(row["model_id"], Counter()).update({k: row[k] for k in ("collected", "fooled", "verified_fooled")})
     found = []
     for model in round.target_models.order_by("pk"):
-        row = rows.pop(model.pk, {})
-        found.append(ModelInLoopStats(model.pk, model.name, row.get("collected", 0), row.get("fooled", 0), row.get("verified_fooled", 0)))
+        row = rows.pop(model.pk, Counter())
+        found.append(ModelInLoopStats(model.pk, model.name, row["collected"], row["fooled"], row["verified_fooled"]))
+    names = _model_names(round, rows)
     for model_id, row in sorted(rows.items(), key=lambda kv: (kv[0] is None, kv[0] or 0)):
-        found.append(ModelInLoopStats(model_id, row["model__name"] or "(no model)", row["collected"], row["fooled"], row["verified_fooled"]))
+        found.append(ModelInLoopStats(model_id, names.get(model_id, "(no model)"), row["collected"], row["fooled"], row["verified_fooled"]))
     return found
 
 
 def round_dashboard(round, *, sample: int = 10) -> RoundDashboard:
-    """Return the ``RoundDashboard`` of ``round``, from grouped aggregates (no per-example rows
-    are loaded except the ``sample`` flagged examples and unused contexts shown):
+    """Return the ``RoundDashboard`` of ``round``: a bounded number of queries whatever its size.
 
-    - examples per hour and the cumulative vMER over time (``examples_per_hour``), also per
-      model in the loop (``vmer_over_time_by_model``);
-    - counts and vMER per model in the loop (``stats_per_model``);
-    - the validation queue: pending examples that will be validated (fooling ones, and the
-      others when the task validates non-fooling examples), and the oldest one's time;
     - the round's counts, vMER and agreement (Fleiss' κ, Krippendorff's α) from ``round_stats``
       (running tallies; the agreement as last computed by its job);
-    - flagged examples still to decide (pending, flagged by a validator or their author);
-    - active contexts nobody has written against yet (``times_used`` 0).
+    - from ``round_figures_of`` (exact per request up to ``FIGURES_LIVE_LIMIT`` examples, else
+      the job's last computation, "as of"): examples per hour and the cumulative vMER over
+      time, also per model in the loop; counts and vMER per model in the loop; the validation
+      queue's depth and oldest example; how many flagged examples wait for a decision;
+    - the ``sample`` flagged examples to decide first (pending, most flags, oldest; an index
+      serves them) and ``sample`` active contexts nobody has written against (``times_used`` 0).
     """
-    pending = Example.objects.filter(round=round, retracted=False, validation_state=ValidationState.PENDING)
-    queued = pending if round.task.config.get("validate_non_fooling") else pending.filter(model_wrong=True)
-    queue = queued.aggregate(depth=Count("id"), oldest=Min("created_at"))
-    flagged = pending.filter(Q(flagged_count__gte=1) | Q(flagged=True)).select_related("author").order_by("-flagged_count", "created_at")
+    stats = round_stats(round, annotators=0)
+    figures = round_figures_of(round)
+    per_hour = examples_per_hour(figures)
+    data = figures.data or {"queue": {"depth": 0, "oldest": None}, "flagged_count": 0}
+    oldest = data["queue"]["oldest"]
+    flagged = (
+        Example.objects.filter(round=round, retracted=False, validation_state=ValidationState.PENDING)
+        .filter(_FLAGGED).select_related("author").order_by("-flagged_count", "created_at")
+    )
     unused = Context.objects.filter(round=round, active=True, times_used=0)
-    per_hour = examples_per_hour(round)
     return RoundDashboard(
-        stats=round_stats(round, annotators=0),
+        stats=stats,
         per_hour=per_hour,
-        vmer_over_time_by_model=vmer_over_time_by_model(round, [b.hour for b in per_hour]),
-        per_model=stats_per_model(round),
-        queue_depth=queue["depth"],
-        oldest_pending=queue["oldest"],
-        flagged_count=flagged.count(),
+        vmer_over_time_by_model=vmer_over_time_by_model(round, figures, [b.hour for b in per_hour]),
+        per_model=stats_per_model(round, figures),
+        queue_depth=data["queue"]["depth"],
+        oldest_pending=datetime.fromisoformat(oldest) if oldest else None,
+        flagged_count=data["flagged_count"],
         flagged=list(flagged[:sample]),
         unused_contexts=unused.count(),
         unused_sample=list(unused.order_by("pk")[:sample]),
         contexts=Context.objects.filter(round=round, active=True).count(),
+        figures_as_of=figures.as_of,
+        figures_stale=figures.stale,
+        figures_pending=figures.data is None,
     )
 
 

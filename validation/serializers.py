@@ -187,7 +187,10 @@ class ModelInLoopStatsSerializer(serializers.Serializer):
 class RoundDashboardSerializer(serializers.Serializer):
     """A round's dashboard (``validation.selectors.round_dashboard``): counts and vMER, examples
     per hour with the cumulative vMER, per model in the loop, the validation queue (depth and
-    oldest pending), agreement, flagged examples to decide, contexts nobody used."""
+    oldest pending), agreement, flagged examples to decide, contexts nobody used.
+    ``figures_as_of``: when the hourly, per-model, queue and flag figures were computed (null:
+    for this request; a round over ``FIGURES_LIVE_LIMIT`` examples reads its job's last
+    computation), ``figures_stale``: the round changed since."""
 
     round = serializers.IntegerField()
     collected = serializers.IntegerField()
@@ -204,6 +207,8 @@ class RoundDashboardSerializer(serializers.Serializer):
     flagged_ids = serializers.ListField(child=serializers.IntegerField())
     unused_contexts = serializers.IntegerField()
     contexts = serializers.IntegerField()
+    figures_as_of = serializers.DateTimeField(allow_null=True)
+    figures_stale = serializers.BooleanField()
 
 
 class PersonStatsSerializer(serializers.Serializer):

@@ -60,3 +60,24 @@ def test_the_dashboard_reads_a_bounded_number_of_queries(owner, annotator, senti
         make_example(sentiment_task, annotator, model_wrong=i % 2 == 0, model=a if i % 3 else b)
     with django_assert_max_num_queries(16):
         round_dashboard(round)
+
+
+def test_a_large_round_reads_the_figures_its_job_computed(owner, annotator, sentiment_task, settings, monkeypatch):
+    from validation import selectors
+    from validation.jobs import compute_round_agreement
+
+    round, a, b = _models(sentiment_task)
+    monkeypatch.setattr(selectors, "FIGURES_LIVE_LIMIT", 2)
+    for i in range(3):
+        make_example(sentiment_task, annotator, model_wrong=True, model=a)
+
+    before = round_dashboard(round)  # larger than the live limit, not computed yet: asks for the job
+    compute_round_agreement(round.pk)
+    after = round_dashboard(round)
+    make_example(sentiment_task, annotator, model_wrong=True, model=b)
+    moved_on = round_dashboard(round)
+
+    assert before.figures_pending and before.per_model[0].collected == 0
+    assert not after.figures_stale and after.figures_as_of is not None
+    assert [m.collected for m in after.per_model] == [3, 0] and after.queue_depth == 3
+    assert moved_on.figures_stale and [m.collected for m in moved_on.per_model] == [3, 0]  # as of the job, until it runs again
