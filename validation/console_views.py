@@ -23,7 +23,6 @@ from tasks import access, uploads
 from tasks import services as task_services
 from tasks.models import Round, Task, Upload
 from validation import plots, selectors, services
-from validation.calculations import split_sizes
 from validation.console_forms import (
     BanForm,
     CloseRoundForm,
@@ -142,7 +141,8 @@ def open_round(request, task):
 
 @owner_console
 def close_round(request, task, number):
-    """GET: what closing the round will do (validated examples, split sizes, datasets written).
+    """GET: what closing the round will do (``validation.services.preview_round_close``: validated
+    examples, split sizes, datasets written, models re-scored, what refuses it).
     POST: close it (``validation.services.close_round``)."""
     round = get_object_or_404(Round, task=task, number=number)
     ratios = task.config.get("split_ratios", DEFAULT_RATIOS)
@@ -161,10 +161,15 @@ def close_round(request, task, number):
                 summary = ", ".join(f"{d.name} ({d.items.count()})" for d in datasets)
                 messages.success(request, f"Round {round.number} is closed. Datasets: {summary}.")
                 return redirect("validation:console_rounds", code=task.code)
-    validated = selectors.validated_queryset(round=round).count()
-    sizes = split_sizes(validated, form.ratios() if form.is_bound and form.is_valid() else ratios)
-    return _page(request, task, "close_round.html", "rounds", status=status, round=round, form=form, validated=validated,
-                 sizes=sizes, names={s: services.dataset_name(round, s) for s in sizes})
+    try:
+        preview = services.preview_round_close(
+            round, ratios=form.ratios() if form.is_bound and form.is_valid() else ratios,
+            seed=form.cleaned_data["seed"] if form.is_bound and form.is_valid() else initial["seed"],
+        )
+    except RuleError as refused:  # ratios the form let through but the service refuses
+        form.add_error(None, refused.message)
+        preview, status = services.preview_round_close(round), refused.status_code
+    return _page(request, task, "close_round.html", "rounds", status=status, round=round, form=form, preview=preview)
 
 
 # --- uploads ----------------------------------------------------------------------------------

@@ -3,6 +3,7 @@ see each round's counts, and close a round after a preview of the datasets it wr
 
 from tasks.models import MLModel, Round
 from validation.tests.conftest import make_example
+from validation import services
 
 
 def _model(task, name):
@@ -43,3 +44,17 @@ def test_bad_split_ratios_keep_the_form(client, owner, sentiment_task):
     response = client.post("/tasks/sentiment/console/rounds/1/close", {"train": 0.9, "dev": 0.5, "test": 0.1, "seed": 1})
     assert response.status_code == 400 and "sum to 1" in response.content.decode()
     assert sentiment_task.rounds.get(number=1).status == "open"
+
+
+def test_the_close_preview_is_the_shared_one_with_the_models_rescored_and_what_refuses_it(client, owner, annotator, sentiment_task):
+    published = _model(sentiment_task, "published-model")
+    published.published = True
+    published.save(update_fields=["published"])
+    make_example(sentiment_task, annotator, validation_state="verified_correct")  # too few for a dev and a test split
+    client.force_login(owner)
+
+    page = client.get("/tasks/sentiment/console/rounds/1/close").content.decode()
+    expected = services.preview_round_close(sentiment_task.current_round())
+
+    assert "published-model" in page.split("data-rescored>")[1].split("</p>")[0]
+    assert expected.problems and all(problem in page for problem in expected.problems)
