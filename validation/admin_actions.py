@@ -3,15 +3,33 @@
 retrain the selected tasks' target models from their validated examples."""
 
 from django.contrib import admin, messages
+from django.template.response import TemplateResponse
 
 from dynabench.errors import RuleError
 from validation.htmx_views import jsonl_response
-from validation.services import close_round, request_retraining
+from validation.services import close_round, preview_round_close, request_retraining
 
 
 @admin.action(description="Close selected rounds and build their train/dev/test datasets")
 def close_rounds_into_datasets(modeladmin, request, queryset):
-    for round in queryset.select_related("task"):
+    """First a confirmation page with each round's close preview (``preview_round_close``: split
+    sizes, datasets written, models re-scored, what refuses it); the rounds close only when it
+    is posted back with ``confirm``. Non-owners are refused by ``close_round`` itself."""
+    rounds = list(queryset.select_related("task").order_by("task__code", "number"))
+    if request.POST.get("confirm") != "yes":
+        previews = []
+        for round in rounds:
+            try:
+                previews.append((round, preview_round_close(round), ""))
+            except RuleError as exc:
+                previews.append((round, None, exc.message))
+        context = {
+            **modeladmin.admin_site.each_context(request), "title": "Close rounds into datasets", "previews": previews,
+            "opts": modeladmin.model._meta, "action_name": "close_rounds_into_datasets",
+            "selected": [r.pk for r in rounds], "action_checkbox_name": admin.helpers.ACTION_CHECKBOX_NAME,
+        }
+        return TemplateResponse(request, "admin/validation/close_rounds_confirmation.html", context)
+    for round in rounds:
         try:
             datasets = close_round(round=round, acting_user=request.user)
         except RuleError as exc:
@@ -19,6 +37,7 @@ def close_rounds_into_datasets(modeladmin, request, queryset):
             continue
         sizes = ", ".join(f"{d.name} ({d.items.count()})" for d in datasets)
         modeladmin.message_user(request, f"{round} closed: {sizes}", messages.SUCCESS)
+    return None
 
 
 @admin.action(description="Export selected rounds as JSONL (anonymised, with validations)")

@@ -37,7 +37,7 @@ def test_it_lets_the_owner_close_their_round_but_not_add_a_task(client, nli_owne
 
     response = client.post(
         reverse("admin:tasks_round_changelist"),
-        {"action": "close_rounds_into_datasets", "_selected_action": [nli_task.current_round().pk]},
+        {"action": "close_rounds_into_datasets", "_selected_action": [nli_task.current_round().pk], "confirm": "yes"},
         follow=True,
     )
 

@@ -7,19 +7,31 @@ from tasks.models import Round
 from tasks.services import set_round_status
 
 
-def _act(client, action, *rounds):
+def _act(client, action, *rounds, **extra):
     return client.post(
         reverse("admin:tasks_round_changelist"),
-        {"action": action, "_selected_action": [r.pk for r in rounds]},
+        {"action": action, "_selected_action": [r.pk for r in rounds], **extra},
         follow=True,
     )
+
+
+def test_closing_asks_for_confirmation_with_each_rounds_preview_first(client, admin_user, nli_task, qa_task):
+    nli_round, qa_round = nli_task.current_round(), qa_task.current_round()
+    client.force_login(admin_user)
+
+    page = _act(client, "close_rounds_into_datasets", nli_round, qa_round).content.decode()
+
+    assert "Yes, close 2 rounds" in page and 'name="confirm" value="yes"' in page
+    assert f'data-close-preview="{nli_round.pk}"' in page and "nli-r1-test" in page
+    assert "The dev split would be empty" in page and "The test split would be empty" in page  # what refuses it
+    assert Round.objects.filter(status=Round.Status.OPEN, pk__in=[nli_round.pk, qa_round.pk]).count() == 2
 
 
 def test_it_refuses_to_close_rounds_whose_dev_and_test_splits_would_be_empty(client, admin_user, nli_task, qa_task):
     nli_round, qa_round = nli_task.current_round(), qa_task.current_round()
     client.force_login(admin_user)
 
-    response = _act(client, "close_rounds_into_datasets", nli_round, qa_round)
+    response = _act(client, "close_rounds_into_datasets", nli_round, qa_round, confirm="yes")
 
     assert response.status_code == 200
     assert "its dev and test splits would be empty" in response.content.decode()

@@ -13,7 +13,7 @@ from validation.tests.conftest import make_example
 
 
 def _request(user):
-    request = RequestFactory().post("/admin/tasks/round/")
+    request = RequestFactory().post("/admin/tasks/round/", {"confirm": "yes"})
     request.user = user
     request.session = {}
     request._messages = FallbackStorage(request)
