@@ -188,6 +188,7 @@ RQ_WORKER_PRELOAD = (
     "torch", "transformers.modeling_utils", "transformers.models.auto.modeling_auto",
     "transformers.models.auto.tokenization_auto", "transformers.models.bert.modeling_bert",
     "transformers.data.data_collator", "transformers.optimization",
+    "sklearn.metrics",  # the classification metrics: about 1 s of import (scipy.stats) per job otherwise
 )
 
 # Login lockout (django-axes): after LOGIN_FAILURE_LIMIT wrong passwords for one username from one

@@ -29,8 +29,10 @@ doing the work never import this one.
 from __future__ import annotations
 
 import logging
+import time
 import uuid
 
+from django.conf import settings
 from django.db import transaction
 from redis.exceptions import RedisError
 from rq import Callback
@@ -139,7 +141,9 @@ def evaluate_run(run_id: int) -> str:
 
     The worker claims the run (``evaluation.claim_run``); a large run is split into shards queued
     as their own jobs (``sharding.split_run``), any other is evaluated here in one piece
-    (``evaluation.evaluate_claimed``).
+    (``evaluation.evaluate_claimed``). Then, for up to ``batch_seconds()``, the same job takes
+    the model's other queued runs (``_next_run_of_model``) while the model is loaded: re-scoring
+    every model on a closed round's new datasets loads each model once, not once per dataset.
     """
     run = evaluation.claim_run(run_id)
     if run is None:
@@ -150,10 +154,39 @@ def evaluate_run(run_id: int) -> str:
         shard_ids = sharding.split_run(run)
         transaction.on_commit(lambda: [enqueue_shard(pk) for pk in shard_ids])
         return f"run {run_id}: split into {len(shard_ids)} shards of at most {sharding.shard_items()} items"
-    summary, task_id = evaluation.evaluate_claimed(run)
-    if task_id is not None:
-        transaction.on_commit(lambda: enqueue_recompute(task_id))
-    return summary
+    summaries, task_ids = [], set()
+    started = time.monotonic()
+    while run is not None:
+        summary, task_id = evaluation.evaluate_claimed(run)
+        summaries.append(summary)
+        if task_id is not None:
+            task_ids.add(task_id)
+        run = _next_run_of_model(run.model_id) if time.monotonic() - started < batch_seconds() else None
+    for task_id in task_ids:
+        transaction.on_commit(lambda task_id=task_id: enqueue_recompute(task_id))
+    return "; ".join(summaries)
+
+
+def batch_seconds() -> float:
+    """How long one evaluation job goes on taking its model's other queued runs
+    (``settings.EVALUATION_BATCH_SECONDS``, default 300 s; 0: one run a job)."""
+    return float(getattr(settings, "EVALUATION_BATCH_SECONDS", 300))
+
+
+def _next_run_of_model(model_id: int):
+    """Claim another queued, unsharded run of the same model, or None. The model is loaded in this
+    work horse already (the registry's cache), so its next dataset costs only the forward passes;
+    each run's own job, when its turn comes, finds the run no longer queued and skips it."""
+    for run_id in EvaluationRun.objects.filter(model_id=model_id, status=EvaluationRun.Status.QUEUED).order_by("pk").values_list("pk", flat=True):
+        run = evaluation.claim_run(run_id)
+        if run is None:
+            continue  # another worker took it meanwhile
+        if sharding.should_shard(run):  # large runs are split for every worker to share
+            shard_ids = sharding.split_run(run)
+            transaction.on_commit(lambda shard_ids=shard_ids: [enqueue_shard(pk) for pk in shard_ids])
+            continue
+        return run
+    return None
 
 
 def evaluate_shard(shard_id: int) -> str:

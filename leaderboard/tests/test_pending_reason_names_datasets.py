@@ -7,7 +7,8 @@ from leaderboard.selectors import leaderboard_table
 from tasks.models import MLModel
 
 
-def test_the_reason_names_the_missing_dataset_and_its_queued_run(sentiment_task, sentiment_datasets, researcher, tiny_classifier_dir):
+def test_the_reason_names_the_missing_dataset_and_its_queued_run(sentiment_task, sentiment_datasets, researcher, tiny_classifier_dir, settings):
+    settings.EVALUATION_BATCH_SECONDS = 0  # one run a job: the second dataset stays queued
     model = MLModel.objects.create(task=sentiment_task, owner=researcher, name="tiny", path=str(tiny_classifier_dir),
                                    published=True, status=MLModel.Status.EVALUATED)
     schedule_evaluations(sentiment_task)
