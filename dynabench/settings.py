@@ -377,6 +377,9 @@ EVALUATION_MAX_ATTEMPTS = int(os.environ.get("EVALUATION_MAX_ATTEMPTS", "3"))
 # Evaluations of more than EVALUATION_SHARD_ITEMS items are split into shards of that many items
 # (item-id ranges) that any worker takes; a shard is tried EVALUATION_SHARD_ATTEMPTS times.
 EVALUATION_SHARD_ITEMS = int(os.environ.get("EVALUATION_SHARD_ITEMS", "2000"))
+# For this many seconds a job that has loaded a model also evaluates the model's other queued runs
+# (leaderboard.jobs.evaluate_run); 0: one run a job.
+EVALUATION_BATCH_SECONDS = float(os.environ.get("EVALUATION_BATCH_SECONDS", "300"))
 EVALUATION_SHARD_ATTEMPTS = int(os.environ.get("EVALUATION_SHARD_ATTEMPTS", "2"))
 # The reaper (leaderboard/reaper.py), a repeating job every worker makes sure exists: every
 # REAPER_PERIOD_S it re-queues or fails runs, shards and trainings whose worker died.

@@ -170,7 +170,7 @@ def evaluate_run(run_id: int) -> str:
 def batch_seconds() -> float:
     """How long one evaluation job goes on taking its model's other queued runs
     (``settings.EVALUATION_BATCH_SECONDS``, default 300 s; 0: one run a job)."""
-    return float(getattr(settings, "EVALUATION_BATCH_SECONDS", 300))
+    return settings.EVALUATION_BATCH_SECONDS
 
 
 def _next_run_of_model(model_id: int):
