@@ -1,5 +1,6 @@
-"""Running counts of each round's examples (``RoundTally``, ``AuthorTally``), changed in the
-same transaction as the example or validation that changes them.
+"""Running counts of each round's examples (``RoundTally``, ``AuthorTally``, and
+``RoundHourTally`` per UTC hour and model), changed in the same transaction as the example or
+validation that changes them.
 
 An example counts by what it is now: ``contribution`` maps its ``model_wrong``,
 ``retracted`` and ``validation_state`` to the counters it adds to; every write applies the
@@ -15,18 +16,20 @@ calls it:
 - drift from anything else: ``manage.py reconcile_counters`` calls ``recount_rounds``.
 
 Lock order, so two writers never deadlock: the example row, then the round's tally, then
-the author's tally. The round tally is a single hot row per round: writers hold its lock only
+the author's tally, then the hour's tally. The round tally is a single hot row per round: writers hold its lock only
 from the counter update to their commit (the model's forward runs before the transaction).
 """
 
 from collections import Counter
+from datetime import UTC, datetime
 
 from django.db import IntegrityError, transaction
 from django.db.models import Count, F, Q
+from django.db.models.functions import TruncHour
 from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
 
-from annotation.models import AuthorTally, Example, RoundTally, ValidationState
+from annotation.models import AuthorTally, Example, RoundHourTally, RoundTally, ValidationState
 
 _STATE_COLUMN = {
     ValidationState.PENDING: "pending",
@@ -36,6 +39,7 @@ _STATE_COLUMN = {
 }
 ROUND_COLUMNS = ("collected", "fooled", "verified_fooled", "retracted", *_STATE_COLUMN.values(), "validations")
 AUTHOR_COLUMNS = ("collected", "fooled", "verified_fooled", "settled")
+HOUR_COLUMNS = ("collected", "fooled", "verified_fooled")
 
 
 def contribution(*, model_wrong: bool, retracted: bool, validation_state: str) -> Counter:
@@ -63,11 +67,20 @@ def contribution_of(example) -> Counter:
     )
 
 
-def count_change(*, round_id: int, author_id: int, before: Counter | None, after: Counter | None, validations: int = 0) -> None:
+def hour_of(created_at) -> datetime:
+    """The UTC hour (minutes and below zeroed) an example written at ``created_at`` counts in."""
+    return created_at.astimezone(UTC).replace(minute=0, second=0, microsecond=0)
+
+
+def count_change(
+    *, round_id: int, author_id: int, before: Counter | None, after: Counter | None, validations: int = 0, example=None
+) -> None:
     """Add ``after - before`` (each a ``contribution`` or None) and ``validations`` new
-    validations to the round's and the author's tallies. Call inside the transaction of the
-    write, after the example's row is written or locked. A tally row is created on its
-    first increase; a decrease on a missing row is left to ``recount_rounds``."""
+    validations to the round's and the author's tallies, and, given the ``example`` (an
+    ``Example``: its ``created_at`` hour and ``model_id``), to its hour's ``RoundHourTally``.
+    Call inside the transaction of the write, after the example's row is written or locked. A
+    tally row is created on its first increase; a decrease on a missing row is left to
+    ``recount_rounds``."""
     delta = Counter(after or {})
     delta.subtract(before or {})
     if validations:
@@ -77,6 +90,9 @@ def count_change(*, round_id: int, author_id: int, before: Counter | None, after
         return
     _add(RoundTally, {"round_id": round_id}, {k: v for k, v in delta.items() if k in ROUND_COLUMNS})
     _add(AuthorTally, {"round_id": round_id, "author_id": author_id}, {k: v for k, v in delta.items() if k in AUTHOR_COLUMNS})
+    if example is not None:
+        keys = {"round_id": round_id, "hour": hour_of(example.created_at), "model_id": example.model_id or 0}
+        _add(RoundHourTally, keys, {k: v for k, v in delta.items() if k in HOUR_COLUMNS})
 
 
 def _add(model, keys: dict, delta: dict) -> None:
@@ -97,12 +113,12 @@ def _add(model, keys: dict, delta: dict) -> None:
 @receiver(post_save, sender=Example, dispatch_uid="annotation.counters.example_saved")
 def _example_saved(sender, instance, created, raw=False, **kwargs):
     if created and not raw:
-        count_change(round_id=instance.round_id, author_id=instance.author_id, before=None, after=contribution_of(instance))
+        count_change(round_id=instance.round_id, author_id=instance.author_id, before=None, after=contribution_of(instance), example=instance)
 
 
 @receiver(post_delete, sender=Example, dispatch_uid="annotation.counters.example_deleted")
 def _example_deleted(sender, instance, **kwargs):
-    count_change(round_id=instance.round_id, author_id=instance.author_id, before=contribution_of(instance), after=None)
+    count_change(round_id=instance.round_id, author_id=instance.author_id, before=contribution_of(instance), after=None, example=instance)
 
 
 # --- recounting ---------------------------------------------------------------------------
@@ -167,4 +183,39 @@ def recount_rounds(round_ids, *, fix: bool = True) -> int:
                 AuthorTally.objects.bulk_create(
                     [AuthorTally(round_id=round_id, author_id=a, **row) for a, row in changed.items()], batch_size=2000
                 )
+            wrong += _recount_hours(round_id, examples, fix=fix)
+    return wrong
+
+
+def hour_rows(examples) -> dict:
+    """``{(hour, model_id or 0): {"collected", "fooled", "verified_fooled"}}`` counted from the
+    ``examples`` queryset (retracted ones left out; hours in UTC): what ``RoundHourTally``
+    holds. Used by ``recount_rounds`` and the migration's backfill."""
+    grouped = (
+        examples.filter(retracted=False).order_by().annotate(hour=TruncHour("created_at", tzinfo=UTC))
+        .values("hour", "model_id").annotate(**_aggregates(HOUR_COLUMNS))
+    )
+    found: dict = {}
+    for row in grouped:
+        key = (row.pop("hour"), row.pop("model_id") or 0)
+        counts = found.setdefault(key, dict.fromkeys(HOUR_COLUMNS, 0))
+        for name, n in _unalias(row).items():
+            counts[name] += n
+    return {key: counts for key, counts in found.items() if any(counts.values())}
+
+
+def _recount_hours(round_id, examples, *, fix: bool) -> int:
+    expected = hour_rows(examples)
+    stored = {
+        (row.pop("hour"), row.pop("model_id")): row
+        for row in RoundHourTally.objects.filter(round_id=round_id).values("hour", "model_id", *HOUR_COLUMNS)
+    }
+    stored = {key: row for key, row in stored.items() if any(row.values())}  # rows gone to zero are no drift
+    wrong = len(set(stored) ^ set(expected)) + sum(1 for key in expected.keys() & stored.keys() if stored[key] != expected[key])
+    if fix and wrong:
+        RoundHourTally.objects.filter(round_id=round_id).delete()
+        RoundHourTally.objects.bulk_create(
+            [RoundHourTally(round_id=round_id, hour=hour, model_id=model, **row) for (hour, model), row in expected.items()],
+            batch_size=2000,
+        )
     return wrong

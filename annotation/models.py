@@ -148,6 +148,26 @@ class RoundTally(Tally):
         return f"tally of round {self.round_id}"
 
 
+class RoundHourTally(models.Model):
+    """A round's non-retracted examples written in one UTC ``hour`` against one model
+    (``model_id``; 0 when the example has no model), kept by ``annotation.counters`` with the
+    round's other tallies: the owner's dashboard reads per-hour and per-model figures from
+    these few rows instead of grouping the round's examples."""
+
+    round = models.ForeignKey("tasks.Round", on_delete=models.CASCADE, related_name="hour_tallies")
+    hour = models.DateTimeField()
+    model_id = models.IntegerField(default=0)
+    collected = models.IntegerField(default=0)
+    fooled = models.IntegerField(default=0)
+    verified_fooled = models.IntegerField(default=0)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["round", "hour", "model_id"], name="round_hour_tally_unique")]
+
+    def __str__(self):
+        return f"tally of round {self.round_id} at {self.hour:%Y-%m-%d %H}:00, model {self.model_id}"
+
+
 class AuthorTally(Tally):
     """One annotator's running counts (``Tally``) in one round: the round page's per-annotator
     table and each user's vMER. ``settled``: of the collected examples, those whose validation

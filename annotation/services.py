@@ -613,7 +613,7 @@ def retract_example(*, example: Example, user) -> Example:
             Example.objects.filter(pk=locked.pk).update(retracted=True)
             before = counters.contribution_of(locked)
             locked.retracted = True
-            counters.count_change(round_id=locked.round_id, author_id=locked.author_id, before=before, after=counters.contribution_of(locked))
+            counters.count_change(round_id=locked.round_id, author_id=locked.author_id, before=before, after=counters.contribution_of(locked), example=locked)
     example.retracted = True
     return example
 

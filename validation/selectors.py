@@ -18,10 +18,10 @@ from django.contrib.auth import get_user_model
 from django.db import connection, transaction
 from django.db.models import Count, F, Max, Min, Q, QuerySet, Sum, Value
 from django.db.models.fields.json import KT
-from django.db.models.functions import Least, TruncHour
+from django.db.models.functions import Least
 from django.utils import timezone
 
-from annotation.models import VALIDATED, Example, RoundTally, ValidationState
+from annotation.models import VALIDATED, Example, RoundHourTally, RoundTally, ValidationState
 from annotation.selectors import ExampleCounts, annotator_count, counts_by_author
 from tasks import access
 from tasks.display import field_label, review_label
@@ -650,7 +650,7 @@ class ModelInLoopStats:
 @dataclass(frozen=True)
 class RoundDashboard:
     """What a task owner watches while a round runs (``round_dashboard``). ``figures_as_of``:
-    when the grouped figures (per hour, per model, queue, flagged count) were computed by the
+    when the grouped figures (queue, flagged count) were computed by the
     job, None when computed for this request; ``figures_stale``: the round has changed since
     (a new computation has been asked for); ``figures_pending``: not computed yet."""
 
@@ -675,29 +675,19 @@ FIGURES_LIVE_LIMIT = 20_000
 (``round_figures``) computed per request, exact; larger rounds read them from the job's last
 ``RoundAgreement.figures`` ("as of"), since grouping a round takes seconds at a million examples."""
 
-_HOUR_COUNTS = {
-    "collected": Count("id"),
-    "fooled": Count("id", filter=Q(model_wrong=True)),
-    "verified_fooled": Count("id", filter=Q(model_wrong=True) & VALIDATED),
-}
 _FLAGGED = Q(flagged_count__gte=1) | Q(flagged=True)
 
 
 def round_figures(round) -> dict:
-    """Group ``round``'s examples once for the figures pages show: a JSON-safe dict with
-    ``per_model_hour`` (``[{"hour": ISO UTC hour, "model_id": id or None, "collected",
-    "fooled", "verified_fooled"}]`` over non-retracted examples, by hour then model),
-    ``budget`` (``{"settled", "used", "exhausted", "max_votes"}``: settled examples, the counted
+    """Aggregate ``round``'s examples for the figures the tallies do not hold: a JSON-safe dict
+    with ``budget`` (``{"settled", "used", "exhausted", "max_votes"}``: settled examples, the counted
     votes they took each capped at the task's ``max_votes``, pending examples that used the
     budget up; retracted examples and gold items left out), ``queue`` (``{"depth", "oldest"}``:
     pending examples the review queue will hand out, the oldest one's ISO time) and
-    ``flagged_count`` (pending examples flagged by a validator or their author). Five
+    ``flagged_count`` (pending examples flagged by a validator or their author). Three
     aggregate queries over the round: ``compute_round_agreement`` calls it for large rounds,
     ``round_figures_of`` per request for small ones."""
     alive = Example.objects.filter(round=round, retracted=False)
-    grouped = (
-        alive.annotate(hour=TruncHour("created_at")).values("hour", "model_id").annotate(**_HOUR_COUNTS).order_by("hour", "model_id")
-    )
     policy = ConsensusPolicy.from_config(round.task.config)
     settled = ~Q(validation_state=ValidationState.PENDING)
     budget = alive.filter(gold__isnull=True).aggregate(
@@ -709,7 +699,6 @@ def round_figures(round) -> dict:
     queued = pending if round.task.config.get("validate_non_fooling") else pending.filter(model_wrong=True)
     queue = queued.aggregate(depth=Count("id"), oldest=Min("created_at"))
     return {
-        "per_model_hour": [{**row, "hour": row["hour"].isoformat()} for row in grouped],
         "budget": {**budget, "used": budget["used"] or 0, "max_votes": policy.max_votes},
         "queue": {"depth": queue["depth"], "oldest": queue["oldest"].isoformat() if queue["oldest"] else None},
         "flagged_count": pending.filter(_FLAGGED).count(),
@@ -748,16 +737,23 @@ def round_figures_of(round, *, tally: RoundTally | None = None) -> Figures:
     return Figures(cached.figures, as_of=cached.computed_at, stale=stale)
 
 
-def _per_model_hour(figures: Figures) -> list[dict]:
-    return [{**row, "hour": datetime.fromisoformat(row["hour"])} for row in (figures.data or {}).get("per_model_hour", [])]
+def per_model_hour(round) -> list[dict]:
+    """``[{"hour": aware UTC hour, "model_id": id or None, "collected", "fooled",
+    "verified_fooled"}]``: ``round``'s non-retracted examples per hour written and model, by
+    hour then model, read from the running ``RoundHourTally`` rows (``annotation.counters``):
+    exact and live at any round size, one query over a few rows per hour."""
+    rows = RoundHourTally.objects.filter(round=round).order_by("hour", "model_id").values(
+        "hour", "model_id", "collected", "fooled", "verified_fooled"
+    )
+    return [{**row, "model_id": row["model_id"] or None} for row in rows if row["collected"]]
 
 
-def examples_per_hour(figures: Figures) -> list[HourBucket]:
+def examples_per_hour(rows: list[dict]) -> list[HourBucket]:
     """The round's non-retracted examples grouped by the hour they were written (UTC), oldest
     first, with the cumulative vMER (verified fooled / collected so far) at each hour; hours
-    without examples are left out. From ``figures`` (``round_figures_of``)."""
+    without examples are left out. From ``rows`` (``per_model_hour``)."""
     hours: dict = {}
-    for row in _per_model_hour(figures):
+    for row in rows:
         bucket = hours.setdefault(row["hour"], Counter())
         bucket.update({k: row[k] for k in ("collected", "fooled", "verified_fooled")})
     buckets, collected, verified = [], 0, 0
@@ -778,12 +774,12 @@ def _model_names(round, model_ids) -> dict:
     return dict(MLModel.objects.filter(pk__in=[m for m in model_ids if m is not None]).values_list("pk", "name"))
 
 
-def vmer_over_time_by_model(round, figures: Figures, hours: list) -> list[dict]:
+def vmer_over_time_by_model(round, rows: list[dict], hours: list) -> list[dict]:
     """``[{"name": model name, "points": [(hour, cumulative vMER or None), ...]}]``, one per model
     that answered examples of ``round``, over ``hours`` (the round's hours with examples), from
-    ``figures``."""
+    ``rows`` (``per_model_hour``)."""
     by_model: dict = {}
-    for row in _per_model_hour(figures):
+    for row in rows:
         by_model.setdefault(row["model_id"], {})[row["hour"]] = (row["collected"], row["verified_fooled"])
     names = _model_names(round, by_model)
     series = []
@@ -798,18 +794,18 @@ def vmer_over_time_by_model(round, figures: Figures, hours: list) -> list[dict]:
     return series
 
 
-def stats_per_model(round, figures: Figures) -> list[ModelInLoopStats]:
+def stats_per_model(round, rows: list[dict]) -> list[ModelInLoopStats]:
     """Each model in the loop of ``round`` (and any other model that answered its examples) with
-    its counts from ``figures``; models that answered nothing yet show zeros."""
-    rows: dict = {}
-    for row in _per_model_hour(figures):
-        rows.setdefault(row["model_id"], Counter()).update({k: row[k] for k in ("collected", "fooled", "verified_fooled")})
+    its counts from ``rows`` (``per_model_hour``); models that answered nothing yet show zeros."""
+    by_model: dict = {}
+    for row in rows:
+        by_model.setdefault(row["model_id"], Counter()).update({k: row[k] for k in ("collected", "fooled", "verified_fooled")})
     found = []
     for model in round.target_models.order_by("pk"):
-        row = rows.pop(model.pk, Counter())
+        row = by_model.pop(model.pk, Counter())
         found.append(ModelInLoopStats(model.pk, model.name, row["collected"], row["fooled"], row["verified_fooled"]))
-    names = _model_names(round, rows)
-    for model_id, row in sorted(rows.items(), key=lambda kv: (kv[0] is None, kv[0] or 0)):
+    names = _model_names(round, by_model)
+    for model_id, row in sorted(by_model.items(), key=lambda kv: (kv[0] is None, kv[0] or 0)):
         found.append(ModelInLoopStats(model_id, names.get(model_id, "(no model)"), row["collected"], row["fooled"], row["verified_fooled"]))
     return found
 
@@ -819,16 +815,19 @@ def round_dashboard(round, *, sample: int = 10) -> RoundDashboard:
 
     - the round's counts, vMER and agreement (Fleiss' κ, Krippendorff's α) from ``round_stats``
       (running tallies; the agreement as last computed by its job);
+    - from the running hour tallies (``per_model_hour``, exact at any size): examples per hour
+      and the cumulative vMER over time, also per model in the loop; counts and vMER per model
+      in the loop;
     - from ``round_figures_of`` (exact per request up to ``FIGURES_LIVE_LIMIT`` examples, else
-      the job's last computation, "as of"): examples per hour and the cumulative vMER over
-      time, also per model in the loop; counts and vMER per model in the loop; the validation
-      queue's depth and oldest example; how many flagged examples wait for a decision;
+      the job's last computation, "as of"): the validation queue's depth and oldest example;
+      how many flagged examples wait for a decision;
     - the ``sample`` flagged examples to decide first (pending, most flags, oldest; an index
       serves them) and ``sample`` active contexts nobody has written against (``times_used`` 0).
     """
     stats = round_stats(round, annotators=0)
     figures = round_figures_of(round)
-    per_hour = examples_per_hour(figures)
+    rows = per_model_hour(round)
+    per_hour = examples_per_hour(rows)
     data = figures.data or {"queue": {"depth": 0, "oldest": None}, "flagged_count": 0}
     oldest = data["queue"]["oldest"]
     flagged = (
@@ -839,8 +838,8 @@ def round_dashboard(round, *, sample: int = 10) -> RoundDashboard:
     return RoundDashboard(
         stats=stats,
         per_hour=per_hour,
-        vmer_over_time_by_model=vmer_over_time_by_model(round, figures, [b.hour for b in per_hour]),
-        per_model=stats_per_model(round, figures),
+        vmer_over_time_by_model=vmer_over_time_by_model(round, rows, [b.hour for b in per_hour]),
+        per_model=stats_per_model(round, rows),
         queue_depth=data["queue"]["depth"],
         oldest_pending=datetime.fromisoformat(oldest) if oldest else None,
         flagged_count=data["flagged_count"],

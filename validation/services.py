@@ -367,6 +367,7 @@ def settle_example(example, *, release_lease_of=None) -> str:
     counters.count_change(
         round_id=example.round_id, author_id=example.author_id, before=counters.contribution_of(example),
         after=counters.contribution(model_wrong=example.model_wrong, retracted=example.retracted, validation_state=state),
+        example=example,
     )
     for name, value in fields.items():
         setattr(example, name if name != "leased_to" else "leased_to_id", value)
