@@ -110,7 +110,7 @@ def review_queue(request, code):
 def submit_validation(request, code, example_id):
     """POST a verdict on one example; answer with the next example (or the same one and the error, 400)."""
     task = _collecting_task(code)
-    example = get_object_or_404(Example.objects.select_related("round"), pk=example_id, round__task=task)
+    example = get_object_or_404(Example.objects.select_related("round__task"), pk=example_id, round__task=task)
     form = ValidationForm(request.POST)
     template = "validation/_review_card.html" if request.htmx else "validation/review.html"
     if not form.is_valid():
