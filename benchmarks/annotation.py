@@ -116,6 +116,9 @@ def fresh_minilm_dir(target: Path) -> Path:
 
 
 def setup_django(args, var_dir: Path):
+    from benchmarks._postgres import create_database
+
+    create_database(args.database_url)
     models_dir = Path(os.environ.get("DYNABENCH_MODELS_DIR") or REPO / "var" / "models")
     env = {
         "DJANGO_SETTINGS_MODULE": "dynabench.settings",

@@ -58,20 +58,9 @@ os.environ["REDIS_URL"] = args.redis_url
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "dynabench.settings")
 os.environ.setdefault("DB_CONN_MAX_AGE", "600")
 
-def _create_database(url: str) -> None:
-    """Create the benchmark's PostgreSQL database when it does not exist yet (connecting to ``postgres``)."""
-    from urllib.parse import urlparse
+from benchmarks._postgres import create_database  # noqa: E402
 
-    import psycopg
-
-    name = urlparse(url).path.lstrip("/")
-    with psycopg.connect(url.rsplit("/", 1)[0] + "/postgres", autocommit=True) as conn:
-        if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone():
-            conn.execute(f'CREATE DATABASE "{name}"')
-
-
-if args.database_url.startswith(("postgres://", "postgresql://")):
-    _create_database(args.database_url)
+create_database(args.database_url)
 
 import django  # noqa: E402
 

@@ -44,6 +44,9 @@ parser.add_argument("--gold", type=int, default=1000)
 parser.add_argument("--gold-rate", type=float, default=0.1)
 args = parser.parse_args()
 
+from benchmarks._postgres import create_database  # noqa: E402
+
+create_database(args.database_url)
 os.environ["DATABASE_URL"] = args.database_url
 os.environ["REDIS_URL"] = args.redis_url
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "dynabench.settings")

@@ -22,8 +22,10 @@ class ReapingWorker(Worker):
     It also queues one pass of the reaper at once (a worker restarted after a crash recovers
     what the dead one left without waiting for the period), runs RQ's maintenance (which reports
     jobs of dead workers as abandoned to their failure callbacks, and takes over the scheduler
-    of a dead worker) every minute instead of every ten, and imports the model registry (torch, transformers) once, before it forks a work horse
-    per job, so that each evaluation shard starts without importing them again.
+    of a dead worker) every minute instead of every ten, and imports the model registry (torch,
+    transformers, ``settings.RQ_WORKER_PRELOAD``) and prepares it (``tasks.registry.prepare_to_fork``)
+    once, before it forks a work horse per job, so that each evaluation job starts without doing
+    either again.
     """
 
     def __init__(self, *args, **kwargs):
@@ -39,6 +41,7 @@ class ReapingWorker(Worker):
         # job on 2 loaded cores). Importing starts no thread pool, so the fork stays safe.
         for name in getattr(settings, "RQ_WORKER_PRELOAD", ()):
             importlib.import_module(name)
+        tasks.registry.prepare_to_fork()
 
         try:
             from leaderboard.reaper import ensure_reaper, reap_once
