@@ -188,7 +188,8 @@ class RoundDashboardSerializer(serializers.Serializer):
     """A round's dashboard (``validation.selectors.round_dashboard``): counts and vMER, examples
     per hour with the cumulative vMER, per model in the loop, the validation queue (depth and
     oldest pending), agreement, flagged examples to decide, contexts nobody used.
-    ``figures_as_of``: when the hourly, per-model, queue and flag figures were computed (null:
+    The hourly and per-model figures are live (running tallies) at any size.
+    ``figures_as_of``: when the vote budget, queue and flag figures were computed (null:
     for this request; a round over ``FIGURES_LIVE_LIMIT`` examples reads its job's last
     computation), ``figures_stale``: the round changed since."""
 
