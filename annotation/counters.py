@@ -1,9 +1,10 @@
-"""Running counts of each round's examples (``RoundTally``, ``AuthorTally``, and
-``RoundHourTally`` per UTC hour and model), changed in the same transaction as the example or
+"""Running counts of each round's examples (``RoundTally``, ``AuthorTally``,
+``RoundHourTally`` per UTC hour and model, ``RoundVoteTally`` per settled-or-not and number of
+votes), changed in the same transaction as the example or
 validation that changes them.
 
 An example counts by what it is now: ``contribution`` maps its ``model_wrong``,
-``retracted`` and ``validation_state`` to the counters it adds to; every write applies the
+``retracted``, ``validation_state`` and ``validation_count`` to the counters it adds to; every write applies the
 difference between the example's contribution before and after (``count_change``). Who
 calls it:
 
@@ -16,7 +17,7 @@ calls it:
 - drift from anything else: ``manage.py reconcile_counters`` calls ``recount_rounds``.
 
 Lock order, so two writers never deadlock: the example row, then the round's tally, then
-the author's tally, then the hour's tally. The round tally is a single hot row per round: writers hold its lock only
+the author's tally, then the hour's tally, then the vote tallies (in key order). The round tally is a single hot row per round: writers hold its lock only
 from the counter update to their commit (the model's forward runs before the transaction).
 """
 
@@ -24,12 +25,12 @@ from collections import Counter
 from datetime import UTC, datetime
 
 from django.db import IntegrityError, transaction
-from django.db.models import Count, F, Q
+from django.db.models import BooleanField, Count, ExpressionWrapper, F, Q
 from django.db.models.functions import TruncHour
 from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
 
-from annotation.models import AuthorTally, Example, RoundHourTally, RoundTally, ValidationState
+from annotation.models import AuthorTally, Example, RoundHourTally, RoundTally, RoundVoteTally, ValidationState
 
 _STATE_COLUMN = {
     ValidationState.PENDING: "pending",
@@ -42,14 +43,16 @@ AUTHOR_COLUMNS = ("collected", "fooled", "verified_fooled", "settled")
 HOUR_COLUMNS = ("collected", "fooled", "verified_fooled")
 
 
-def contribution(*, model_wrong: bool, retracted: bool, validation_state: str) -> Counter:
+def contribution(*, model_wrong: bool, retracted: bool, validation_state: str, validation_count: int) -> Counter:
     """Return the counters one example adds to: ``{"retracted": 1}`` when retracted, else
     ``collected`` 1, its state's column 1, ``settled`` 1 unless pending (an author's tally),
-    ``fooled`` 1 if it fooled the model and ``verified_fooled`` 1 if it also was validated
-    correct (``annotation.models.VALIDATED``)."""
+    ``fooled`` 1 if it fooled the model, ``verified_fooled`` 1 if it also was validated
+    correct (``annotation.models.VALIDATED``), and ``("votes", settled, validation_count)`` 1
+    (its ``RoundVoteTally`` bucket)."""
     if retracted:
         return Counter(retracted=1)
     found = Counter(collected=1)
+    found[("votes", validation_state != ValidationState.PENDING, validation_count)] = 1
     found[_STATE_COLUMN[validation_state]] = 1
     if validation_state != ValidationState.PENDING:
         found["settled"] = 1
@@ -63,7 +66,8 @@ def contribution(*, model_wrong: bool, retracted: bool, validation_state: str) -
 def contribution_of(example) -> Counter:
     """``contribution`` of an ``Example`` instance as it is in memory."""
     return contribution(
-        model_wrong=example.model_wrong, retracted=example.retracted, validation_state=example.validation_state
+        model_wrong=example.model_wrong, retracted=example.retracted, validation_state=example.validation_state,
+        validation_count=example.validation_count,
     )
 
 
@@ -93,6 +97,8 @@ def count_change(
     if example is not None:
         keys = {"round_id": round_id, "hour": hour_of(example.created_at), "model_id": example.model_id or 0}
         _add(RoundHourTally, keys, {k: v for k, v in delta.items() if k in HOUR_COLUMNS})
+    for key in sorted(k for k in delta if isinstance(k, tuple)):
+        _add(RoundVoteTally, {"round_id": round_id, "settled": key[1], "votes": key[2]}, {"examples": delta[key]})
 
 
 def _add(model, keys: dict, delta: dict) -> None:
@@ -184,6 +190,7 @@ def recount_rounds(round_ids, *, fix: bool = True) -> int:
                     [AuthorTally(round_id=round_id, author_id=a, **row) for a, row in changed.items()], batch_size=2000
                 )
             wrong += _recount_hours(round_id, examples, fix=fix)
+            wrong += _recount_votes(round_id, examples, fix=fix)
     return wrong
 
 
@@ -217,5 +224,35 @@ def _recount_hours(round_id, examples, *, fix: bool) -> int:
         RoundHourTally.objects.bulk_create(
             [RoundHourTally(round_id=round_id, hour=hour, model_id=model, **row) for (hour, model), row in expected.items()],
             batch_size=2000,
+        )
+    return wrong
+
+
+def vote_rows(examples) -> dict:
+    """``{(settled, validation_count): examples}`` counted from the ``examples`` queryset
+    (retracted ones left out): what ``RoundVoteTally`` holds."""
+    grouped = (
+        examples.filter(retracted=False).order_by()
+        .annotate(settled=ExpressionWrapper(~Q(validation_state=ValidationState.PENDING), output_field=BooleanField()))
+        .values("settled", "validation_count").annotate(n=Count("id"))
+    )
+    found: Counter = Counter()
+    for row in grouped:
+        found[(bool(row["settled"]), row["validation_count"])] += row["n"]
+    return {key: n for key, n in found.items() if n}
+
+
+def _recount_votes(round_id, examples, *, fix: bool) -> int:
+    expected = vote_rows(examples)
+    stored = {
+        (settled, votes): n
+        for settled, votes, n in RoundVoteTally.objects.filter(round_id=round_id).values_list("settled", "votes", "examples")
+        if n
+    }
+    wrong = len(set(stored) ^ set(expected)) + sum(1 for key in expected.keys() & stored.keys() if stored[key] != expected[key])
+    if fix and wrong:
+        RoundVoteTally.objects.filter(round_id=round_id).delete()
+        RoundVoteTally.objects.bulk_create(
+            [RoundVoteTally(round_id=round_id, settled=settled, votes=votes, examples=n) for (settled, votes), n in expected.items()]
         )
     return wrong

@@ -168,6 +168,24 @@ class RoundHourTally(models.Model):
         return f"tally of round {self.round_id} at {self.hour:%Y-%m-%d %H}:00, model {self.model_id}"
 
 
+class RoundVoteTally(models.Model):
+    """How many of a round's non-retracted examples are ``settled`` (not pending) or not with
+    ``votes`` counted validations (``Example.validation_count``), kept by
+    ``annotation.counters``: the adaptive vote budget (``validation.selectors.vote_budget``)
+    reads these few rows instead of scanning the round."""
+
+    round = models.ForeignKey("tasks.Round", on_delete=models.CASCADE, related_name="vote_tallies")
+    settled = models.BooleanField()
+    votes = models.IntegerField()
+    examples = models.IntegerField(default=0)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["round", "settled", "votes"], name="round_vote_tally_unique")]
+
+    def __str__(self):
+        return f"tally of round {self.round_id}: {self.examples} {'settled' if self.settled else 'pending'} with {self.votes} votes"
+
+
 class AuthorTally(Tally):
     """One annotator's running counts (``Tally``) in one round: the round page's per-annotator
     table and each user's vMER. ``settled``: of the collected examples, those whose validation

@@ -16,18 +16,17 @@ from datetime import datetime, timedelta
 
 from django.contrib.auth import get_user_model
 from django.db import connection, transaction
-from django.db.models import Count, F, Max, Min, Q, QuerySet, Sum, Value
+from django.db.models import Count, Max, Min, Q, QuerySet
 from django.db.models.fields.json import KT
-from django.db.models.functions import Least
 from django.utils import timezone
 
-from annotation.models import VALIDATED, Example, RoundHourTally, RoundTally, ValidationState
+from annotation.models import VALIDATED, Example, RoundHourTally, RoundTally, RoundVoteTally, ValidationState
 from annotation.selectors import ExampleCounts, annotator_count, counts_by_author
 from tasks import access
 from tasks.display import field_label, review_label
 from tasks.models import Context, Round, Task
 from validation.calculations import VALIDATION_LABELS, Agreement, ConsensusPolicy, agreement_from_ratings, anonymise, saved_votes
-from validation.models import RoundAgreement, Validation
+from validation.models import GoldItem, RoundAgreement, Validation
 
 OWNER_CORRECTION = "owner_correction"
 ANNOTATOR = "annotator"
@@ -152,24 +151,24 @@ def has_voted_labels(round) -> bool:
     return Validation.objects.filter(example__round=round, metadata__has_key="voted_label").exists()
 
 
-def vote_budget(round, *, figures: "Figures | None" = None) -> dict:
+def vote_budget(round) -> dict:
     """Return what the task's adaptive validation budget saved in ``round``: ``policy`` (its
     ``ConsensusPolicy``) plus ``calculations.saved_votes`` over the round's settled examples
-    (retracted ones and gold items left out), and ``exhausted``: pending examples that used up
-    the budget unsettled and wait for an owner. From ``round_figures_of`` (exact for rounds up
-    to ``FIGURES_LIVE_LIMIT`` examples; else as of its job, ``as_of``/``stale``); ``pending``
-    True (and zeros) before a large round's figures were first computed."""
+    (retracted ones and gold items left out; each example's votes counted up to the policy's
+    ``max_votes``), and ``exhausted``: pending examples that used up the budget unsettled and
+    wait for an owner. Exact and live at any size: read from the running ``RoundVoteTally``
+    rows (``annotation.counters``), less the round's few gold items; two queries."""
     policy = ConsensusPolicy.from_config(round.task.config)
-    figures = figures or round_figures_of(round)
-    budget = (figures.data or {}).get("budget") or {"settled": 0, "used": 0, "exhausted": 0}
-    return {
-        "policy": policy,
-        "exhausted": budget["exhausted"],
-        "as_of": figures.as_of,
-        "stale": figures.stale,
-        "pending": figures.data is None,
-        **saved_votes(settled=budget["settled"], votes_used=budget["used"], max_votes=policy.max_votes),
-    }
+    buckets = Counter()
+    for settled, votes, n in RoundVoteTally.objects.filter(round=round).values_list("settled", "votes", "examples"):
+        buckets[(settled, votes)] += n
+    gold_items = GoldItem.objects.filter(example__round=round, example__retracted=False)
+    for state, votes in gold_items.values_list("example__validation_state", "example__validation_count"):
+        buckets[(state != ValidationState.PENDING, votes)] -= 1
+    settled = sum(n for (is_settled, _), n in buckets.items() if is_settled)
+    used = sum(n * min(votes, policy.max_votes) for (is_settled, votes), n in buckets.items() if is_settled)
+    exhausted = sum(n for (is_settled, votes), n in buckets.items() if not is_settled and votes >= policy.max_votes)
+    return {"policy": policy, "exhausted": exhausted, **saved_votes(settled=settled, votes_used=used, max_votes=policy.max_votes)}
 
 
 def state_counts(round) -> dict[str, int]:
@@ -680,26 +679,15 @@ _FLAGGED = Q(flagged_count__gte=1) | Q(flagged=True)
 
 def round_figures(round) -> dict:
     """Aggregate ``round``'s examples for the figures the tallies do not hold: a JSON-safe dict
-    with ``budget`` (``{"settled", "used", "exhausted", "max_votes"}``: settled examples, the counted
-    votes they took each capped at the task's ``max_votes``, pending examples that used the
-    budget up; retracted examples and gold items left out), ``queue`` (``{"depth", "oldest"}``:
-    pending examples the review queue will hand out, the oldest one's ISO time) and
-    ``flagged_count`` (pending examples flagged by a validator or their author). Three
-    aggregate queries over the round: ``compute_round_agreement`` calls it for large rounds,
+    with ``queue`` (``{"depth", "oldest"}``: pending examples the review queue will hand out,
+    the oldest one's ISO time) and ``flagged_count`` (pending examples flagged by a validator
+    or their author). Two aggregate queries over the round: ``compute_round_agreement`` calls it for large rounds,
     ``round_figures_of`` per request for small ones."""
     alive = Example.objects.filter(round=round, retracted=False)
-    policy = ConsensusPolicy.from_config(round.task.config)
-    settled = ~Q(validation_state=ValidationState.PENDING)
-    budget = alive.filter(gold__isnull=True).aggregate(
-        settled=Count("id", filter=settled),
-        used=Sum(Least(F("validation_count"), Value(policy.max_votes)), filter=settled),
-        exhausted=Count("id", filter=Q(validation_state=ValidationState.PENDING, validation_count__gte=policy.max_votes)),
-    )
     pending = alive.filter(validation_state=ValidationState.PENDING)
     queued = pending if round.task.config.get("validate_non_fooling") else pending.filter(model_wrong=True)
     queue = queued.aggregate(depth=Count("id"), oldest=Min("created_at"))
     return {
-        "budget": {**budget, "used": budget["used"] or 0, "max_votes": policy.max_votes},
         "queue": {"depth": queue["depth"], "oldest": queue["oldest"].isoformat() if queue["oldest"] else None},
         "flagged_count": pending.filter(_FLAGGED).count(),
     }
@@ -719,16 +707,14 @@ class Figures:
 def round_figures_of(round, *, tally: RoundTally | None = None) -> Figures:
     """``Figures`` of ``round``: computed now when it has at most ``FIGURES_LIVE_LIMIT``
     examples, else the job's last ``RoundAgreement.figures``, asking for a new computation
-    (``request_agreement``) when the tally or the task's vote budget has moved on since."""
+    (``request_agreement``) when the tally has moved on since."""
     tally = tally or RoundTally.objects.filter(round=round).first() or RoundTally(round=round)
     if tally.collected + tally.retracted <= FIGURES_LIVE_LIMIT:
         return Figures(round_figures(round))
     cached = RoundAgreement.objects.filter(round=round).first()
-    max_votes = ConsensusPolicy.from_config(round.task.config).max_votes
     stale = (
         cached is None or cached.figures is None
         or (cached.validations, cached.retracted, cached.collected) != (tally.validations, tally.retracted, tally.collected)
-        or cached.figures["budget"]["max_votes"] != max_votes
     )
     if stale:
         request_agreement(round, cached=cached)

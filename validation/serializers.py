@@ -189,7 +189,7 @@ class RoundDashboardSerializer(serializers.Serializer):
     per hour with the cumulative vMER, per model in the loop, the validation queue (depth and
     oldest pending), agreement, flagged examples to decide, contexts nobody used.
     The hourly and per-model figures are live (running tallies) at any size.
-    ``figures_as_of``: when the vote budget, queue and flag figures were computed (null:
+    ``figures_as_of``: when the queue and flag figures were computed (null:
     for this request; a round over ``FIGURES_LIVE_LIMIT`` examples reads its job's last
     computation), ``figures_stale``: the round changed since."""
 

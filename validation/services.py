@@ -366,7 +366,10 @@ def settle_example(example, *, release_lease_of=None) -> str:
     Example.objects.filter(pk=example.pk).update(**fields)
     counters.count_change(
         round_id=example.round_id, author_id=example.author_id, before=counters.contribution_of(example),
-        after=counters.contribution(model_wrong=example.model_wrong, retracted=example.retracted, validation_state=state),
+        after=counters.contribution(
+            model_wrong=example.model_wrong, retracted=example.retracted, validation_state=state,
+            validation_count=fields["validation_count"],
+        ),
         example=example,
     )
     for name, value in fields.items():
