@@ -6,25 +6,13 @@ and written to a temporary file first."""
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
-from django.test.client import BOUNDARY, MULTIPART_CONTENT, FakePayload, encode_multipart
+from django.test.client import BOUNDARY, MULTIPART_CONTENT, encode_multipart
 
 from tasks.models import MLModel
+from tests.upload_support import CountingPayload
 
 LIMIT = 256 * 1024
 READ_AHEAD = 4 * 64 * 1024  # Django's parser reads the body in 64 KiB chunks
-
-
-class CountingPayload(FakePayload):
-    """The request body as the server reads it, counting the bytes read."""
-
-    def __init__(self, content: bytes):
-        super().__init__(content)
-        self.bytes_read = 0
-
-    def read(self, size=-1):
-        chunk = super().read(size)
-        self.bytes_read += len(chunk)
-        return chunk
 
 
 @pytest.fixture(autouse=True)
