@@ -11,11 +11,12 @@ from urllib.parse import urlsplit
 import pytest
 from django.conf import settings as django_settings
 from django.core.files.uploadedfile import SimpleUploadedFile
-from django.test.client import BOUNDARY, MULTIPART_CONTENT, FakePayload, encode_multipart
+from django.test.client import BOUNDARY, MULTIPART_CONTENT, encode_multipart
 from django.urls import get_resolver
 from rest_framework.authtoken.models import Token
 
 from tasks.models import Context, Upload
+from tests.upload_support import CountingPayload
 
 LIMIT = 256 * 1024
 READ_AHEAD = 4 * 64 * 1024  # Django's parser reads the body in 64 KiB chunks
@@ -23,24 +24,6 @@ PAGE = "/tasks/sentiment/console/uploads/"
 API = "/api/v1/tasks/sentiment/uploads"
 CONTEXTS_API = "/api/v1/tasks/sentiment/rounds/1/contexts"
 ROUTES = [PAGE, API, CONTEXTS_API]
-
-
-class CountingPayload(FakePayload):
-    """The request body as the server reads it, counting the bytes read."""
-
-    def __init__(self, content: bytes):
-        super().__init__(content)
-        self.bytes_read = 0
-
-    def read(self, size=-1):
-        chunk = super().read(size)
-        self.bytes_read += len(chunk)
-        return chunk
-
-    def readline(self, size=-1):
-        line = super().readline(size)
-        self.bytes_read += len(line)
-        return line
 
 
 @pytest.fixture(autouse=True)
