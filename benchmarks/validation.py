@@ -16,7 +16,7 @@
    of ``--concurrent-examples`` examples for ``--seconds`` seconds. Checked afterwards:
    no example handed to two validators at once, no validation lost or duplicated
    (counted in the database), every example's state and counters equal to a recomputation
-   from scratch with ``calculations.derive_state``.
+   from scratch with ``calculations.derive_state``, and the round's tallies equal to a recount.
 """
 
 import argparse
@@ -61,6 +61,7 @@ from django.core.management import call_command  # noqa: E402
 from django.db import connection, connections, transaction  # noqa: E402
 from django.utils import timezone  # noqa: E402
 
+from annotation import counters  # noqa: E402
 from annotation.models import Example  # noqa: E402
 from dynabench.errors import RuleError  # noqa: E402
 from tasks.models import Context, Round, Task  # noqa: E402
@@ -134,7 +135,7 @@ def load_examples(round, n, authors, *, fooling_share=0.35, seed=1):
     rng = random.Random(seed)
     start = timezone.now() - timezone.timedelta(days=30)
     cols = ("round_id, context_id, author_id, input, target, model_output, model_wrong, metadata, tag, retracted, flagged, "
-            "split, created_at, validation_state, validation_count, correct_count, incorrect_count, flagged_count")
+            "split, created_at, validation_state, validation_count, correct_count, incorrect_count, flagged_count, submission_key")
     output_wrong = json.dumps({"label": "negative", "probs": {"positive": 0.2, "negative": 0.7, "neutral": 0.1}})
     output_right = json.dumps({"label": "positive", "probs": {"positive": 0.7, "negative": 0.2, "neutral": 0.1}})
     target = json.dumps({"label": "positive"})
@@ -148,9 +149,10 @@ def load_examples(round, n, authors, *, fooling_share=0.35, seed=1):
                     round.pk, context.pk, authors[i % len(authors)].pk,
                     json.dumps({"prompt": "A prompt.", "text": f"Example sentence number {i}, written to fool the model."}),
                     target, output_wrong if wrong else output_right, wrong, "{}", "", False, False, "", created,
-                    "pending", 0, 0, 0, 0,
+                    "pending", 0, 0, 0, 0, "",
                 ))
         cur.execute("ANALYZE annotation_example")
+    counters.recount_rounds([round.pk])  # COPY bypassed the per-example counting
     return time.perf_counter() - t0
 
 
@@ -295,6 +297,7 @@ def part_two(task):
     print(f"validations recorded {len(recorded)} / in the database {len(stored)}: lost {lost}, unexpected {extra}, duplicated {duplicates}")
     print(f"own examples validated: {own}")
     print(f"examples whose state or counters differ from a recomputation: {mismatched} of {args.concurrent_examples}")
+    print(f"round tally rows that differ from a recount (round, authors, hours, vote buckets): {counters.recount_rounds([round.pk], fix=False)}")
     ok = not (double_handed or lost or extra or duplicates or mismatched or errors or own)
     print("PASS" if ok else "FAIL")
     return ok
