@@ -222,6 +222,9 @@ PASSWORD_RESET_PER_EMAIL_PER_HOUR = int(os.environ.get("PASSWORD_RESET_PER_EMAIL
 # Accounts created from one client address per day (0: no limit): throwaway accounts would multiply
 # every per-account limit.
 SIGNUP_PER_ADDRESS_PER_DAY = int(os.environ.get("SIGNUP_PER_ADDRESS_PER_DAY", "5"))
+# Examples a validator may skip in one round per day (0: no limit): skipping without end would let
+# a validator walk the queue to a chosen example.
+VALIDATION_SKIPS_PER_DAY = int(os.environ.get("VALIDATION_SKIPS_PER_DAY", "50"))
 
 # Production (DYNABENCH_PRODUCTION=1): HTTPS only. Behind a proxy that terminates TLS, it must
 # set X-Forwarded-Proto (and strip it from clients). `manage.py check --deploy` reports nothing.

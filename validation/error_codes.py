@@ -16,6 +16,7 @@ class ValidationErrorCode(StrEnum):
     NOT_OWNER = "not_owner"
     NOT_VALIDATOR = "not_validator"
     NOT_LEASED = "not_leased"
+    TOO_MANY_SKIPS = "too_many_skips"
     RETRACTED = "retracted"
     STALE_FORM = "stale_form"
     ALREADY_SETTLED = "already_settled"

@@ -137,16 +137,23 @@ def submit_validation(request, code, example_id):
 @login_required
 @require_POST
 def skip_example(request, code, example_id):
-    """POST: give the example back to the queue and leave it out for you this session."""
+    """POST: give the example back to the queue and leave it out for you this session; at most
+    ``VALIDATION_SKIPS_PER_DAY`` a day per round (``services.note_skip``), past which the same
+    example stays with a 429 message."""
     task = _collecting_task(code)
     example = get_object_or_404(Example.objects.select_related("round"), pk=example_id, round__task=task)
+    template = "validation/_review_card.html" if request.htmx else "validation/review.html"
+    try:
+        services.note_skip(validator=request.user, round=example.round)
+    except RuleError as refused:
+        context = _review_context(request, task, example.round, error=refused.message, current=True)
+        return render(request, template, context, status=refused.status_code)
     services.release_lease(example=example, validator=request.user)
     skipped = request.session.get(SKIPPED_KEY, {})
     skipped.setdefault(str(example.round_id), [])
     if example.pk not in skipped[str(example.round_id)]:
         skipped[str(example.round_id)].append(example.pk)
     request.session[SKIPPED_KEY] = skipped
-    template = "validation/_review_card.html" if request.htmx else "validation/review.html"
     return render(request, template, _review_context(request, task, example.round, notice=f"Skipped example {example.pk}."))
 
 

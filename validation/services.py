@@ -10,6 +10,7 @@ import uuid
 from dataclasses import dataclass
 from datetime import timedelta
 
+from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
@@ -19,6 +20,7 @@ from annotation import services as annotation_services
 from annotation.models import CrowdStudy, Example, ValidationState
 from dynabench import idempotency
 from dynabench.errors import NotAllowed, RuleError
+from dynabench.ratelimits import count_hit
 from tasks import access, training
 from tasks.kinds import normalise_label, span_at
 from tasks.models import Dataset, DatasetItem, MLModel, Round, Task, TaskBan, default_label_visibility
@@ -529,6 +531,29 @@ def _claim(pk, *, validator, now) -> bool:
         .update(leased_to=validator, leased_until=now + LEASE_DURATION)
         == 1
     )
+
+
+def note_skip(*, validator, round) -> int:
+    """Count one skip by ``validator`` in ``round``; return how many they have left today.
+
+    At most ``settings.VALIDATION_SKIPS_PER_DAY`` (0: no limit) a day (fixed 24 h window, kept in
+    the cache so it survives a new session): otherwise skipping until the queue hands out a
+    chosen example would undo the lease rule (``record_validation`` takes only leased examples).
+    Raises ``RuleError`` (429, ``too_many_skips``) past the limit; nothing is skipped then.
+    """
+    limit = settings.VALIDATION_SKIPS_PER_DAY
+    if limit <= 0:
+        return -1
+    count, resets_in = count_hit(f"validation-skip:{validator.pk}:{round.pk}", window_s=86400)
+    if count > limit:
+        hours = max(1, -(-resets_in // 3600))
+        raise RuleError(
+            Code.TOO_MANY_SKIPS,
+            f"You skipped {limit} examples in this round today, the most allowed. Validate this one (flag it if it "
+            f"cannot be judged), or come back in {hours} hour{'s' if hours != 1 else ''}.",
+            status_code=429,
+        )
+    return limit - count
 
 
 def release_lease(*, example, validator) -> bool:
