@@ -35,7 +35,7 @@ import uuid
 from django.conf import settings
 from django.db import transaction
 from redis.exceptions import RedisError
-from rq import Callback
+from rq import Callback, get_current_job
 
 from dynabench.errors import RuleError
 from leaderboard import evaluation, sharding
@@ -176,17 +176,38 @@ def batch_seconds() -> float:
 def _next_run_of_model(model_id: int):
     """Claim another queued, unsharded run of the same model, or None. The model is loaded in this
     work horse already (the registry's cache), so its next dataset costs only the forward passes;
-    each run's own job, when its turn comes, finds the run no longer queued and skips it."""
+    each run's own job is deleted from the queue (``_drop_queued_job``)."""
     for run_id in EvaluationRun.objects.filter(model_id=model_id, status=EvaluationRun.Status.QUEUED).order_by("pk").values_list("pk", flat=True):
         run = evaluation.claim_run(run_id)
         if run is None:
             continue  # another worker took it meanwhile
+        _drop_queued_job(run.job_id)
+        current = get_current_job()
+        if current is not None:  # the run is this job's now: a failure report of this job recovers it
+            EvaluationRun.objects.filter(pk=run.pk).update(job_id=current.id)
+            run.job_id = current.id
         if sharding.should_shard(run):  # large runs are split for every worker to share
             shard_ids = sharding.split_run(run)
             transaction.on_commit(lambda shard_ids=shard_ids: [enqueue_shard(pk) for pk in shard_ids])
             continue
         return run
     return None
+
+
+def _drop_queued_job(job_id: str) -> None:
+    """Delete the queued job of a run this job has claimed, so no worker forks a work horse only to
+    find the run taken. Best effort: a job left behind (Redis unreachable) skips the run itself."""
+    if not job_id:
+        return
+    from rq.exceptions import NoSuchJobError
+    from rq.job import Job
+
+    try:
+        Job.fetch(job_id, connection=_queue("evaluation").connection).delete(remove_from_queue=True)
+    except NoSuchJobError:
+        pass  # already gone (run, or never enqueued)
+    except RedisError as error:
+        logger.warning("the job %s of a run taken by another job stays queued: %s", job_id, error)
 
 
 def evaluate_shard(shard_id: int) -> str:
