@@ -313,6 +313,7 @@ class CrowdStudy(models.Model):
 
     class Meta:
         ordering = ["round", "platform"]
+        verbose_name_plural = "crowd studies"
         constraints = [
             models.UniqueConstraint(fields=["round", "platform"], name="one_crowd_study_per_round_and_platform"),
             models.CheckConstraint(condition=Q(required__gte=1), name="crowd_study_required_positive"),
