@@ -79,7 +79,7 @@ from validation.calculations import agreement_from_ratings
 from validation.error_codes import ValidationErrorCode
 from validation.imports import import_votes
 from validation.selectors import round_agreement, state_counts
-from validation.services import request_retraining
+from validation.services import LEASE_DURATION, request_retraining
 
 TASKS = ("sentiment", "hate-speech")
 DEFAULT_EPOCHS = 1
@@ -361,9 +361,15 @@ def _validate(p: Platform, round_number: int, votes: dict[int, list[tuple[str, s
     A vote equal to the example's label is ``correct``, any other ``incorrect``; the voted
     category goes in ``metadata["voted_label"]``. Votes the platform refuses because
     consensus already settled the example are counted, not retried.
+
+    The platform takes a verdict only on the example its review queue leased to that validator.
+    Replaying the real crowd means each recorded validator judges the example they judged
+    then, so the replay stands in for the queue's hand-out: it leases the example to the
+    validator (as ``next_example_for`` does) just before posting their verdict over HTTP.
     """
     names = sorted({name for vs in votes.values() for name, _ in vs})
     tokens = {name: _account(f"{p.code}-r{round_number}-validator-{name}", ("validator",)) for name in names}
+    user_of = dict(Token.objects.filter(key__in=tokens.values()).values_list("key", "user_id"))
     labels = dict(Example.objects.filter(pk__in=list(votes)).values_list("pk", "target__label"))
     recorded = Counter()
     refused = Counter()
@@ -372,6 +378,9 @@ def _validate(p: Platform, round_number: int, votes: dict[int, list[tuple[str, s
     def judge(example_id):
         for name, voted in votes[example_id]:
             verdict = "correct" if voted == labels[example_id] else "incorrect"
+            Example.objects.filter(pk=example_id).update(
+                leased_to_id=user_of[tokens[name]], leased_until=timezone.now() + LEASE_DURATION
+            )
             try:
                 p.clients(tokens[name])._request(
                     "POST", "/validations", json={"example": example_id, "label": verdict, "metadata": {"voted_label": voted}}
