@@ -24,13 +24,14 @@ from the counter update to their commit (the model's forward runs before the tra
 from collections import Counter
 from datetime import UTC, datetime
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import BooleanField, Count, ExpressionWrapper, F, Q
 from django.db.models.functions import TruncHour
 from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
 
 from annotation.models import AuthorTally, Example, RoundHourTally, RoundTally, RoundVoteTally, ValidationState
+from dynabench import hotsql
 
 _STATE_COLUMN = {
     ValidationState.PENDING: "pending",
@@ -102,13 +103,23 @@ def count_change(
 
 
 def _add(model, keys: dict, delta: dict) -> None:
+    """Add ``delta`` ({column: n}) to the ``model`` tally row found by ``keys``; create the row on its first increase."""
     if not delta:
         return
-    increments = {name: F(name) + n for name, n in delta.items()}
-    if model.objects.filter(**keys).update(**increments):
+    names, columns = tuple(keys), tuple(delta)
+
+    def build() -> str:
+        sets = ", ".join(f"{hotsql.column(model, c)} = {hotsql.column(model, c)} + %s" for c in columns)
+        where = " AND ".join(f"{hotsql.column(model, k)} = %s" for k in names)
+        return f"UPDATE {hotsql.table(model)} SET {sets} WHERE {where}"
+
+    meta = model._meta
+    params = [*delta.values(), *(meta.get_field(k).get_db_prep_value(v, connection) for k, v in keys.items())]
+    if hotsql.execute(hotsql.statement(f"tally:{meta.label}:{names}:{columns}", build), params):
         return
     if any(n < 0 for n in delta.values()):
         return  # the row went away with its round, or drifted: recount_rounds repairs it
+    increments = {name: F(name) + n for name, n in delta.items()}
     try:
         with transaction.atomic():
             model.objects.create(**keys, **delta)

@@ -130,11 +130,12 @@ def _render_workspace(request, task, *, status=200, **kwargs):
     return render(request, "annotation/create.html", _page(request, task, data), status=status)
 
 
-def _my_progress(user, task, round) -> dict:
-    """Template context of ``_my_counts.html``: the user's counts in ``round`` and today's allowance."""
+def _my_progress(user, task, round, *, allowance=None) -> dict:
+    """Template context of ``_my_counts.html``: the user's counts in ``round`` and today's allowance
+    (``allowance``: one the caller counted already, as ``create_example`` does)."""
     return {
         "my_counts": user_counts(user, round=round) if round else None,
-        "allowance": services.daily_allowance(user=user, task=task),
+        "allowance": allowance or services.daily_allowance(user=user, task=task),
     }
 
 
@@ -254,7 +255,8 @@ def submit_example(request, code):
     data = _result(example)
     if request.htmx:
         # The result replaces the workspace; the user's counts above it follow out of band.
-        data.update(_my_progress(request.user, task, example.round), round=example.round, oob=True)
+        allowance = getattr(example, "daily_allowance", None)
+        data.update(_my_progress(request.user, task, example.round, allowance=allowance), round=example.round, oob=True)
         response = render(request, "annotation/_result.html", data)
     else:
         response = render(request, "annotation/create.html", _page(request, task, {**data, "show_result": True}))

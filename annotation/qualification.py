@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from django.db import IntegrityError, transaction
 
 from annotation.models import Qualification, QuizAttempt, QuizItem
+from dynabench import hotsql
 from dynabench.errors import NotAllowed, RuleError
 from tasks import access
 from tasks.models import TaskRole
@@ -29,11 +30,26 @@ def has_passed(*, user, qualification: Qualification) -> bool:
     return QuizAttempt.objects.filter(qualification=qualification, user=user, passed=True).exists()
 
 
+def _passed_sql() -> str:
+    """Per active qualification of a task that has quiz items (the first by id): has the user passed it."""
+    q, a, i = Qualification, QuizAttempt, QuizItem
+    return (
+        f"SELECT EXISTS(SELECT 1 FROM {hotsql.table(a)} WHERE {hotsql.table(a)}.{hotsql.column(a, 'qualification')} = "
+        f"{hotsql.table(q)}.{hotsql.column(q, 'id')} AND {hotsql.table(a)}.{hotsql.column(a, 'user')} = %s "
+        f"AND {hotsql.table(a)}.{hotsql.column(a, 'passed')}) "
+        f"FROM {hotsql.table(q)} WHERE {hotsql.table(q)}.{hotsql.column(q, 'task')} = %s AND {hotsql.table(q)}.{hotsql.column(q, 'active')} "
+        f"AND EXISTS(SELECT 1 FROM {hotsql.table(i)} WHERE {hotsql.table(i)}.{hotsql.column(i, 'qualification')} = "
+        f"{hotsql.table(q)}.{hotsql.column(q, 'id')}) ORDER BY {hotsql.table(q)}.{hotsql.column(q, 'id')}"
+    )
+
+
 def is_qualified(*, user, task) -> bool:
     """True when ``user`` may write and validate on ``task`` as far as onboarding goes: the task
-    has no active qualification, or ``user`` owns the task, or passed it."""
-    qualification = active_qualification(task)
-    return qualification is None or task.is_owner(user) or has_passed(user=user, qualification=qualification)
+    has no active qualification, or ``user`` passed it, or owns the task. One statement
+    (``_passed_sql``, built once: it runs on every example and verdict) unless the user has not
+    passed an active qualification (then ``Task.is_owner`` decides)."""
+    row = hotsql.fetch_one(hotsql.statement("annotation.qualification.passed", _passed_sql), [user.pk, task.pk])
+    return row is None or bool(row[0]) or task.is_owner(user)
 
 
 def require_qualified(*, user, task) -> None:

@@ -13,6 +13,7 @@ from django.db.models import Count, Q, QuerySet, Sum
 from django.db.models.functions import Coalesce
 
 from annotation.models import VALIDATED, AuthorTally, Example, RoundTally, ValidationState
+from dynabench import hotsql
 
 _COUNTS = {
     "collected": Count("id"),
@@ -98,9 +99,19 @@ def round_counts(round) -> ExampleCounts:
     return _from_tally(RoundTally.objects.filter(round=round).first())
 
 
+def _author_tally_sql() -> str:
+    a = AuthorTally
+    counts = ", ".join(hotsql.column(a, name) for name in ("collected", "fooled", "verified_fooled", "settled"))
+    return f"SELECT {counts} FROM {hotsql.table(a)} WHERE {hotsql.column(a, 'round')} = %s AND {hotsql.column(a, 'author')} = %s"
+
+
 def user_counts(user, *, task=None, round=None) -> ExampleCounts:
     """``ExampleCounts`` of ``user``'s examples (in ``task`` and/or ``round`` if given), summed
-    over their per-round tallies (``AuthorTally``), one query."""
+    over their per-round tallies (``AuthorTally``), one query. In one round (the write and review
+    pages after each example or verdict) that is one row, read with a statement built once."""
+    if round is not None and task is None:
+        row = hotsql.fetch_one(hotsql.statement("annotation.author_tally", _author_tally_sql), [round.pk, user.pk])
+        return ExampleCounts(*row) if row else ExampleCounts(0, 0, 0, 0)
     tallies = AuthorTally.objects.filter(author=user)
     if task is not None:
         tallies = tallies.filter(round__task=task)

@@ -16,14 +16,14 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.cache import cache
-from django.db import IntegrityError, transaction
-from django.db.models import Count, F, Q
+from django.db import IntegrityError, connection, transaction
+from django.db.models import Count, Q
 from django.utils import timezone
 
 from annotation import counters, crowd, qualification
 from annotation.error_codes import AnnotationErrorCode as Code
-from annotation.models import CrowdStudy, Example
-from dynabench import idempotency
+from annotation.models import CrowdStudy, CrowdWorker, Example
+from dynabench import hotsql, idempotency
 from dynabench.errors import NotAllowed, RateLimited, RuleError
 from tasks import access
 from tasks.models import Context, MLModel, Round, Task
@@ -164,8 +164,19 @@ def daily_allowance(*, user, task: Task) -> DailyAllowance:
     if not cap:
         return DailyAllowance(cap=None, written=0)
     since = timezone.localtime().replace(hour=0, minute=0, second=0, microsecond=0)
-    written = Example.objects.filter(author=user, round__task=task, created_at__gte=since).count()
+    since = Example._meta.get_field("created_at").get_db_prep_value(since, connection)
+    (written,) = hotsql.fetch_one(hotsql.statement("annotation.written_today", _written_today_sql), [user.pk, task.pk, since])
     return DailyAllowance(cap=int(cap), written=written)
+
+
+def _written_today_sql() -> str:
+    """How many examples an author wrote for a task since a moment (retracted ones included)."""
+    e, r = Example, Round
+    return (
+        f"SELECT COUNT(*) FROM {hotsql.table(e)} INNER JOIN {hotsql.table(r)} ON {hotsql.table(r)}.{hotsql.column(r, 'id')} = "
+        f"{hotsql.table(e)}.{hotsql.column(e, 'round')} WHERE {hotsql.table(e)}.{hotsql.column(e, 'author')} = %s "
+        f"AND {hotsql.table(r)}.{hotsql.column(r, 'task')} = %s AND {hotsql.table(e)}.{hotsql.column(e, 'created_at')} >= %s"
+    )
 
 
 SANDBOX_WINDOW_S = 3600
@@ -225,17 +236,19 @@ def _count_sandbox_try(visitor: str) -> None:
         )
 
 
-def _check_daily_cap(*, user, task: Task) -> None:
+def _check_daily_cap(*, user, task: Task) -> DailyAllowance:
+    """Return ``daily_allowance``; raise ``RateLimited`` (``daily_cap_reached``) when none is left."""
     allowance = daily_allowance(user=user, task=task)
     cap, written = allowance.cap, allowance.written
     if cap is None:
-        return
+        return allowance
     if written >= cap:
         raise RateLimited(
             Code.DAILY_CAP_REACHED,
             f"You have written {written} examples for {task.name} today; the daily limit is {cap}. "
             f"Come back tomorrow (the count restarts at midnight {settings.TIME_ZONE}).",
         )
+    return allowance
 
 
 # --- Checking an example ----------------------------------------------------------------
@@ -370,6 +383,16 @@ def _check_open(task: Task, round: Round, context: Context | None = None) -> Non
 # --- The model in the loop --------------------------------------------------------------
 
 
+def _loop_models_sql() -> str:
+    """The round's target models of one kind, by id (every example asks for them)."""
+    m, t = MLModel, Round.target_models.through
+    return (
+        f"SELECT {hotsql.table(m)}.* FROM {hotsql.table(m)} INNER JOIN {hotsql.table(t)} ON {hotsql.table(t)}.{hotsql.column(t, 'mlmodel')} = "
+        f"{hotsql.table(m)}.{hotsql.column(m, 'id')} WHERE {hotsql.table(t)}.{hotsql.column(t, 'round')} = %s "
+        f"AND {hotsql.table(m)}.{hotsql.column(m, 'kind')} = %s ORDER BY {hotsql.table(m)}.{hotsql.column(m, 'id')}"
+    )
+
+
 def model_in_loop(round: Round) -> MLModel:
     """Return the model in the loop that answers the next example of ``round``.
 
@@ -388,7 +411,7 @@ def model_in_loop(round: Round) -> MLModel:
     ``no_model_in_loop`` when the round has none, and ``ModelNotReady`` (``model_in_training``,
     409, with the record for its progress) when none of them is ready yet.
     """
-    models = list(round.target_models.filter(kind=MLModel.Kind.HF_DIRECTORY).order_by("pk"))
+    models = list(MLModel.objects.raw(hotsql.statement("annotation.loop_models", _loop_models_sql), [round.pk, MLModel.Kind.HF_DIRECTORY]))
     if not models:
         raise RuleError(
             Code.NO_MODEL_IN_LOOP,
@@ -494,6 +517,26 @@ def _replayed(*, user, submission_key: str) -> Example | None:
     return example
 
 
+def _lock_author_sql() -> str:
+    """Lock the author's row (``FOR UPDATE`` where the database has it); say whether they are a crowd worker."""
+    user, worker = get_user_model(), CrowdWorker
+    lock = " FOR UPDATE" if connection.features.has_select_for_update else ""
+    return (
+        f"SELECT EXISTS(SELECT 1 FROM {hotsql.table(worker)} WHERE {hotsql.table(worker)}.{hotsql.column(worker, 'user')} = "
+        f"{hotsql.table(user)}.{hotsql.column(user, 'id')}) FROM {hotsql.table(user)} WHERE {hotsql.column(user, 'id')} = %s{lock}"
+    )
+
+
+def _use_context_sql() -> str:
+    """Count one more use of a context, only while its round has the given status (open)."""
+    c, r = Context, Round
+    return (
+        f"UPDATE {hotsql.table(c)} SET {hotsql.column(c, 'times_used')} = {hotsql.column(c, 'times_used')} + 1 "
+        f"WHERE {hotsql.column(c, 'id')} = %s AND EXISTS(SELECT 1 FROM {hotsql.table(r)} WHERE {hotsql.table(r)}.{hotsql.column(r, 'id')} = "
+        f"{hotsql.table(c)}.{hotsql.column(c, 'round')} AND {hotsql.table(r)}.{hotsql.column(r, 'status')} = %s)"
+    )
+
+
 @transaction.atomic
 def _save_example(*, user, context: Context, submission_key: str = "", **fields) -> Example:
     """Store the example in one short transaction (the model has answered already: no lock is
@@ -503,20 +546,25 @@ def _save_example(*, user, context: Context, submission_key: str = "", **fields)
     submission key only the first writes (the second gets the first's example back). The
     context's ``times_used`` is bumped only while its round is open (one statement checks and
     counts); the example is inserted, which counts it in the round's tallies
-    (``annotation.counters``); the author's crowd sessions progress."""
+    (``annotation.counters``); the author's crowd sessions progress (the lock's query also says
+    whether the author is a crowd worker at all, so most authors skip that statement)."""
     task = context.round.task
+    crowd_worker = True  # not known without the lock's query: note_progress finds out
     if task.config.get("daily_example_cap") or submission_key:
-        get_user_model().objects.select_for_update().filter(pk=user.pk).values_list("pk").first()
+        (crowd_worker,) = hotsql.fetch_one(hotsql.statement("annotation.lock_author", _lock_author_sql), [user.pk])
     if (first := _replayed(user=user, submission_key=submission_key)) is not None:
         return first
-    _check_daily_cap(user=user, task=task)
-    if not Context.objects.filter(pk=context.pk, round__status=Round.Status.OPEN).update(times_used=F("times_used") + 1):
+    allowance = _check_daily_cap(user=user, task=task)
+    if not hotsql.execute(hotsql.statement("annotation.use_context", _use_context_sql), [context.pk, Round.Status.OPEN]):
         raise RuleError(Code.ROUND_CLOSED, "The round of this context was closed while you wrote; take a new context.")
     example = Example.objects.create(
         round=context.round, context=context, author=user, submission_key=submission_key, **fields
     )
-    crowd.note_progress(user=user, round=context.round, activity=CrowdStudy.Activity.WRITE)
+    if crowd_worker:
+        crowd.note_progress(user=user, round=context.round, activity=CrowdStudy.Activity.WRITE)
     example.replayed = False
+    # Counted under the author's lock, this example included: the page shows it without counting again.
+    example.daily_allowance = DailyAllowance(cap=allowance.cap, written=allowance.written + (allowance.cap is not None))
     return example
 
 
@@ -535,8 +583,9 @@ def create_example(
     5. In one transaction: the daily cap (``daily_example_cap`` per user per task, UTC day,
        retracted examples included; checked under a lock on the author), the example
        with the model's full output, the model, the round and ``time_spent`` (seconds) is
-       created, and ``Context.times_used`` is bumped with ``F()``. The returned example
-       carries ``inference_s``, the seconds the model took (not stored).
+       created, and ``Context.times_used`` is bumped in the same statement that checks the round is open. The returned example
+       carries ``inference_s``, the seconds the model took, and ``daily_allowance``, the
+       author's ``DailyAllowance`` counted under the lock, this example included (neither stored).
 
     ``submission_key`` (``dynabench/idempotency.py``): the one-time key of the form or API
     call. If ``user`` already wrote an example with it, that example is returned (with

@@ -1,0 +1,33 @@
+"""Writing an example on the create page costs a fixed, small number of database statements: the
+page's submit request (session, permission, qualification, model in the loop, the one
+transaction that stores the example and its tallies, the counts shown after) stays within 16,
+however many examples the author and the round already hold. The submit path is the platform's
+hottest; each statement costs it about a millisecond (benchmarks/annotation.py)."""
+
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from annotation.tests.helpers import HTMX, token_of
+
+BUDGET = 16
+
+
+def _submit(client, task, token, n):
+    return client.post(f"/tasks/{task.code}/write/submit", {"token": token, "text": f"example number {n}", "label": "positive"}, **HTMX)
+
+
+def test_a_submission_runs_at_most_sixteen_statements(client, annotator, sentiment_task, sentiment_context):
+    sentiment_task.config = {**sentiment_task.config, "daily_example_cap": 100}
+    sentiment_task.save()
+    client.force_login(annotator)
+    token = token_of(client.get(f"/tasks/{sentiment_task.code}/write/"))
+    for n in range(3):
+        assert _submit(client, sentiment_task, token, n).status_code == 200
+
+    with CaptureQueriesContext(connection) as statements:
+        response = _submit(client, sentiment_task, token, 3)
+
+    assert response.status_code == 200
+    # The test's own transaction turns BEGIN and COMMIT into savepoints, which are not counted.
+    sql = [q["sql"] for q in statements if not q["sql"].startswith(("SAVEPOINT", "RELEASE SAVEPOINT"))]
+    assert len(sql) <= BUDGET, "\n".join(s[:120] for s in sql)
