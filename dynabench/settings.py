@@ -175,6 +175,10 @@ CACHES = {
     }
 }
 
+# Sessions are read from the cache (Redis) and written through to the database: every logged-in
+# request reads its session, and a cache hit spares it a database query.
+SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
+
 RQ_ASYNC = _env_bool("RQ_ASYNC", True)
 RQ_QUEUES = {
     name: {"URL": REDIS_URL, "DEFAULT_TIMEOUT": timeout, "ASYNC": RQ_ASYNC}
