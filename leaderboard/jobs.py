@@ -103,8 +103,35 @@ def enqueue_selection_training(model_id: int) -> None:
 
 
 def enqueue_recompute(task_id: int) -> None:
-    """Put ``recompute_leaderboard(task_id)`` on the ``default`` queue."""
-    _queue("default").enqueue(recompute_leaderboard, task_id)
+    """Put ``recompute_leaderboard(task_id)`` on the ``default`` queue, unless one for the task is
+    queued and not started yet: it will read these results too, so twenty evaluation jobs that
+    end together rebuild the leaderboard once or twice, not twenty times. The queued job's id is
+    kept in Redis (``_recompute_marker``); a lost marker or a race costs one more rebuild (the
+    job is idempotent), never a missed one."""
+    from rq.exceptions import NoSuchJobError
+    from rq.job import Job, JobStatus
+
+    queue = _queue("default")
+    marker = _recompute_marker(task_id)
+    try:
+        queued = queue.connection.get(marker)
+        if queued and Job.fetch(queued.decode(), connection=queue.connection).get_status() == JobStatus.QUEUED:
+            return
+    except NoSuchJobError:
+        pass  # the marked job is gone (ran and expired, or the queue was emptied): enqueue a new one
+    except RedisError as error:
+        logger.warning("enqueueing the leaderboard of task %s without checking for a queued one: %s", task_id, error)
+    job_id = f"recompute-leaderboard-{task_id}-{uuid.uuid4().hex[:12]}"
+    queue.enqueue(recompute_leaderboard, task_id, job_id=job_id)
+    try:
+        queue.connection.set(marker, job_id, ex=24 * 3600)
+    except RedisError as error:
+        logger.warning("the queued leaderboard job of task %s is not marked: %s", task_id, error)
+
+
+def _recompute_marker(task_id: int) -> str:
+    """Redis key holding the id of the last ``recompute_leaderboard`` job enqueued for the task."""
+    return f"dynabench:leaderboard:recompute-job:{task_id}"
 
 
 # --- entry points ------------------------------------------------------------------------
@@ -141,9 +168,11 @@ def evaluate_run(run_id: int) -> str:
 
     The worker claims the run (``evaluation.claim_run``); a large run is split into shards queued
     as their own jobs (``sharding.split_run``), any other is evaluated here in one piece
-    (``evaluation.evaluate_claimed``). Then, for up to ``batch_seconds()``, the same job takes
-    the model's other queued runs (``_next_run_of_model``) while the model is loaded: re-scoring
-    every model on a closed round's new datasets loads each model once, not once per dataset.
+    (``evaluation.evaluate_claimed``). Then, for up to ``batch_seconds()``, the same job goes on
+    with the next queued run (``_next_queued_run``): the model's own first, while it is loaded,
+    so re-scoring every model on a closed round's new datasets loads each model once, not once
+    per dataset; then any other model's, so one work horse does what would have cost a fork per
+    job. Other workers' jobs claim runs the same way, one at a time, so they share the queue.
     """
     run = evaluation.claim_run(run_id)
     if run is None:
@@ -161,36 +190,39 @@ def evaluate_run(run_id: int) -> str:
         summaries.append(summary)
         if task_id is not None:
             task_ids.add(task_id)
-        run = _next_run_of_model(run.model_id) if time.monotonic() - started < batch_seconds() else None
+        run = _next_queued_run(run.model_id) if time.monotonic() - started < batch_seconds() else None
     for task_id in task_ids:
         transaction.on_commit(lambda task_id=task_id: enqueue_recompute(task_id))
     return "; ".join(summaries)
 
 
 def batch_seconds() -> float:
-    """How long one evaluation job goes on taking its model's other queued runs
+    """How long one evaluation job goes on taking further queued runs
     (``settings.EVALUATION_BATCH_SECONDS``, default 300 s; 0: one run a job)."""
     return settings.EVALUATION_BATCH_SECONDS
 
 
-def _next_run_of_model(model_id: int):
-    """Claim another queued, unsharded run of the same model, or None. The model is loaded in this
-    work horse already (the registry's cache), so its next dataset costs only the forward passes;
-    each run's own job is deleted from the queue (``_drop_queued_job``)."""
-    for run_id in EvaluationRun.objects.filter(model_id=model_id, status=EvaluationRun.Status.QUEUED).order_by("pk").values_list("pk", flat=True):
-        run = evaluation.claim_run(run_id)
-        if run is None:
-            continue  # another worker took it meanwhile
-        _drop_queued_job(run.job_id)
-        current = get_current_job()
-        if current is not None:  # the run is this job's now: a failure report of this job recovers it
-            EvaluationRun.objects.filter(pk=run.pk).update(job_id=current.id)
-            run.job_id = current.id
-        if sharding.should_shard(run):  # large runs are split for every worker to share
-            shard_ids = sharding.split_run(run)
-            transaction.on_commit(lambda shard_ids=shard_ids: [enqueue_shard(pk) for pk in shard_ids])
-            continue
-        return run
+def _next_queued_run(model_id: int):
+    """Claim the next queued, unsharded run: the model ``model_id``'s first (it is loaded in this work
+    horse already, the registry's cache, so its next dataset costs only the forward passes), then
+    the oldest of any other model; or None when none is left. Each run's own job is deleted from
+    the queue (``_drop_queued_job``); a large run is split into shards for every worker instead."""
+    queued = EvaluationRun.objects.filter(status=EvaluationRun.Status.QUEUED)
+    for candidates in (queued.filter(model_id=model_id), queued.exclude(model_id=model_id)):
+        for run_id in candidates.order_by("pk").values_list("pk", flat=True)[:50]:
+            run = evaluation.claim_run(run_id)
+            if run is None:
+                continue  # another worker took it meanwhile
+            _drop_queued_job(run.job_id)
+            current = get_current_job()
+            if current is not None:  # the run is this job's now: a failure report of this job recovers it
+                EvaluationRun.objects.filter(pk=run.pk).update(job_id=current.id)
+                run.job_id = current.id
+            if sharding.should_shard(run):  # large runs are split for every worker to share
+                shard_ids = sharding.split_run(run)
+                transaction.on_commit(lambda shard_ids=shard_ids: [enqueue_shard(pk) for pk in shard_ids])
+                continue
+            return run
     return None
 
 
