@@ -96,11 +96,10 @@ class ExampleForm(RuleErrorsMixin, forms.Form):
             raise forms.ValidationError("This context was shown more than a day ago; take a new context.")
         except signing.BadSignature:
             raise forms.ValidationError("This form was tampered with or is broken; take a new context.")
-        self.context = (
-            Context.objects.select_related("round__task").filter(pk=data.get("c"), round__task=self.task).first()
-        )
+        self.context = Context.objects.select_related("round").filter(pk=data.get("c"), round__task_id=self.task.pk).first()
         if self.context is None:
             raise forms.ValidationError("This context no longer exists; take a new context.")
+        self.context.round.task = self.task  # the form's task, loaded once
         self.shown_at = data.get("t")
         return self.cleaned_data["token"]
 
