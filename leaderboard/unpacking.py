@@ -108,12 +108,11 @@ def _extract(model: MLModel, staging: Path) -> tuple[Path, str]:
     """Step 2 of the module docstring: the checked model folder under ``staging`` and its checksum.
     Raises ``RuleError`` when the archive is gone or refused."""
     storage = artefacts.storage()
+    if not model.archive or not storage.exists(model.archive):
+        raise RuleError(Code.ARCHIVE_GONE, "The uploaded archive is no longer in the storage; submit the model again.")
     local = staging / f"archive{Path(model.archive).suffix}"
-    try:
-        with storage.open(model.archive, "rb") as source, open(local, "wb") as out:
-            shutil.copyfileobj(source, out, services.MiB)
-    except FileNotFoundError:
-        raise RuleError(Code.ARCHIVE_GONE, "The uploaded archive is no longer in the storage; submit the model again.") from None
+    with storage.open(model.archive, "rb") as source, open(local, "wb") as out:
+        shutil.copyfileobj(source, out, services.MiB)
     members = services.list_archive(local)
     services.check_members(members)
     kept = services.kept_files(members)
