@@ -57,7 +57,7 @@ def main() -> int:
         print(f"3. submission refused: {error.code}: {error.detail}")
         return 1
     submit_s = time.perf_counter() - started
-    print(f"3. submitted {args.model_dir} as model {model_id} in {submit_s:.2f} s; waiting for the evaluation...")
+    print(f"3. submitted {args.model_dir} as model {model_id} in {submit_s:.2f} s; waiting for its unpacking and evaluation...")
     started = time.perf_counter()
     results = client.wait_for_results(model_id, timeout=args.timeout, poll=1.0)
     wait_s = time.perf_counter() - started

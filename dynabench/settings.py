@@ -365,6 +365,11 @@ SANDBOX_TRIES_PER_HOUR = int(os.environ.get("SANDBOX_TRIES_PER_HOUR", "30"))
 # Leaderboard (leaderboard/services.py, leaderboard/jobs.py): submission caps, evaluation, Dynascore.
 MODEL_ARCHIVE_MAX_BYTES = int(os.environ.get("MODEL_ARCHIVE_MAX_BYTES", str(2 * 1024**3)))
 MODEL_ARCHIVE_MAX_UNPACKED_BYTES = int(os.environ.get("MODEL_ARCHIVE_MAX_UNPACKED_BYTES", str(4 * 1024**3)))
+# The request reads an archive's kept files other than weights (config, tokenizer) to check the model
+# at once, at most this many bytes; the job leaderboard.jobs.unpack_model writes the weights, and is
+# started at most UNPACK_MAX_ATTEMPTS times when its worker dies.
+MODEL_ARCHIVE_MAX_SMALL_FILES_BYTES = int(os.environ.get("MODEL_ARCHIVE_MAX_SMALL_FILES_BYTES", str(64 * 1024**2)))
+UNPACK_MAX_ATTEMPTS = int(os.environ.get("UNPACK_MAX_ATTEMPTS", "3"))
 PREDICTIONS_MAX_BYTES = int(os.environ.get("PREDICTIONS_MAX_BYTES", str(200 * 1024**2)))
 # Contexts/dataset files uploaded through the owner's console: the largest file accepted, and
 # the number of records above which the import runs in an RQ job with a progress bar.
@@ -392,7 +397,7 @@ EVALUATION_SHARD_ITEMS = int(os.environ.get("EVALUATION_SHARD_ITEMS", "2000"))
 EVALUATION_BATCH_SECONDS = float(os.environ.get("EVALUATION_BATCH_SECONDS", "300"))
 EVALUATION_SHARD_ATTEMPTS = int(os.environ.get("EVALUATION_SHARD_ATTEMPTS", "2"))
 # The reaper (leaderboard/reaper.py), a repeating job every worker makes sure exists: every
-# REAPER_PERIOD_S it re-queues or fails runs, shards and trainings whose worker died.
+# REAPER_PERIOD_S it re-queues or fails runs, shards, trainings and unpackings whose worker died.
 REAPER_PERIOD_S = int(os.environ.get("REAPER_PERIOD_S", "60"))
 TRAINING_STALE_AFTER_S = int(os.environ.get("TRAINING_STALE_AFTER_S", "600"))
 # Per-user storage quota of submitted model artefacts, counted in unpacked bytes.

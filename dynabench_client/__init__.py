@@ -236,10 +236,13 @@ class DynabenchClient:
     def submit_model(self, model_path: str | os.PathLike, task: str, description: str = "", name: str | None = None) -> int:
         """Pack a local Hugging Face directory (safetensors) as .tar.gz, upload it, return the model id.
 
-        The server checks the archive (size, paths, safetensors only, labels) before loading
-        anything and queues its evaluation on every scoring dataset. Needs the researcher role
-        (``PermissionDenied``, code ``not_researcher``) and a remaining daily allowance
-        (``RateLimited``; see ``submission_allowance``).
+        The server checks the archive at once (size, paths, safetensors only, config, labels,
+        tokenizer, the storage quota: ``BadRequest`` naming the problem) before loading anything,
+        and answers 202: a job then unpacks it (status ``unpacking``) and queues its evaluation on
+        every scoring dataset (``queued``, ``evaluating``), or fails it with a ``failure_reason``
+        (e.g. a damaged weights file); ``wait_for_results`` waits through all of these. Needs the
+        researcher role (``PermissionDenied``, code ``not_researcher``) and a remaining daily
+        allowance (``RateLimited``; see ``submission_allowance``).
         """
         directory = Path(model_path)
         if not directory.is_dir():
@@ -296,6 +299,9 @@ class DynabenchClient:
 
     def wait_for_results(self, model_id: int, timeout: float = 600, poll: float = 2.0, ranking_grace: float = 60.0) -> dict:
         """Poll ``get_results`` until the model is evaluated or failed; raise ``TimeoutError`` after ``timeout`` s.
+
+        Every other status (``unpacking``, ``training``, ``queued``, ``evaluating``, ``uploaded``) is
+        in progress: a submitted archive is unpacked by a job before its evaluation is queued.
 
         A published model is ranked by a leaderboard job that runs just after its last
         evaluation: once evaluated, this waits up to ``ranking_grace`` more seconds for its

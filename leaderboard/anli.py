@@ -24,7 +24,7 @@ from django.contrib.auth.models import Group
 from django.db import transaction
 
 from dynabench.roles import ensure_role_groups
-from leaderboard.jobs import evaluate_model, evaluate_run, recompute_leaderboard
+from leaderboard.jobs import evaluate_model, evaluate_run, recompute_leaderboard, unpack_model
 from leaderboard.models import EvaluationRun
 from leaderboard.services import submit_model_archive, submit_predictions
 from tasks.importers import FileSpec, import_dataset
@@ -180,7 +180,8 @@ def minilm_nli_directory(path: Path, task: Task) -> Path:
 
 
 def submit_minilm(task: Task, *, inline: bool, workdir: Path) -> MLModel:
-    """Zip the MiniLM NLI directory and submit it as a model archive, like a researcher would."""
+    """Zip the MiniLM NLI directory and submit it as a model archive, like a researcher would; with
+    ``inline``, unpack and evaluate it here (else the worker's jobs do)."""
     directory = minilm_nli_directory(workdir / "minilm-nli", task)
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_STORED) as archive:
@@ -194,6 +195,8 @@ def submit_minilm(task: Task, *, inline: bool, workdir: Path) -> MLModel:
     model = submit_model_archive(user=owner, task=task, upload=buffer.getvalue(), name=name, rate_limited=False,
                                  description=f"all-MiniLM-L6-v2 encoder with a 3-way NLI head; archive sha256 {checksum}….")
     if inline:
+        unpack_model(model.pk)  # here, as the worker would (its queued job then finds nothing to do)
+        model.refresh_from_db()
         _evaluate_inline(model)
     return model
 

@@ -85,9 +85,16 @@ def _model_ranking(model):
     ),
     retrieve=extend_schema(summary="Get a model with its evaluation status and scores per dataset", responses=ModelDetailSerializer),
     create=extend_schema(
-        summary="Submit a model archive (Hugging Face directory, safetensors); its evaluation is queued",
+        summary="Submit a model archive (Hugging Face directory, safetensors): checked now, unpacked by a job, then evaluated",
+        description=(
+            "The archive is checked in the request (size, members, config, architecture, labels, tokenizer, the "
+            "storage quota counting unpacked bytes), so a bad one is answered 400/413 at once. An accepted one is "
+            "answered 202 with the model in status `unpacking`: a job writes its files, then queues its evaluation "
+            "(status `queued`), or sets `failed` with `failure_reason` (e.g. a damaged weights file). Poll "
+            "`GET /api/v1/models/{id}` for the status."
+        ),
         request={"multipart/form-data": ArchiveSubmissionSerializer},
-        responses={201: ModelSerializer},
+        responses={202: ModelSerializer},
     ),
     predictions=extend_schema(
         summary="Submit a predictions file; its scoring is queued",
@@ -140,7 +147,7 @@ class ModelViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Crea
         model.dynascore, model.rank, model.rounds = _model_ranking(model)
         return Response(_finite(ModelDetailSerializer(model, context=self.get_serializer_context()).data))
 
-    def _submit(self, request, serializer_class, service, file_field):
+    def _submit(self, request, serializer_class, service, file_field, answer=status.HTTP_201_CREATED):
         serializer = serializer_class(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
@@ -151,12 +158,14 @@ class ModelViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Crea
             user=request.user, task=task, upload=data[file_field], name=data["name"], description=data["description"],
             anonymous=data["anonymous"], published=data["published"],
         )
-        return Response(ModelSerializer(model, context=self.get_serializer_context()).data, status=status.HTTP_201_CREATED)
+        return Response(ModelSerializer(model, context=self.get_serializer_context()).data, status=answer)
 
     def create(self, request, *args, **kwargs):
+        """202 Accepted: the archive was checked and is unpacked by a job (status ``unpacking``)."""
         if not isinstance(request.data, QueryDict):  # a JSON body: archives come as multipart files
             raise UnsupportedMediaType(request.content_type)
-        return self._submit(request, ArchiveSubmissionSerializer, services.submit_model_archive, "archive")
+        return self._submit(request, ArchiveSubmissionSerializer, services.submit_model_archive, "archive",
+                            answer=status.HTTP_202_ACCEPTED)
 
     @action(detail=False, methods=["post"], parser_classes=[MultiPartParser])
     def predictions(self, request):

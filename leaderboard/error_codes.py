@@ -11,6 +11,7 @@ class LeaderboardErrorCode(StrEnum):
     NOT_AN_ARCHIVE = "not_an_archive"
     ARCHIVE_TOO_BIG = "archive_too_big"
     STORAGE_QUOTA = "storage_quota"
+    ARCHIVE_GONE = "archive_gone"
     UNSAFE_PATH = "unsafe_path"
     LINK_IN_ARCHIVE = "link_in_archive"
     SPECIAL_FILE_IN_ARCHIVE = "special_file_in_archive"

@@ -21,6 +21,8 @@ are its spec's (``tasks/kinds.py``). Their state lives on our own rows:
 4. ``recompute_leaderboard(task_id)`` (idempotent) rebuilds the task's ``LeaderboardCache``.
 5. ``train_selection(model_id)`` trains a data-centric submission's selection with the task's
    fixed recipe and seed; its evaluation is then scheduled like any retrained model's.
+6. ``unpack_model(model_id)`` unpacks a submitted archive waiting in the storage
+   (``leaderboard/unpacking.py``), then schedules the model's evaluation.
 
 Jobs are enqueued by their dotted path here (``leaderboard.jobs.<name>``), so the modules
 doing the work never import this one.
@@ -34,6 +36,7 @@ import uuid
 
 from django.conf import settings
 from django.db import transaction
+from django.utils import timezone
 from redis.exceptions import RedisError
 from rq import Callback, get_current_job
 
@@ -100,6 +103,25 @@ def enqueue_merge(run_id: int) -> None:
 def enqueue_selection_training(model_id: int) -> None:
     """Put ``train_selection(model_id)`` on the ``training`` queue."""
     _queue("training").enqueue(train_selection, model_id, job_timeout=3600, description=f"train selection model {model_id}")
+
+
+def enqueue_unpack(model_id: int) -> None:
+    """Put ``unpack_model(model_id)`` on the ``evaluation`` queue and remember the job id on the model.
+
+    The ``evaluation`` queue: unpacking moves artefact-sized data (the archive from the storage,
+    the weights to disk, the artefact back to the storage) like an evaluation, within the same
+    one-hour timeout, on the workers sized for that; the ``default`` queue's short jobs (the
+    reaper, leaderboard recomputes) never wait behind gigabytes of I/O. Only the job whose id is
+    recorded unpacks (``unpacking.unpack``); when Redis is down the model stays ``unpacking``
+    and the reaper enqueues it again (``leaderboard/reaper.py``).
+    """
+    job_id = f"unpack-model-{model_id}-{uuid.uuid4().hex[:12]}"
+    MLModel.objects.filter(pk=model_id, status=MLModel.Status.UNPACKING).update(unpack_job_id=job_id, updated_at=timezone.now())
+    try:
+        _queue("evaluation").enqueue(unpack_model, model_id, job_id=job_id, on_failure=_on_failure(),
+                                     description=f"unpack the archive of model {model_id}")
+    except RedisError as error:
+        logger.warning("model %s stays unpacking without a job (the reaper retries): %s", model_id, error)
 
 
 def enqueue_recompute(task_id: int) -> None:
@@ -265,6 +287,17 @@ def merge_shards(run_id: int) -> str:
 def recompute_leaderboard(task_id: int) -> str:
     """Rebuild the task's ``LeaderboardCache`` from its evaluation runs (``evaluation.rebuild_leaderboard``)."""
     return evaluation.rebuild_leaderboard(task_id)
+
+
+def unpack_model(model_id: int) -> str:
+    """Unpack the model's archive from the storage and queue its evaluation
+    (``leaderboard.unpacking.unpack``); return a one-line summary. Idempotent: a model no longer
+    ``unpacking`` is skipped. A refused archive (a damaged member, weights larger than declared,
+    a bad config) leaves the model ``failed`` with the reason, nothing on disk or in the storage."""
+    from leaderboard import unpacking  # it imports leaderboard.services, which imports this module
+
+    current = get_current_job()
+    return unpacking.unpack(model_id, job_id=current.id if current is not None else None)
 
 
 def train_selection(model_id: int) -> str:

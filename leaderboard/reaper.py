@@ -14,10 +14,14 @@ reaper survives the death of any one worker and a restarted worker reaps at once
 3. queued runs and shards whose RQ job was lost (the queue emptied, Redis down at enqueue,
    the job failed before it claimed its row) are enqueued again;
 4. trainings without a sign of life fail with a reason and stray ``.training-<pid>`` folders
-   are removed (``tasks.recovery.reap_trainings``).
+   are removed (``tasks.recovery.reap_trainings``);
+5. models ``unpacking`` whose job was lost are enqueued again, or fail with a reason after
+   ``UNPACK_MAX_ATTEMPTS`` started jobs; stray ``.unpacking-<id>-*`` folders and stored archives
+   no model waits for are removed (``leaderboard.unpacking.reap_unpacking``).
 
-RQ's failure callback ``on_job_failure`` (on every evaluation job) applies the same recovery to
-its own run or shard at once, when RQ reports the job failed or abandoned by a dead worker.
+RQ's failure callback ``on_job_failure`` (on every evaluation and unpacking job) applies the same
+recovery to its own run, shard or model at once, when RQ reports the job failed or abandoned by a
+dead worker.
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ import logging
 from django.conf import settings
 from django.db import transaction
 
-from leaderboard import evaluation, jobs, sharding
+from leaderboard import evaluation, jobs, sharding, unpacking
 from leaderboard.models import EvaluationRun, EvaluationShard
 from tasks import recovery
 
@@ -82,7 +86,8 @@ def reap(*, now=None) -> str:
     """One pass of the reaper (see the module docstring); returns a one-line summary. Never raises, so
     the repeating job keeps repeating: a failing step is logged and reported in the summary."""
     parts = []
-    steps = (("runs", _reap_runs), ("shards", _reap_shards), ("lost jobs", _requeue_lost), ("trainings", _reap_trainings))
+    steps = (("runs", _reap_runs), ("shards", _reap_shards), ("lost jobs", _requeue_lost), ("trainings", _reap_trainings),
+             ("unpacking", _reap_unpacking))
     for name, step in steps:
         try:
             parts.append(step(now))
@@ -127,6 +132,11 @@ def _reap_trainings(now) -> str:
     return recovery.reap_trainings(now=now)
 
 
+def _reap_unpacking(now) -> str:
+    connection = _connection()
+    return unpacking.reap_unpacking(job_alive=lambda job_id: _job_alive(job_id, connection), now=now)
+
+
 def ensure_reaper(connection=None) -> bool:
     """Make sure the repeating reaper job exists (queued, scheduled or running); return True when this
     call created it. Called by every ``ReapingWorker`` when it starts; safe to call from anywhere."""
@@ -151,11 +161,13 @@ def reap_once() -> None:
 
 
 def on_job_failure(job, connection, exc_type=None, exc_value=None, tb=None) -> None:
-    """RQ failure callback of evaluation jobs: recover the job's run or shard at once.
+    """RQ failure callback of evaluation and unpacking jobs: recover the job's run, shard or model at once.
 
     A run the job left ``running`` goes back in the queue (or fails after its last attempt), a
-    shard is retried alone (or fails its run), a lost merge is queued again; the reason names
-    the job and what RQ reported (``AbandonedJobError``: the worker died).
+    shard is retried alone (or fails its run), a lost merge is queued again, a model left
+    ``unpacking`` fails with the reason (or, when the worker died, is enqueued again while tries
+    remain: ``unpacking.job_failed``); the reason names the job and what RQ reported
+    (``AbandonedJobError``: the worker died).
     """
     what = getattr(exc_type, "__name__", "error")
     reason = f"The job {job.id} ended in the worker: {what}{f': {exc_value}' if str(exc_value or '') else ''}."
@@ -177,4 +189,6 @@ def on_job_failure(job, connection, exc_type=None, exc_value=None, tb=None) -> N
                 jobs.enqueue_shard(follow["retry"])
     elif name.endswith("merge_shards"):
         jobs.enqueue_merge(target)
+    elif name.endswith("unpack_model"):
+        unpacking.job_failed(target, job.id, reason, worker_died=what == "AbandonedJobError")
     logger.warning("recovered after job %s failed: %s", job.id, reason)

@@ -160,7 +160,10 @@ def published_models(task: Task) -> dict[int, dict]:
 
 
 def _not_evaluated_reason(model: dict) -> str:
-    """Why a published model has no scores yet: still training (with its progress), or not evaluated yet."""
+    """Why a published model has no scores yet: its archive still unpacking, still training (with its
+    progress), or not evaluated yet."""
+    if model["status"] == MLModel.Status.UNPACKING:
+        return "unpacking its archive; evaluated on every scoring dataset once unpacked"
     if model["status"] == MLModel.Status.TRAINING:
         return f"in training ({model['progress']:.0%}); evaluated on every scoring dataset once trained"
     return f"not evaluated yet ({model['status']})"
@@ -375,11 +378,12 @@ def model_runs(model: MLModel, user=None) -> list[EvaluationRun]:
 def evaluation_is_final(model: MLModel, runs: list[EvaluationRun]) -> bool:
     """True when the model's evaluation status can no longer change by itself (the status fragment
     then stops polling): every run ``done`` or ``failed``; without runs, a model that is not
-    ``queued``, ``evaluating`` or ``training`` (a dead worker's run or training is ended by the
-    reaper, ``leaderboard/reaper.py``, so these always end)."""
+    ``unpacking``, ``queued``, ``evaluating`` or ``training`` (a dead worker's run, unpacking or
+    training is ended by the reaper, ``leaderboard/reaper.py``, so these always end)."""
     if runs:
         return all(r.status in (EvaluationRun.Status.DONE, EvaluationRun.Status.FAILED) for r in runs)
-    return model.status not in (MLModel.Status.QUEUED, MLModel.Status.EVALUATING, MLModel.Status.TRAINING)
+    return model.status not in (MLModel.Status.UNPACKING, MLModel.Status.QUEUED, MLModel.Status.EVALUATING,
+                                MLModel.Status.TRAINING)
 
 
 def model_is_visible(model: MLModel, user) -> bool:

@@ -4,11 +4,14 @@ The HTMX pages, the REST API and the admin call these functions; they raise ``Ru
 (400), ``NotAllowed`` (403) or ``RateLimited`` (429) with a message saying what to fix, and
 on a refusal nothing is stored (no row, no file).
 
-- :func:`submit_model_archive`: a zip or tar(.gz) of a Hugging Face directory. Checked
-  **before anything is loaded**: size, member paths (no absolute paths, no ``..``), member
-  kinds (no symlinks, hard links or devices), pickle or code files, then unpacked into a
-  staging folder and checked by the registry's ``check_model_directory`` (safetensors,
-  config, architecture for the task kind, labels matching the task's).
+- :func:`submit_model_archive`: a zip or tar(.gz) of a Hugging Face directory. Checked in the
+  request **before anything is loaded**: size, member paths (no absolute paths, no ``..``),
+  member kinds (no symlinks, hard links or devices), pickle or code files, then its small
+  files (config, tokenizer) are read into a skeleton folder and checked by the registry's
+  ``check_model_directory`` (safetensors, config, architecture for the task kind, labels
+  matching the task's) and the owner's storage quota is reserved. The archive goes to the
+  storage and the job ``leaderboard.jobs.unpack_model`` (``leaderboard/unpacking.py``) unpacks
+  the weights: the request never writes them.
 - :func:`submit_predictions`: a JSONL prediction file covering every item of the task's
   scoring datasets (checked by ``leaderboard.predictions``).
 - :func:`register_model_directory`: a task owner registers a directory already on the server.
@@ -25,6 +28,7 @@ import shutil
 import stat
 import tarfile
 import tempfile
+import uuid
 import zipfile
 import zlib
 from collections import defaultdict
@@ -33,13 +37,16 @@ from datetime import datetime, timedelta
 from pathlib import Path, PurePosixPath
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core.files import File
 from django.db import transaction
+from django.db.models import Sum
 from django.utils import timezone
 
 from dynabench.errors import NotAllowed, RateLimited, RuleError
 from dynabench.roles import has_role
 from leaderboard.error_codes import LeaderboardErrorCode as Code
-from leaderboard.jobs import enqueue_recompute, enqueue_selection_training
+from leaderboard.jobs import enqueue_recompute, enqueue_selection_training, enqueue_unpack
 from leaderboard.scheduling import schedule_evaluations, schedule_model
 from leaderboard.models import LeaderboardConfig
 from leaderboard.predictions import MAX_LISTED, parse_predictions, scoring_items
@@ -62,6 +69,12 @@ def max_archive_bytes() -> int:
 
 def max_unpacked_bytes() -> int:
     return int(_setting("MODEL_ARCHIVE_MAX_UNPACKED_BYTES", 4096 * MiB))
+
+
+def max_small_files_bytes() -> int:
+    """Bytes of an archive's kept files other than weights (config, tokenizer) that the request reads
+    to check the model at once (``settings.MODEL_ARCHIVE_MAX_SMALL_FILES_BYTES``, default 64 MiB)."""
+    return int(_setting("MODEL_ARCHIVE_MAX_SMALL_FILES_BYTES", 64 * MiB))
 
 
 def max_predictions_bytes() -> int:
@@ -281,6 +294,13 @@ def _open_archive(path: Path):
     raise not_archive
 
 
+def archive_kind(path: Path) -> str:
+    """``"zip"`` or ``"tar"``: the format of the archive at ``path`` (``RuleError`` ``not_an_archive`` otherwise)."""
+    found, archive = _open_archive(path)
+    archive.close()
+    return found
+
+
 def list_archive(path: Path) -> list[Member]:
     """Return the archive's members, checking every path is relative and inside the archive."""
     archive_format, archive = _open_archive(path)
@@ -373,8 +393,10 @@ def storage_quota_bytes() -> int:
 
 
 def storage_used_bytes(user) -> int:
-    """Bytes the user's submitted models keep: every file of their uploaded model folders and
-    predictions files under ``MEDIA_ROOT/models/`` (models that failed included, until deleted)."""
+    """Unpacked bytes the user's models keep: every file of their uploaded model folders and
+    predictions files under ``MEDIA_ROOT/models/`` (models that failed included, until deleted),
+    plus the declared bytes of the kept files of their archives still waiting to be unpacked
+    (status ``unpacking``: ``MLModel.archive_kept_bytes``), so queued uploads count at once."""
     root, used = models_root().resolve(), 0
     for path in MLModel.objects.filter(owner=user).exclude(path="").values_list("path", flat=True):
         local = Path(path)
@@ -382,23 +404,31 @@ def storage_used_bytes(user) -> int:
             continue
         files = [local] if local.is_file() else [f for f in local.rglob("*") if f.is_file()]
         used += sum(f.stat().st_size for f in files)
-    return used
+    pending = MLModel.objects.filter(owner=user, status=MLModel.Status.UNPACKING).aggregate(total=Sum("archive_kept_bytes"))
+    return used + (pending["total"] or 0)
 
 
 def check_storage_quota(user, adding: int) -> None:
     """Refuse (413, ``storage_quota``) when ``adding`` more unpacked bytes would take ``user`` over
-    ``settings.MODEL_STORAGE_QUOTA_BYTES`` (default 10 GiB); superusers are exempt."""
+    ``settings.MODEL_STORAGE_QUOTA_BYTES`` (default 10 GiB) counting ``storage_used_bytes``;
+    superusers are exempt. Call it under ``_lock_user`` to count concurrent uploads."""
     if getattr(user, "is_superuser", False):
         return
     used, quota = storage_used_bytes(user), storage_quota_bytes()
     if used + adding > quota:
         raise RuleError(
             Code.STORAGE_QUOTA,
-            f"This model's files unpack to {adding / MiB:,.1f} MiB and your models already keep {used / MiB:,.1f} MiB; "
-            f"your storage quota is {quota / MiB:,.0f} MiB. Delete a model you no longer need, or leave out files "
-            "the model does not need to run.",
+            f"This model's files unpack to {adding / MiB:,.1f} MiB and your models already keep (or are unpacking) "
+            f"{used / MiB:,.1f} MiB; your storage quota is {quota / MiB:,.0f} MiB. Delete a model you no longer need, "
+            "or leave out files the model does not need to run.",
             field="upload", status_code=413,
         )
+
+
+def _lock_user(user) -> None:
+    """Lock ``user``'s row until the transaction ends, so one user's uploads pass the quota one at a
+    time (PostgreSQL; SQLite serialises every writing transaction anyway)."""
+    get_user_model().objects.select_for_update(of=("self",)).only("pk").get(pk=user.pk)
 
 
 def extract_archive(path: Path, members: list[Member], dest: Path, *, only: set[str] | None = None) -> None:
@@ -436,7 +466,7 @@ def extract_archive(path: Path, members: list[Member], dest: Path, *, only: set[
                 ) from None
 
 
-def _model_folder(staging: Path) -> Path:
+def model_folder(staging: Path) -> Path:
     """The folder holding config.json: the staging folder, or its single top-level folder."""
     if (staging / "config.json").is_file():
         return staging
@@ -451,18 +481,84 @@ def _model_folder(staging: Path) -> Path:
     )
 
 
+def is_weights(member: Member) -> bool:
+    """True for a weights file (``*.safetensors``): unpacked by the job, never read in the request."""
+    return PurePosixPath(member.name).name.endswith(".safetensors")
+
+
+def write_skeleton(path: Path, members: list[Member], kept: list[Member], dest: Path) -> Path:
+    """Write the archive's kept files other than weights under ``dest`` (config, tokenizer: at most
+    ``max_small_files_bytes()`` in all) and an empty placeholder for each weights file; return the
+    model folder in it (``model_folder``). ``check_model_directory`` reads only file names and the
+    JSON configs, so it judges the skeleton as it would the unpacked model. Raises ``RuleError``
+    (``archive_too_big``, 413, when the small files are too large; a damaged small file; ``bad_config``)."""
+    small = [m for m in kept if not is_weights(m)]
+    total = sum(m.size for m in small)
+    if total > max_small_files_bytes():
+        largest = sorted(small, key=lambda m: m.size, reverse=True)[:3]
+        raise RuleError(
+            Code.ARCHIVE_TOO_BIG,
+            f"The archive's configuration and tokenizer files take {total / MiB:,.1f} MiB "
+            f"(largest: {', '.join(f'{m.name} {m.size / MiB:,.1f} MiB' for m in largest)}); at most "
+            f"{max_small_files_bytes() / MiB:,.0f} MiB are accepted besides the .safetensors weights. "
+            "Ship the files written by save_pretrained() only.",
+            field="upload", status_code=413,
+        )
+    extract_archive(path, members, dest, only={m.name for m in small})
+    for member in kept:
+        if is_weights(member):
+            placeholder = dest / member.name
+            placeholder.parent.mkdir(parents=True, exist_ok=True)
+            placeholder.touch()
+    return model_folder(dest)
+
+
+class _StagedFile(File):
+    """A staged local file handed to the storage: the file-system storage moves it into place
+    (``temporary_file_path``) instead of copying it; other storages stream it."""
+
+    def __init__(self, path: Path):
+        super().__init__(open(path, "rb"), name=path.name)
+        self._path = path
+
+    def temporary_file_path(self) -> str:
+        return str(self._path)
+
+
+def store_archive(path: Path, archive_format: str) -> str:
+    """Put the staged archive at ``path`` into the storage (``tasks.artefacts.storage()``) under
+    ``uploads/<random hex>.<zip|tar>``, where any worker reads it; return its storage name. The
+    staged file may be moved away."""
+    name = f"uploads/{uuid.uuid4().hex}.{archive_format}"
+    with _StagedFile(path) as staged:
+        stored = artefacts.storage().save(name, staged)
+    if stored != name:
+        artefacts.storage().delete(stored)
+        raise RuntimeError(f"The storage stored {name} as {stored}; upload names must be kept.")
+    return stored
+
+
 def submit_model_archive(
     *, user, task: Task, upload, name: str, description: str = "", anonymous: bool = False, published: bool = True,
     rate_limited: bool = True,
 ) -> MLModel:
-    """Check, unpack and register a model archive of ``task`` for ``user``; queue its evaluation.
+    """Check a model archive of ``task`` for ``user``, store it and queue the job that unpacks it.
 
-    Returns the new ``MLModel`` (kind ``hf_directory``, status ``queued``) whose ``path`` is
-    ``MEDIA_ROOT/models/<id>/`` and ``checksum`` the sha256 of the unpacked folder. Only the files
-    the model uses to run are unpacked (``kept_files``: weights, config, tokenizer); anything else
-    in the archive is never written. The unpacked bytes count against the owner's storage quota
-    (``check_storage_quota``). The artefact is published to the storage and the evaluation job
-    enqueued when the transaction commits.
+    The request checks everything that needs no weights, so a bad archive is refused at once:
+    the upload's size (``MODEL_ARCHIVE_MAX_BYTES``), its members (``list_archive``,
+    ``check_members``: paths, links, special files, pickles, code, weights present, unpacked
+    size), its small kept files (config, tokenizer: ``write_skeleton``, then
+    ``check_model_directory``: architecture, labels, tokenizer) and the owner's storage quota
+    (``check_storage_quota``: the unpacked bytes of the kept files, ``kept_files``, counted with
+    the owner's stored models and archives still unpacking). The quota is checked again and the
+    model created under a lock on the owner's row, so two concurrent uploads cannot both pass.
+
+    Returns the new ``MLModel`` (kind ``hf_directory``, status ``unpacking``, no ``path`` yet)
+    whose archive is in the storage (``MLModel.archive``); the job
+    ``leaderboard.jobs.unpack_model`` is enqueued when the transaction commits. It writes the
+    kept files only to ``MEDIA_ROOT/models/<id>/``, publishes the artefact, sets the status
+    ``queued`` and schedules the evaluation, or sets ``failed`` with the reason (e.g. a damaged
+    weights file).
 
     Raises ``RateLimited`` (daily limit), ``RuleError`` with codes ``archive_too_big``,
     ``not_an_archive``, ``unsafe_path``, ``link_in_archive``, ``special_file_in_archive``,
@@ -472,38 +568,34 @@ def submit_model_archive(
     name = check_can_submit(user=user, task=task, name=name, rate_limited=rate_limited)
     root = models_root()
     archive_path = _stage_upload(upload, max_bytes=max_archive_bytes(), what="archive", directory=root)
-    staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=root))
-    final = None
+    skeleton = Path(tempfile.mkdtemp(prefix=".staging-", dir=root))
+    stored = None
     try:
         members = list_archive(archive_path)
         check_members(members)
         kept = kept_files(members)
-        check_storage_quota(user, sum(m.size for m in kept))
-        extract_archive(archive_path, members, staging, only={m.name for m in kept})
-        folder = _model_folder(staging)
-        check_model_directory(folder, task=task)
+        adding = sum(m.size for m in kept)
+        check_storage_quota(user, adding)  # before storing anything; again under the lock below
+        check_model_directory(write_skeleton(archive_path, members, kept, skeleton), task=task)
+        stored = store_archive(archive_path, archive_kind(archive_path))
         with transaction.atomic():
+            _lock_user(user)
+            check_storage_quota(user, adding)
             model = MLModel.objects.create(
                 task=task, owner=user, name=name, description=description or "", kind=MLModel.Kind.HF_DIRECTORY,
-                published=published, anonymous=anonymous, status=MLModel.Status.QUEUED,
+                published=published, anonymous=anonymous, status=MLModel.Status.UNPACKING, archive=stored,
+                archive_kept_bytes=adding,
             )
-            final = root / str(model.pk)
-            if final.exists():
-                shutil.rmtree(final)
-            os.replace(folder, final)
-            model.path = str(final)
-            model.checksum = directory_checksum(final)
-            model.save(update_fields=["path", "checksum"])
-            artefacts.publish(model)
-            _enqueue_evaluation(model.pk)
+            model_id = model.pk
+            transaction.on_commit(lambda: enqueue_unpack(model_id))
         return model
     except BaseException:
-        if final is not None and final.exists():
-            shutil.rmtree(final, ignore_errors=True)
+        if stored is not None:
+            artefacts.storage().delete(stored)
         raise
     finally:
         archive_path.unlink(missing_ok=True)
-        shutil.rmtree(staging, ignore_errors=True)
+        shutil.rmtree(skeleton, ignore_errors=True)
 
 
 def register_model_directory(

@@ -171,7 +171,12 @@ class Context(models.Model):
 
 
 class MLModel(models.Model):
-    """An ML model record: a Hugging Face directory (safetensors) or an uploaded predictions file."""
+    """An ML model record: a Hugging Face directory (safetensors) or an uploaded predictions file.
+
+    ``status``: ``unpacking`` (an uploaded archive waits for its unpacking job), ``training``,
+    ``uploaded``, ``queued``/``evaluating`` (runs pending), ``evaluated``, or ``failed`` with
+    ``failure_reason``.
+    """
 
     class Kind(models.TextChoices):
         HF_DIRECTORY = "hf_directory", "Hugging Face directory (safetensors)"
@@ -179,6 +184,7 @@ class MLModel(models.Model):
 
     class Status(models.TextChoices):
         UPLOADED = "uploaded", "Uploaded"
+        UNPACKING = "unpacking", "Unpacking"
         TRAINING = "training", "Training"
         QUEUED = "queued", "Queued"
         EVALUATING = "evaluating", "Evaluating"
@@ -202,6 +208,13 @@ class MLModel(models.Model):
     training_info = models.JSONField(
         default=dict, blank=True, help_text="For trained models: data sources, example counts, hyper-parameters."
     )
+    # An uploaded archive waits in the storage (status ``unpacking``) until the job
+    # ``leaderboard.jobs.unpack_model`` unpacks it: where it is, the unpacked bytes it declares
+    # (counted against the owner's storage quota meanwhile), the RQ job and how many jobs started.
+    archive = models.CharField(max_length=1024, blank=True, help_text="Storage name of the archive waiting to be unpacked.")
+    archive_kept_bytes = models.BigIntegerField(default=0, help_text="Unpacked bytes of the files the archive keeps.")
+    unpack_job_id = models.CharField(max_length=100, blank=True, help_text="The RQ job unpacking the archive.")
+    unpack_attempts = models.PositiveSmallIntegerField(default=0, help_text="Unpacking jobs started so far.")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

@@ -97,11 +97,11 @@ def predictions_jsonl(rows) -> bytes:
 
 @pytest.fixture
 def submitted_model(researcher, sentiment_task, sentiment_dataset, tiny_sentiment_zip):
-    """A tiny sentiment model submitted as a zip by the researcher (queued, not evaluated)."""
-    from leaderboard.services import submit_model_archive
+    """A tiny sentiment model submitted as a zip by the researcher and unpacked by its job (queued, not evaluated)."""
+    from tests.upload_support import submit_unpacked
 
-    return submit_model_archive(user=researcher, task=sentiment_task, upload=tiny_sentiment_zip, name="tiny-bert",
-                                description="A **tiny** model.")
+    return submit_unpacked(user=researcher, task=sentiment_task, upload=tiny_sentiment_zip, name="tiny-bert",
+                           description="A **tiny** model.")
 
 
 def evaluate_now(model) -> list[str]:

@@ -115,3 +115,12 @@ def test_it_refuses_an_archive_without_a_config(researcher, sentiment_task, tmp_
         submit_model_archive(user=researcher, task=sentiment_task, upload=weights_only.getvalue(), name="noconfig")
     assert info.value.code == "bad_config" and "config.json" in info.value.message
     assert list((media_root / "models").iterdir()) == []
+
+
+def test_it_refuses_config_and_tokenizer_files_over_their_bound(researcher, sentiment_task, tiny_classifier_dir, settings, media_root):
+    settings.MODEL_ARCHIVE_MAX_SMALL_FILES_BYTES = 1000  # the request reads these to check the model at once
+    with pytest.raises(RuleError) as info:
+        submit_model_archive(user=researcher, task=sentiment_task, upload=zip_directory(tiny_classifier_dir), name="big-tokenizer")
+    assert info.value.code == "archive_too_big" and info.value.status_code == 413
+    assert "configuration and tokenizer files" in info.value.message and "model/tokenizer.json" in info.value.message
+    assert MLModel.objects.count() == 0 and list((media_root / "models").iterdir()) == []

@@ -16,7 +16,8 @@ def test_a_run_already_claimed_is_skipped(submitted_model, sentiment_dataset):
     assert (run.status, run.attempt, run.performance) == ("running", 1, None)
 
 
-def test_results_of_a_superseded_attempt_are_discarded(submitted_model, sentiment_dataset, media_root):
+def test_results_of_a_superseded_attempt_are_discarded(submitted_model, sentiment_dataset, media_root, settings):
+    settings.EVALUATION_BATCH_SECONDS = 0  # one run a job: else the job takes each rerun it causes, for 300 s
     evaluate_model(submitted_model.pk)
     run = EvaluationRun.objects.get(model=submitted_model)
     real = evaluation._evaluate

@@ -14,6 +14,7 @@ from leaderboard.tests.conftest import evaluate_now, zip_directory
 from tasks.models import MLModel, Task
 from tasks.registry import load_predictor
 from tests.tiny_models import build_tiny_seq2seq_model
+from tests.upload_support import submit_unpacked
 
 DEFINITION = Path(__file__).resolve().parents[2] / "tasks" / "task_definitions" / "flores-mini.json"
 ITEMS = [("fr-1", "the museum opened in 1921", "le musée a ouvert en 1921"),
@@ -44,7 +45,7 @@ def test_it_is_evaluated_with_generate(task, researcher, seq2seq_dir, settings):
     outputs = load_predictor(seq2seq_dir, task=task).predict([{"source": s} for _, s, _ in ITEMS])
     assert [set(o) for o in outputs] == [{"translation"}] * 3 and all(isinstance(o["translation"], str) for o in outputs)
 
-    model = submit_model_archive(user=researcher, task=task, upload=zip_directory(seq2seq_dir), name="tiny-t5")
+    model = submit_unpacked(user=researcher, task=task, upload=zip_directory(seq2seq_dir), name="tiny-t5")
     evaluate_now(model)
     run = EvaluationRun.objects.get(model=model)
     assert run.status == "done", run.error

@@ -24,9 +24,12 @@ def test_it_polls_while_a_run_is_running_and_stops_when_every_run_ended(client, 
     assert POLL not in fragment(client, submitted_model)
 
 
-def test_a_model_without_runs_polls_only_while_training_or_queued(client, submitted_model):
+def test_a_model_without_runs_polls_only_while_unpacking_training_or_queued(client, submitted_model):
     EvaluationRun.objects.filter(model=submitted_model).delete()
-    MLModel.objects.filter(pk=submitted_model.pk).update(published=True, status="training")
+    MLModel.objects.filter(pk=submitted_model.pk).update(published=True, status="unpacking")
+    html = fragment(client, submitted_model)
+    assert POLL in html and "Unpacking the archive…" in html
+    MLModel.objects.filter(pk=submitted_model.pk).update(status="training")
     assert POLL in fragment(client, submitted_model)
     MLModel.objects.filter(pk=submitted_model.pk).update(status="uploaded")
     assert POLL not in fragment(client, submitted_model)

@@ -4,6 +4,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 
 from leaderboard.tests.conftest import SENTIMENT_ITEMS, predictions_jsonl
 from tasks.models import MLModel
+from tests.upload_support import unpack_now
 
 
 def test_an_archive_uploaded_through_the_page_lands_on_its_model_page(client, researcher, sentiment_task, sentiment_dataset, tiny_sentiment_zip):
@@ -15,7 +16,9 @@ def test_an_archive_uploaded_through_the_page_lands_on_its_model_page(client, re
     })
     model = MLModel.objects.get()
     assert response.status_code == 302 and response["Location"] == f"/models/{model.pk}/"
-    assert (model.owner, model.published, model.status) == (researcher, True, "queued")
+    assert (model.owner, model.published, model.status) == (researcher, True, "unpacking")
+    assert "Unpacking the archive…" in client.get(response["Location"]).content.decode()
+    assert unpack_now(model).status == "queued"
 
 
 def test_a_bad_upload_is_shown_inline_and_nothing_is_stored(client, researcher, sentiment_task, sentiment_dataset):

@@ -29,7 +29,7 @@ def _fresh_rate_limits():
 
 
 def run_worker() -> None:
-    """Run every queued RQ job (evaluation, leaderboard recompute) in this process, as ``rqworker --burst`` would."""
+    """Run every queued RQ job (unpacking, evaluation, leaderboard recompute) in this process, as ``rqworker --burst`` would."""
     import django_rq
     from rq import SimpleWorker
 

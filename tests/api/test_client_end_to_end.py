@@ -25,13 +25,13 @@ def test_a_script_downloads_writes_submits_and_reads_results(
     rows = client.download_round("sentiment", 1)
     example = client.create_example("sentiment", text="The room was clean, the staff less so.", label="negative")
     model_id = client.submit_model(model_path=tiny_classifier_dir, task="sentiment", description="tiny BERT")
-    queued = client.get_results(model_id)
+    queued = client.get_results(model_id)  # as the server answered: checked, not yet unpacked
     run_worker()
     results = client.get_results(model_id)
 
     assert [r["source"] for r in rows] == ["sent-r1-dev"] * 3
     assert example["model_wrong"] == (example["model_output"]["label"] != "negative")
-    assert queued["status"] == "queued" and queued["dynascore"] is None
+    assert queued["status"] == "unpacking" and queued["dynascore"] is None  # a job unpacks it, then queues it
     assert results["status"] == "evaluated"
     assert results["datasets"]["sent-r1-dev"]["status"] == "done"
     assert results["round1_acc"] == pytest.approx(results["datasets"]["sent-r1-dev"]["performance"])

@@ -16,13 +16,13 @@ def _submit(user, directory, **extra):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_submitted_archive_is_queued_then_evaluated_on_every_dataset(researcher, sentiment_datasets, tiny_classifier_dir):
+def test_a_submitted_archive_is_accepted_unpacked_then_evaluated_on_every_dataset(researcher, sentiment_datasets, tiny_classifier_dir):
     response = _submit(researcher, tiny_classifier_dir)
 
-    assert response.status_code == 201, response.json()
+    assert response.status_code == 202, response.json()
     model_id = response.json()["id"]
-    assert response.json()["status"] == "queued"
-    run_worker()
+    assert response.json()["status"] == "unpacking"
+    run_worker()  # the unpacking job, then the evaluation jobs it queues
     detail = client_for(researcher).get(f"/api/v1/models/{model_id}").json()
     assert detail["status"] == "evaluated"
     # the hidden test set is evaluated and counts, like the public dev set

@@ -137,8 +137,9 @@ MATRIX = [
     ("POST", "/api/v1/validations", _verdict, _lease_to_caller, (401, 403, 201, 403, 201, 201, 201)),
     ("GET", "/api/v1/validations/next", {"task": "sentiment"}, None, (401, 403, 200, 403, 200, 200, 200)),
     ("GET", "/api/v1/models", None, None, ALL_200),
-    # submitting needs the researcher role (the other task's owner has it) or owning the task
-    ("POST", "/api/v1/models", _archive, None, (401, 403, 403, 201, 201, 201, 201)),
+    # submitting needs the researcher role (the other task's owner has it) or owning the task;
+    # an accepted archive is 202: a job unpacks it
+    ("POST", "/api/v1/models", _archive, None, (401, 403, 403, 202, 202, 202, 202)),
     ("POST", "/api/v1/models/predictions", _predictions, None, (401, 403, 403, 201, 201, 201, 201)),
     # sentiment is not data-centric: every submitter gets wrong_submission (400), never a 5xx
     ("POST", "/api/v1/models/selections", {"task": "sentiment", "name": "matrix-selection", "uids": ["x"]}, None,

@@ -1,6 +1,6 @@
 """Finding 6: disk could be filled cheaply. A 13 MB zip holding a 2 GiB unused file and a tiny valid model
 was unpacked whole and kept (4 GiB per model, 5 models a day). Now only the files the model uses are
-unpacked, and the unpacked bytes count against a per-user storage quota.
+unpacked (by the upload's job), and the unpacked bytes count against a per-user storage quota.
 
 On the old code the first test kept the 2 GiB file under MEDIA_ROOT and the second accepted every
 model regardless of what its owner already kept."""
@@ -14,6 +14,7 @@ from dynabench.errors import RuleError
 from leaderboard.services import storage_used_bytes, submit_model_archive
 from leaderboard.tests.conftest import zip_directory
 from tasks.models import MLModel
+from tests.upload_support import submit_unpacked, unpack_now
 
 GiB = 1024**3
 CHUNK = 16 * 1024 * 1024
@@ -46,6 +47,7 @@ def test_a_small_zip_with_a_huge_unused_file_keeps_only_the_model(researcher, se
 
     with open(archive, "rb") as upload:
         model = submit_model_archive(user=researcher, task=sentiment_task, upload=upload, name="tiny-with-logs")
+    model = unpack_now(model)
 
     folder = Path(model.path)
     assert (folder / "model.safetensors").is_file() and not (folder / "logs").exists()
@@ -58,7 +60,7 @@ def test_the_unpacked_bytes_count_against_the_owners_quota(researcher, sentiment
     model_bytes = sum(f.stat().st_size for f in tiny_classifier_dir.rglob("*") if f.is_file())
     settings.MODEL_STORAGE_QUOTA_BYTES = int(model_bytes * 1.5)
     archive = zip_directory(tiny_classifier_dir)
-    first = submit_model_archive(user=researcher, task=sentiment_task, upload=archive, name="first")
+    first = submit_unpacked(user=researcher, task=sentiment_task, upload=archive, name="first")
     assert storage_used_bytes(researcher) == model_bytes
 
     with pytest.raises(RuleError) as refused:
