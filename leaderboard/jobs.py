@@ -140,7 +140,7 @@ def enqueue_recompute(task_id: int) -> None:
         if queued and Job.fetch(queued.decode(), connection=queue.connection).get_status() == JobStatus.QUEUED:
             return
     except NoSuchJobError:
-        pass  # the marked job is gone (ran and expired, or the queue was emptied): enqueue a new one
+        logger.debug("the marked leaderboard job of task %s is gone (ran and expired, or the queue was emptied)", task_id)
     except RedisError as error:
         logger.warning("enqueueing the leaderboard of task %s without checking for a queued one: %s", task_id, error)
     job_id = f"recompute-leaderboard-{task_id}-{uuid.uuid4().hex[:12]}"
