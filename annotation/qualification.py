@@ -34,12 +34,12 @@ def _passed_sql() -> str:
     """Per active qualification of a task that has quiz items (the first by id): has the user passed it."""
     q, a, i = Qualification, QuizAttempt, QuizItem
     return (
-        f"SELECT EXISTS(SELECT 1 FROM {hotsql.table(a)} WHERE {hotsql.table(a)}.{hotsql.column(a, 'qualification')} = "
-        f"{hotsql.table(q)}.{hotsql.column(q, 'id')} AND {hotsql.table(a)}.{hotsql.column(a, 'user')} = %s "
-        f"AND {hotsql.table(a)}.{hotsql.column(a, 'passed')}) "
-        f"FROM {hotsql.table(q)} WHERE {hotsql.table(q)}.{hotsql.column(q, 'task')} = %s AND {hotsql.table(q)}.{hotsql.column(q, 'active')} "
-        f"AND EXISTS(SELECT 1 FROM {hotsql.table(i)} WHERE {hotsql.table(i)}.{hotsql.column(i, 'qualification')} = "
-        f"{hotsql.table(q)}.{hotsql.column(q, 'id')}) ORDER BY {hotsql.table(q)}.{hotsql.column(q, 'id')}"
+        f"SELECT EXISTS(SELECT 1 FROM {hotsql.table(a)} WHERE {hotsql.qualified(a, 'qualification')} = "
+        f"{hotsql.qualified(q, 'id')} AND {hotsql.qualified(a, 'user')} = %s "
+        f"AND {hotsql.qualified(a, 'passed')}) "
+        f"FROM {hotsql.table(q)} WHERE {hotsql.qualified(q, 'task')} = %s AND {hotsql.qualified(q, 'active')} "
+        f"AND EXISTS(SELECT 1 FROM {hotsql.table(i)} WHERE {hotsql.qualified(i, 'qualification')} = "
+        f"{hotsql.qualified(q, 'id')}) ORDER BY {hotsql.qualified(q, 'id')}"
     )
 
 

@@ -173,9 +173,9 @@ def _written_today_sql() -> str:
     """How many examples an author wrote for a task since a moment (retracted ones included)."""
     e, r = Example, Round
     return (
-        f"SELECT COUNT(*) FROM {hotsql.table(e)} INNER JOIN {hotsql.table(r)} ON {hotsql.table(r)}.{hotsql.column(r, 'id')} = "
-        f"{hotsql.table(e)}.{hotsql.column(e, 'round')} WHERE {hotsql.table(e)}.{hotsql.column(e, 'author')} = %s "
-        f"AND {hotsql.table(r)}.{hotsql.column(r, 'task')} = %s AND {hotsql.table(e)}.{hotsql.column(e, 'created_at')} >= %s"
+        f"SELECT COUNT(*) FROM {hotsql.table(e)} INNER JOIN {hotsql.table(r)} ON {hotsql.qualified(r, 'id')} = "
+        f"{hotsql.qualified(e, 'round')} WHERE {hotsql.qualified(e, 'author')} = %s "
+        f"AND {hotsql.qualified(r, 'task')} = %s AND {hotsql.qualified(e, 'created_at')} >= %s"
     )
 
 
@@ -387,9 +387,9 @@ def _loop_models_sql() -> str:
     """The round's target models of one kind, by id (every example asks for them)."""
     m, t = MLModel, Round.target_models.through
     return (
-        f"SELECT {hotsql.table(m)}.* FROM {hotsql.table(m)} INNER JOIN {hotsql.table(t)} ON {hotsql.table(t)}.{hotsql.column(t, 'mlmodel')} = "
-        f"{hotsql.table(m)}.{hotsql.column(m, 'id')} WHERE {hotsql.table(t)}.{hotsql.column(t, 'round')} = %s "
-        f"AND {hotsql.table(m)}.{hotsql.column(m, 'kind')} = %s ORDER BY {hotsql.table(m)}.{hotsql.column(m, 'id')}"
+        f"SELECT {hotsql.table(m)}.* FROM {hotsql.table(m)} INNER JOIN {hotsql.table(t)} ON {hotsql.qualified(t, 'mlmodel')} = "
+        f"{hotsql.qualified(m, 'id')} WHERE {hotsql.qualified(t, 'round')} = %s "
+        f"AND {hotsql.qualified(m, 'kind')} = %s ORDER BY {hotsql.qualified(m, 'id')}"
     )
 
 
@@ -522,8 +522,8 @@ def _lock_author_sql() -> str:
     user, worker = get_user_model(), CrowdWorker
     lock = " FOR UPDATE" if connection.features.has_select_for_update else ""
     return (
-        f"SELECT EXISTS(SELECT 1 FROM {hotsql.table(worker)} WHERE {hotsql.table(worker)}.{hotsql.column(worker, 'user')} = "
-        f"{hotsql.table(user)}.{hotsql.column(user, 'id')}) FROM {hotsql.table(user)} WHERE {hotsql.column(user, 'id')} = %s{lock}"
+        f"SELECT EXISTS(SELECT 1 FROM {hotsql.table(worker)} WHERE {hotsql.qualified(worker, 'user')} = "
+        f"{hotsql.qualified(user, 'id')}) FROM {hotsql.table(user)} WHERE {hotsql.column(user, 'id')} = %s{lock}"
     )
 
 
@@ -532,8 +532,8 @@ def _use_context_sql() -> str:
     c, r = Context, Round
     return (
         f"UPDATE {hotsql.table(c)} SET {hotsql.column(c, 'times_used')} = {hotsql.column(c, 'times_used')} + 1 "
-        f"WHERE {hotsql.column(c, 'id')} = %s AND EXISTS(SELECT 1 FROM {hotsql.table(r)} WHERE {hotsql.table(r)}.{hotsql.column(r, 'id')} = "
-        f"{hotsql.table(c)}.{hotsql.column(c, 'round')} AND {hotsql.table(r)}.{hotsql.column(r, 'status')} = %s)"
+        f"WHERE {hotsql.column(c, 'id')} = %s AND EXISTS(SELECT 1 FROM {hotsql.table(r)} WHERE {hotsql.qualified(r, 'id')} = "
+        f"{hotsql.qualified(c, 'round')} AND {hotsql.qualified(r, 'status')} = %s)"
     )
 
 

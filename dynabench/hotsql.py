@@ -27,6 +27,11 @@ def column(model, name: str) -> str:
     return connection.ops.quote_name(model._meta.get_field(name).column)
 
 
+def qualified(model, name: str) -> str:
+    """The quoted ``table.column`` of ``model``'s field ``name``, for statements that join tables."""
+    return f"{table(model)}.{column(model, name)}"
+
+
 def statement(name: str, build: Callable[[], str]) -> str:
     """The SQL text called ``name``, built by ``build()`` the first time it is asked for on this
     database vendor (names are per call site: one name, one shape)."""

@@ -99,8 +99,8 @@ def _standing_sql() -> str:
         f"EXISTS(SELECT 1 FROM {hotsql.table(owners)} WHERE {hotsql.column(owners, 'task')} = %s AND {hotsql.column(owners, 'user')} = %s), "
         f"EXISTS(SELECT 1 FROM {hotsql.table(TaskBan)} WHERE {hotsql.column(TaskBan, 'task')} = %s AND {hotsql.column(TaskBan, 'user')} = %s), "
         f"EXISTS(SELECT 1 FROM {hotsql.table(groups)} INNER JOIN {hotsql.table(Group)} "
-        f"ON {hotsql.table(Group)}.{hotsql.column(Group, 'id')} = {hotsql.table(groups)}.{hotsql.column(groups, 'group')} "
-        f"WHERE {hotsql.table(groups)}.{hotsql.column(groups, 'user')} = %s AND {hotsql.table(Group)}.{hotsql.column(Group, 'name')} = %s), "
+        f"ON {hotsql.qualified(Group, 'id')} = {hotsql.qualified(groups, 'group')} "
+        f"WHERE {hotsql.qualified(groups, 'user')} = %s AND {hotsql.qualified(Group, 'name')} = %s), "
         f"EXISTS(SELECT 1 FROM {hotsql.table(TaskRole)} WHERE {hotsql.column(TaskRole, 'task')} = %s "
         f"AND {hotsql.column(TaskRole, 'user')} = %s AND {hotsql.column(TaskRole, 'role')} = %s)"
     )
