@@ -86,15 +86,20 @@ def percentile(values, q):
 
 
 def trained_model_dir(models_dir: Path) -> Path | None:
-    """The newest directory under ``models_dir`` holding a sentiment classifier in safetensors."""
+    """The newest directory under ``models_dir`` holding a MiniLM sentiment classifier in safetensors.
+
+    Only the all-MiniLM-L6-v2 shape (6 layers of width 384) counts: a tiny model left there by
+    something else would make the model's time, and so the ratio, meaningless."""
     found = []
     for config in Path(models_dir).glob("**/config.json"):
         folder = config.parent
         try:
-            labels = sorted(str(v).lower() for v in json.loads(config.read_text()).get("id2label", {}).values())
-        except (OSError, ValueError):
+            values = json.loads(config.read_text())
+            labels = sorted(str(v).lower() for v in values.get("id2label", {}).values())
+        except (OSError, ValueError, AttributeError):
             continue
-        if labels == sorted(SENTIMENT_LABELS) and (folder / "model.safetensors").exists():
+        minilm = values.get("hidden_size") == 384 and values.get("num_hidden_layers") == 6
+        if minilm and labels == sorted(SENTIMENT_LABELS) and (folder / "model.safetensors").exists():
             found.append((config.stat().st_mtime, folder))
     return max(found)[1] if found else None
 

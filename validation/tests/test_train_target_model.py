@@ -9,6 +9,9 @@ from tasks.model_checks import directory_checksum
 from tasks.models import MLModel
 from tasks.registry import load_predictor
 
+# Every test trains into a temporary MODELS_DIR, never into the checkout's var/models.
+pytestmark = pytest.mark.usefixtures("models_dir")
+
 
 def test_it_trains_on_the_seed_set_and_registers_an_uploaded_model(sentiment_task, tiny_encoder, models_dir):
     summary = call_command("train_target_model", "sentiment", "--epochs", "1", "--name", "seed-test")
