@@ -13,9 +13,9 @@ import random
 import time
 from dataclasses import dataclass
 
+import django_rq
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.core.cache import cache
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Count, Q
 from django.utils import timezone
@@ -123,24 +123,46 @@ def check_submission_rate(*, key: str) -> None:
     """Count one submission for ``key`` (``"user:<id>"``, ``"ip:<addr>"``) in this minute's window.
 
     The limit is ``settings.ANNOTATION_SUBMISSIONS_PER_MINUTE`` (0 turns it off), counted
-    in the Django cache (Redis) with a fixed one-minute window, so it holds across
-    processes. Raises ``RateLimited`` (``rate_limited``, HTTP 429) past the limit.
+    in Redis with a fixed one-minute window, so it holds across processes (``_count_in_window``:
+    one round trip). Raises ``RateLimited`` (``rate_limited``, HTTP 429) past the limit.
     """
     limit = int(getattr(settings, "ANNOTATION_SUBMISSIONS_PER_MINUTE", 20))
     if limit <= 0:
         return
     now = time.time()
-    cache_key = f"annotation:rate:{key}:{int(now // _RATE_WINDOW_S)}"
-    try:
-        count = cache.incr(cache_key)  # one round trip in the common case
-    except ValueError:  # the first submission of this window
-        count = 1 if cache.add(cache_key, 1, timeout=_RATE_WINDOW_S + 5) else cache.incr(cache_key)
+    count = _count_in_window(f"annotation:rate:{key}:{int(now // _RATE_WINDOW_S)}", ttl_s=_RATE_WINDOW_S + 5)
     if count > limit:
         wait = math.ceil(_RATE_WINDOW_S - now % _RATE_WINDOW_S)
         raise RateLimited(
             Code.RATE_LIMITED,
             f"Too many submissions: at most {limit} a minute. Wait {wait} seconds, then submit again.",
         )
+
+
+def _count_in_window(name: str, *, ttl_s: int) -> int:
+    """Add one to the counter ``name`` of a time window and return its new value (an int >= 1).
+
+    One round trip to the Redis of the cache and the queues (``django_rq``'s connection): a
+    pipeline that creates the counter at 0 with its expiry (``ttl_s`` seconds) unless it
+    exists, then increments it. The Django cache's ``incr`` would take two (it checks that the
+    key exists first) and a third for a window's first submission. The key carries the cache's
+    ``KEY_PREFIX``, so deployments sharing a Redis count apart, and ``cache.clear()`` (which
+    empties the Redis database) resets it.
+    """
+    key = _window_key(name)
+    pipeline = django_rq.get_connection("default").pipeline(transaction=False)
+    pipeline.set(key, 0, ex=ttl_s, nx=True)
+    pipeline.incr(key)
+    return int(pipeline.execute()[1])
+
+
+def _window_count(name: str) -> int:
+    """The value of the counter ``name`` (0 when its window has not started or has expired)."""
+    return int(django_rq.get_connection("default").get(_window_key(name)) or 0)
+
+
+def _window_key(name: str) -> str:
+    return f"{settings.CACHES['default'].get('KEY_PREFIX', '')}:{name}"
 
 
 @dataclass(frozen=True)
@@ -186,7 +208,7 @@ def _sandbox_limit() -> int:
     return int(getattr(settings, "SANDBOX_TRIES_PER_HOUR", 30))
 
 
-def _sandbox_cache_key(visitor: str, now: float) -> str:
+def _sandbox_window(visitor: str, now: float) -> str:
     return f"annotation:sandbox:{visitor}:{int(now // SANDBOX_WINDOW_S)}"
 
 
@@ -207,14 +229,14 @@ def sandbox_allowance(*, visitor: str) -> SandboxAllowance:
     """Return how many sandbox tries ``visitor`` (``"user:<id>"`` / ``"ip:<addr>"``) has left this hour.
 
     The limit is ``settings.SANDBOX_TRIES_PER_HOUR`` (default 30; 0 turns it off), counted
-    in the Django cache per clock hour, so it holds across processes.
+    in Redis per clock hour (``_count_in_window``), so it holds across processes.
     """
     limit = _sandbox_limit()
     now = time.time()
     resets_in = math.ceil(SANDBOX_WINDOW_S - now % SANDBOX_WINDOW_S)
     if limit <= 0:
         return SandboxAllowance(limit=None, used=0, resets_in_s=resets_in)
-    return SandboxAllowance(limit=limit, used=int(cache.get(_sandbox_cache_key(visitor, now)) or 0), resets_in_s=resets_in)
+    return SandboxAllowance(limit=limit, used=_window_count(_sandbox_window(visitor, now)), resets_in_s=resets_in)
 
 
 def _count_sandbox_try(visitor: str) -> None:
@@ -222,11 +244,7 @@ def _count_sandbox_try(visitor: str) -> None:
     if limit <= 0:
         return
     now = time.time()
-    key = _sandbox_cache_key(visitor, now)
-    try:
-        used = cache.incr(key)
-    except ValueError:
-        used = 1 if cache.add(key, 1, timeout=SANDBOX_WINDOW_S + 5) else cache.incr(key)
+    used = _count_in_window(_sandbox_window(visitor, now), ttl_s=SANDBOX_WINDOW_S + 5)
     if used > limit:
         minutes = math.ceil((SANDBOX_WINDOW_S - now % SANDBOX_WINDOW_S) / 60)
         raise RateLimited(
@@ -387,7 +405,7 @@ def _loop_models_sql() -> str:
     """The round's target models of one kind, by id (every example asks for them)."""
     m, t = MLModel, Round.target_models.through
     return (
-        f"SELECT {hotsql.table(m)}.* FROM {hotsql.table(m)} INNER JOIN {hotsql.table(t)} ON {hotsql.qualified(t, 'mlmodel')} = "
+        f"SELECT {hotsql.select_list(m)} FROM {hotsql.table(m)} INNER JOIN {hotsql.table(t)} ON {hotsql.qualified(t, 'mlmodel')} = "
         f"{hotsql.qualified(m, 'id')} WHERE {hotsql.qualified(t, 'round')} = %s "
         f"AND {hotsql.qualified(m, 'kind')} = %s ORDER BY {hotsql.qualified(m, 'id')}"
     )
@@ -411,7 +429,8 @@ def model_in_loop(round: Round) -> MLModel:
     ``no_model_in_loop`` when the round has none, and ``ModelNotReady`` (``model_in_training``,
     409, with the record for its progress) when none of them is ready yet.
     """
-    models = list(MLModel.objects.raw(hotsql.statement("annotation.loop_models", _loop_models_sql), [round.pk, MLModel.Kind.HF_DIRECTORY]))
+    sql = hotsql.statement("annotation.loop_models", _loop_models_sql)
+    models = [model for (model,) in hotsql.fetch_instances(sql, [round.pk, MLModel.Kind.HF_DIRECTORY], MLModel)]
     if not models:
         raise RuleError(
             Code.NO_MODEL_IN_LOOP,
