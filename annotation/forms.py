@@ -12,8 +12,8 @@ from django import forms
 from django.core import signing
 
 from annotation.services import DEFAULT_MAX_LENGTH, EXPLANATION_LABELS, EXPLANATION_MAX_LENGTH, FLAG_REASON_MAX_LENGTH
-from dynabench import idempotency
-from tasks.models import Context
+from dynabench import hotsql, idempotency
+from tasks.models import Context, Round
 
 TOKEN_SALT = "annotation.context"
 TOKEN_MAX_AGE_S = 24 * 3600
@@ -96,10 +96,12 @@ class ExampleForm(RuleErrorsMixin, forms.Form):
             raise forms.ValidationError("This context was shown more than a day ago; take a new context.")
         except signing.BadSignature:
             raise forms.ValidationError("This form was tampered with or is broken; take a new context.")
-        self.context = Context.objects.select_related("round").filter(pk=data.get("c"), round__task_id=self.task.pk).first()
-        if self.context is None:
+        row = hotsql.fetch_one(hotsql.statement("annotation.token_context", _token_context_sql), [data.get("c"), self.task.pk])
+        if row is None:
             raise forms.ValidationError("This context no longer exists; take a new context.")
-        self.context.round.task = self.task  # the form's task, loaded once
+        self.context, context_round = hotsql.load_row(row, Context, Round)
+        context_round.task = self.task  # the form's task, loaded once
+        self.context.round = context_round
         self.shown_at = data.get("t")
         return self.cleaned_data["token"]
 
@@ -112,6 +114,16 @@ class ExampleForm(RuleErrorsMixin, forms.Form):
     def time_spent(self) -> float | None:
         """Seconds from the context being shown (server clock, signed) to this submission."""
         return max(0.0, time.time() - self.shown_at) if self.shown_at is not None else None
+
+
+def _token_context_sql() -> str:
+    """The context a token names, with its round, if the round belongs to the form's task."""
+    c, r = Context, Round
+    return (
+        f"SELECT {hotsql.select_list(c, r)} FROM {hotsql.table(c)} INNER JOIN {hotsql.table(r)} "
+        f"ON {hotsql.qualified(r, 'id')} = {hotsql.qualified(c, 'round')} "
+        f"WHERE {hotsql.qualified(c, 'id')} = %s AND {hotsql.qualified(r, 'task')} = %s"
+    )
 
 
 class ExplanationForm(RuleErrorsMixin, forms.Form):

@@ -15,7 +15,7 @@ from django.contrib.auth.decorators import login_required
 from django.contrib.auth.views import redirect_to_login
 from django.core.paginator import Paginator
 from django.db.models import prefetch_related_objects
-from django.http import HttpResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render, resolve_url
 from django.urls import reverse
 from django.utils.html import escape
@@ -30,7 +30,7 @@ from dynabench.errors import RuleError
 from dynabench.proxies import client_ip
 from tasks import access
 from tasks.models import Task
-from tasks.selectors import example_labels_hidden, owned_task_ids
+from tasks.selectors import collecting_task, example_labels_hidden, owned_task_ids
 
 PAGE_SIZE = 25
 
@@ -88,7 +88,10 @@ def _annotator_page(view):
 
 def _active_task(code: str) -> Task:
     """The active task ``code`` that collects examples (404 for an evaluation-only benchmark: it has no create pages)."""
-    return get_object_or_404(Task, code=code, active=True, collecting=True)
+    task = collecting_task(code)
+    if task is None:
+        raise Http404(f"No task {code!r} collects examples.")
+    return task
 
 
 def _own_example(request, pk: int) -> Example:

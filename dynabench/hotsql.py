@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from django.db import connection
 
 _BUILT: dict[tuple[str, str], str] = {}
+_LOADERS: dict[tuple[str, type], tuple[list[str], list]] = {}
 
 
 def table(model) -> str:
@@ -30,6 +31,56 @@ def column(model, name: str) -> str:
 def qualified(model, name: str) -> str:
     """The quoted ``table.column`` of ``model``'s field ``name``, for statements that join tables."""
     return f"{table(model)}.{column(model, name)}"
+
+
+def select_list(*models) -> str:
+    """The qualified columns of every concrete field of each of ``models``, in ``_meta`` order,
+    as one ``SELECT`` list; ``load_row`` turns a row of it back into instances."""
+    return ", ".join(qualified(model, field.attname) for model in models for field in model._meta.concrete_fields)
+
+
+def _loader(model) -> tuple[list[str], list]:
+    """``model``'s attnames and, per column that needs one, the converters the ORM applies to its
+    database value (the backend's, then the field's ``from_db_value``): built once per vendor."""
+    key = (connection.vendor, model)
+    found = _LOADERS.get(key)
+    if found is None:
+        fields = model._meta.concrete_fields
+        converters = []
+        for i, field in enumerate(fields):
+            column_ = field.get_col(model._meta.db_table)
+            functions = connection.ops.get_db_converters(column_) + column_.get_db_converters(connection)
+            if functions:
+                converters.append((i, functions, column_))
+        found = _LOADERS[key] = ([field.attname for field in fields], converters)
+    return found
+
+
+def load_row(row: Sequence, *models) -> tuple:
+    """One instance of each of ``models`` from ``row``, a row of ``select_list(*models)``.
+
+    Values are converted as a queryset converts them (JSON decoded, SQLite's dates parsed) and
+    the instances are built by ``Model.from_db``, so they behave as the ORM's own (saved state,
+    deferred nothing). Returns a tuple of ``len(models)`` instances."""
+    found, start = [], 0
+    for model in models:
+        names, converters = _loader(model)
+        values = list(row[start:start + len(names)])
+        for i, functions, column_ in converters:
+            value = values[i]
+            for function in functions:
+                value = function(value, column_, connection)
+            values[i] = value
+        found.append(model.from_db(connection.alias, names, values))
+        start += len(names)
+    return tuple(found)
+
+
+def fetch_instances(sql: str, params: Sequence, *models) -> list[tuple]:
+    """Run ``sql`` (selecting ``select_list(*models)``) and return each row as ``load_row`` tuples."""
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return [load_row(row, *models) for row in cursor.fetchall()]
 
 
 def statement(name: str, build: Callable[[], str]) -> str:

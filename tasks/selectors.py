@@ -5,8 +5,25 @@
 
 from __future__ import annotations
 
+from dynabench import hotsql
 from tasks import access
-from tasks.models import Dataset, MLModel
+from tasks.models import Dataset, MLModel, Task
+
+
+def collecting_task(code: str) -> Task | None:
+    """The active task ``code`` that collects examples, or None (unknown, inactive, or an
+    evaluation-only benchmark). Every request of the annotation pages asks for it first: one
+    fixed-shape statement (``dynabench.hotsql``)."""
+    row = hotsql.fetch_one(hotsql.statement("tasks.collecting_task", _collecting_task_sql), [code, True, True])
+    return hotsql.load_row(row, Task)[0] if row is not None else None
+
+
+def _collecting_task_sql() -> str:
+    t = Task
+    return (
+        f"SELECT {hotsql.select_list(t)} FROM {hotsql.table(t)} WHERE {hotsql.column(t, 'code')} = %s "
+        f"AND {hotsql.column(t, 'active')} = %s AND {hotsql.column(t, 'collecting')} = %s"
+    )
 
 
 def can_see_labels(user, dataset: Dataset) -> bool:
