@@ -13,7 +13,6 @@ import random
 import time
 from dataclasses import dataclass
 
-import django_rq
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, connection, transaction
@@ -25,6 +24,7 @@ from annotation.error_codes import AnnotationErrorCode as Code
 from annotation.models import CrowdStudy, CrowdWorker, Example
 from dynabench import hotsql, idempotency
 from dynabench.errors import NotAllowed, RateLimited, RuleError
+from dynabench.ratelimits import count_hit, hits
 from tasks import access
 from tasks.models import Context, MLModel, Round, Task
 from tasks.registry import get_predictor
@@ -123,46 +123,18 @@ def check_submission_rate(*, key: str) -> None:
     """Count one submission for ``key`` (``"user:<id>"``, ``"ip:<addr>"``) in this minute's window.
 
     The limit is ``settings.ANNOTATION_SUBMISSIONS_PER_MINUTE`` (0 turns it off), counted
-    in Redis with a fixed one-minute window, so it holds across processes (``_count_in_window``:
-    one round trip). Raises ``RateLimited`` (``rate_limited``, HTTP 429) past the limit.
+    in the Django cache (Redis) with a fixed one-minute window (``dynabench.ratelimits``), so it
+    holds across processes. Raises ``RateLimited`` (``rate_limited``, HTTP 429) past the limit.
     """
     limit = int(getattr(settings, "ANNOTATION_SUBMISSIONS_PER_MINUTE", 20))
     if limit <= 0:
         return
-    now = time.time()
-    count = _count_in_window(f"annotation:rate:{key}:{int(now // _RATE_WINDOW_S)}", ttl_s=_RATE_WINDOW_S + 5)
+    count, wait = count_hit(f"annotation-submit:{key}", window_s=_RATE_WINDOW_S)
     if count > limit:
-        wait = math.ceil(_RATE_WINDOW_S - now % _RATE_WINDOW_S)
         raise RateLimited(
             Code.RATE_LIMITED,
             f"Too many submissions: at most {limit} a minute. Wait {wait} seconds, then submit again.",
         )
-
-
-def _count_in_window(name: str, *, ttl_s: int) -> int:
-    """Add one to the counter ``name`` of a time window and return its new value (an int >= 1).
-
-    One round trip to the Redis of the cache and the queues (``django_rq``'s connection): a
-    pipeline that creates the counter at 0 with its expiry (``ttl_s`` seconds) unless it
-    exists, then increments it. The Django cache's ``incr`` would take two (it checks that the
-    key exists first) and a third for a window's first submission. The key carries the cache's
-    ``KEY_PREFIX``, so deployments sharing a Redis count apart, and ``cache.clear()`` (which
-    empties the Redis database) resets it.
-    """
-    key = _window_key(name)
-    pipeline = django_rq.get_connection("default").pipeline(transaction=False)
-    pipeline.set(key, 0, ex=ttl_s, nx=True)
-    pipeline.incr(key)
-    return int(pipeline.execute()[1])
-
-
-def _window_count(name: str) -> int:
-    """The value of the counter ``name`` (0 when its window has not started or has expired)."""
-    return int(django_rq.get_connection("default").get(_window_key(name)) or 0)
-
-
-def _window_key(name: str) -> str:
-    return f"{settings.CACHES['default'].get('KEY_PREFIX', '')}:{name}"
 
 
 @dataclass(frozen=True)
@@ -208,10 +180,6 @@ def _sandbox_limit() -> int:
     return int(getattr(settings, "SANDBOX_TRIES_PER_HOUR", 30))
 
 
-def _sandbox_window(visitor: str, now: float) -> str:
-    return f"annotation:sandbox:{visitor}:{int(now // SANDBOX_WINDOW_S)}"
-
-
 @dataclass(frozen=True)
 class SandboxAllowance:
     """The sandbox's hourly limit for one visitor: ``limit`` tries per clock hour (None: no limit)."""
@@ -229,24 +197,22 @@ def sandbox_allowance(*, visitor: str) -> SandboxAllowance:
     """Return how many sandbox tries ``visitor`` (``"user:<id>"`` / ``"ip:<addr>"``) has left this hour.
 
     The limit is ``settings.SANDBOX_TRIES_PER_HOUR`` (default 30; 0 turns it off), counted
-    in Redis per clock hour (``_count_in_window``), so it holds across processes.
+    in the Django cache per clock hour (``dynabench.ratelimits``), so it holds across processes.
     """
     limit = _sandbox_limit()
-    now = time.time()
-    resets_in = math.ceil(SANDBOX_WINDOW_S - now % SANDBOX_WINDOW_S)
+    used, resets_in = hits(f"annotation-sandbox:{visitor}", window_s=SANDBOX_WINDOW_S)
     if limit <= 0:
         return SandboxAllowance(limit=None, used=0, resets_in_s=resets_in)
-    return SandboxAllowance(limit=limit, used=_window_count(_sandbox_window(visitor, now)), resets_in_s=resets_in)
+    return SandboxAllowance(limit=limit, used=used, resets_in_s=resets_in)
 
 
 def _count_sandbox_try(visitor: str) -> None:
     limit = _sandbox_limit()
     if limit <= 0:
         return
-    now = time.time()
-    used = _count_in_window(_sandbox_window(visitor, now), ttl_s=SANDBOX_WINDOW_S + 5)
+    used, resets_in = count_hit(f"annotation-sandbox:{visitor}", window_s=SANDBOX_WINDOW_S)
     if used > limit:
-        minutes = math.ceil((SANDBOX_WINDOW_S - now % SANDBOX_WINDOW_S) / 60)
+        minutes = math.ceil(resets_in / 60)
         raise RateLimited(
             Code.SANDBOX_LIMIT,
             f"You have used all {limit} sandbox tries of this hour. They come back in {minutes} minute"
