@@ -20,6 +20,7 @@ from csp.decorators import csp_update
 
 from annotation import crowd, qualification
 from annotation.models import CrowdStudy
+from dynabench import backends
 from dynabench.errors import RuleError
 from tasks.models import Round, Task
 
@@ -152,7 +153,7 @@ def crowd_entry(request, code, number, platform):
                         "Your completion was recorded; there is nothing more to do.", 409, study)
     if request.user.is_authenticated and request.user.pk != session.worker.user_id:
         logout(request)
-    login(request, session.worker.user, backend="django.contrib.auth.backends.ModelBackend")
+    login(request, session.worker.user, backend=backends.PATH)
     progress = _progress_url(study)
     if not qualification.is_qualified(user=session.worker.user, task=study.round.task):
         return redirect(f"{reverse('annotation:qualification', args=[code])}?next={progress}")

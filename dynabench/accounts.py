@@ -18,6 +18,7 @@ from django.shortcuts import redirect, render, resolve_url
 from django.utils.http import url_has_allowed_host_and_scheme
 from rest_framework.authtoken.models import Token
 
+from dynabench import backends
 from dynabench.proxies import client_ip
 from dynabench.ratelimits import count_hit
 from dynabench.roles import OPTIONAL_SIGNUP_ROLES, SIGNUP_ROLES
@@ -65,7 +66,7 @@ def signup(request):
                 return refused
             user = form.save()
             user.groups.add(*Group.objects.filter(name__in=[*SIGNUP_ROLES, *form.cleaned_data["roles"]]))
-            login(request, user, backend="django.contrib.auth.backends.ModelBackend")
+            login(request, user, backend=backends.PATH)
             return redirect(_next_url(request))
     else:
         form = SignupForm()

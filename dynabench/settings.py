@@ -205,7 +205,7 @@ RQ_WORKER_PRELOAD = (
 # /admin/login/ and POST /api/v1/auth/token alike (all go through django.contrib.auth.authenticate).
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
-    "django.contrib.auth.backends.ModelBackend",
+    "dynabench.backends.ModelBackend",  # Django's, with a get_user that skips queryset compilation
 ]
 TRUSTED_PROXY_COUNT = int(os.environ.get("TRUSTED_PROXY_COUNT", "0"))
 AXES_FAILURE_LIMIT = int(os.environ.get("LOGIN_FAILURE_LIMIT", "5"))
