@@ -208,6 +208,26 @@ class AuthorTally(Tally):
         return f"tally of user {self.author_id} in round {self.round_id}"
 
 
+class AuthorDayTally(models.Model):
+    """How many examples one author wrote for one task on one day (in ``settings.TIME_ZONE``),
+    retracted ones included: the count the task's ``daily_example_cap`` is checked against.
+
+    ``annotation.services._save_example`` adds one in the statement that also serialises the
+    author's concurrent submissions (an upsert on this row: the second waits for the first to
+    commit), so the cap is checked without counting the author's examples of the day."""
+
+    author = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    task = models.ForeignKey("tasks.Task", on_delete=models.CASCADE, related_name="+")
+    day = models.DateField()
+    written = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["author", "task", "day"], name="one_day_tally_per_author_and_task")]
+
+    def __str__(self):
+        return f"{self.written} examples by user {self.author_id} for task {self.task_id} on {self.day}"
+
+
 class Qualification(models.Model):
     """A task's onboarding: instructions to read and a short quiz of gold examples with a pass mark.
 

@@ -14,14 +14,13 @@ import time
 from dataclasses import dataclass
 
 from django.conf import settings
-from django.contrib.auth import get_user_model
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Count, Q
 from django.utils import timezone
 
 from annotation import counters, crowd, qualification
 from annotation.error_codes import AnnotationErrorCode as Code
-from annotation.models import CrowdStudy, CrowdWorker, Example
+from annotation.models import AuthorDayTally, CrowdStudy, CrowdWorker, Example
 from dynabench import hotsql, idempotency
 from dynabench.errors import NotAllowed, RateLimited, RuleError
 from dynabench.ratelimits import count_hit, hits
@@ -152,24 +151,42 @@ class DailyAllowance:
 def daily_allowance(*, user, task: Task) -> DailyAllowance:
     """Return the task's ``daily_example_cap`` and how many examples ``user`` wrote for it today.
 
-    The day starts at midnight in ``settings.TIME_ZONE``; retracted examples count (one query).
+    The day starts at midnight in ``settings.TIME_ZONE``; retracted examples count. One row
+    read: the author's ``AuthorDayTally`` of the day, which ``_save_example`` keeps.
     """
     cap = task.config.get("daily_example_cap") or None
     if not cap:
         return DailyAllowance(cap=None, written=0)
-    since = timezone.localtime().replace(hour=0, minute=0, second=0, microsecond=0)
-    since = Example._meta.get_field("created_at").get_db_prep_value(since, connection)
-    (written,) = hotsql.fetch_one(hotsql.statement("annotation.written_today", _written_today_sql), [user.pk, task.pk, since])
-    return DailyAllowance(cap=int(cap), written=written)
+    row = hotsql.fetch_one(hotsql.statement("annotation.written_today", _written_today_sql), [user.pk, task.pk, _today()])
+    return DailyAllowance(cap=int(cap), written=row[0] if row else 0)
+
+
+def _today():
+    """Today's date in ``settings.TIME_ZONE``, as the database takes it for ``AuthorDayTally.day``."""
+    return AuthorDayTally._meta.get_field("day").get_db_prep_value(timezone.localdate(), connection)
 
 
 def _written_today_sql() -> str:
-    """How many examples an author wrote for a task since a moment (retracted ones included)."""
-    e, r = Example, Round
+    """How many examples an author wrote for a task on a day (retracted ones included)."""
+    t = AuthorDayTally
     return (
-        f"SELECT COUNT(*) FROM {hotsql.table(e)} INNER JOIN {hotsql.table(r)} ON {hotsql.qualified(r, 'id')} = "
-        f"{hotsql.qualified(e, 'round')} WHERE {hotsql.qualified(e, 'author')} = %s "
-        f"AND {hotsql.qualified(r, 'task')} = %s AND {hotsql.qualified(e, 'created_at')} >= %s"
+        f"SELECT {hotsql.column(t, 'written')} FROM {hotsql.table(t)} WHERE {hotsql.column(t, 'author')} = %s "
+        f"AND {hotsql.column(t, 'task')} = %s AND {hotsql.column(t, 'day')} = %s"
+    )
+
+
+def _count_written_sql() -> str:
+    """Add one example to an author's tally of the day for a task (creating the row), and return
+    the new count and whether the author is a crowd worker. The upsert locks the row until the
+    transaction ends, so one author's concurrent submissions to a task are counted one at a time."""
+    t, worker = AuthorDayTally, CrowdWorker
+    keys = ", ".join(hotsql.column(t, name) for name in ("author", "task", "day"))
+    written = hotsql.column(t, "written")
+    return (
+        f"INSERT INTO {hotsql.table(t)} ({keys}, {written}) VALUES (%s, %s, %s, 1) "
+        f"ON CONFLICT ({keys}) DO UPDATE SET {written} = {hotsql.qualified(t, 'written')} + 1 "
+        f"RETURNING {written}, EXISTS(SELECT 1 FROM {hotsql.table(worker)} "
+        f"WHERE {hotsql.qualified(worker, 'user')} = {hotsql.qualified(t, 'author')})"
     )
 
 
@@ -220,19 +237,20 @@ def _count_sandbox_try(visitor: str) -> None:
         )
 
 
-def _check_daily_cap(*, user, task: Task) -> DailyAllowance:
-    """Return ``daily_allowance``; raise ``RateLimited`` (``daily_cap_reached``) when none is left."""
-    allowance = daily_allowance(user=user, task=task)
-    cap, written = allowance.cap, allowance.written
+def _check_daily_cap(*, task: Task, written: int) -> DailyAllowance:
+    """The allowance once this example (the ``written``-th of the author's day) is in; raise
+    ``RateLimited`` (``daily_cap_reached``) when the ones before it used the cap up."""
+    cap = task.config.get("daily_example_cap") or None
     if cap is None:
-        return allowance
-    if written >= cap:
+        return DailyAllowance(cap=None, written=0)
+    before = written - 1
+    if before >= cap:
         raise RateLimited(
             Code.DAILY_CAP_REACHED,
-            f"You have written {written} examples for {task.name} today; the daily limit is {cap}. "
+            f"You have written {before} examples for {task.name} today; the daily limit is {cap}. "
             f"Come back tomorrow (the count restarts at midnight {settings.TIME_ZONE}).",
         )
-    return allowance
+    return DailyAllowance(cap=int(cap), written=written)
 
 
 # --- Checking an example ----------------------------------------------------------------
@@ -502,16 +520,6 @@ def _replayed(*, user, submission_key: str) -> Example | None:
     return example
 
 
-def _lock_author_sql() -> str:
-    """Lock the author's row (``FOR UPDATE`` where the database has it); say whether they are a crowd worker."""
-    user, worker = get_user_model(), CrowdWorker
-    lock = " FOR UPDATE" if connection.features.has_select_for_update else ""
-    return (
-        f"SELECT EXISTS(SELECT 1 FROM {hotsql.table(worker)} WHERE {hotsql.qualified(worker, 'user')} = "
-        f"{hotsql.qualified(user, 'id')}) FROM {hotsql.table(user)} WHERE {hotsql.column(user, 'id')} = %s{lock}"
-    )
-
-
 def _use_context_sql() -> str:
     """Count one more use of a context, only while its round has the given status (open)."""
     c, r = Context, Round
@@ -522,34 +530,47 @@ def _use_context_sql() -> str:
     )
 
 
-@transaction.atomic
+class _Repeat(Exception):
+    """Leaves ``_save_example``'s transaction (undoing the day's count) with the example a
+    concurrent request with the same submission key wrote first."""
+
+    def __init__(self, example: Example):
+        self.example = example
+
+
 def _save_example(*, user, context: Context, submission_key: str = "", **fields) -> Example:
     """Store the example in one short transaction (the model has answered already: no lock is
-    held across its forward). With a daily cap or a submission key, the author's row is locked
-    so that one annotator's concurrent submissions are counted one at a time against the cap
-    (SQLite serialises write transactions anyway), and so that of two requests with one
-    submission key only the first writes (the second gets the first's example back). The
-    context's ``times_used`` is bumped only while its round is open (one statement checks and
-    counts); the example is inserted, which counts it in the round's tallies
-    (``annotation.counters``); the author's crowd sessions progress (the lock's query also says
-    whether the author is a crowd worker at all, so most authors skip that statement)."""
+    held across its forward).
+
+    The first statement adds the example to the author's ``AuthorDayTally`` of the day: the
+    upsert locks that row, so one annotator's concurrent submissions are counted one at a time
+    against the daily cap, and of two requests with one submission key only the first writes
+    (the second, once the first committed, finds its example and returns it; its count is
+    rolled back). It also says whether the author is a crowd worker, so most authors skip
+    ``crowd.note_progress``. The context's ``times_used`` is bumped only while its round is open
+    (one statement checks and counts); the example is inserted, which counts it in the round's
+    tallies (``annotation.counters``)."""
     task = context.round.task
-    crowd_worker = True  # not known without the lock's query: note_progress finds out
-    if task.config.get("daily_example_cap") or submission_key:
-        (crowd_worker,) = hotsql.fetch_one(hotsql.statement("annotation.lock_author", _lock_author_sql), [user.pk])
-    if (first := _replayed(user=user, submission_key=submission_key)) is not None:
-        return first
-    allowance = _check_daily_cap(user=user, task=task)
-    if not hotsql.execute(hotsql.statement("annotation.use_context", _use_context_sql), [context.pk, Round.Status.OPEN]):
-        raise RuleError(Code.ROUND_CLOSED, "The round of this context was closed while you wrote; take a new context.")
-    example = Example.objects.create(
-        round=context.round, context=context, author=user, submission_key=submission_key, **fields
-    )
-    if crowd_worker:
-        crowd.note_progress(user=user, round=context.round, activity=CrowdStudy.Activity.WRITE)
+    try:
+        with transaction.atomic():
+            written, crowd_worker = hotsql.fetch_one(
+                hotsql.statement("annotation.count_written", _count_written_sql), [user.pk, task.pk, _today()]
+            )
+            if (first := _replayed(user=user, submission_key=submission_key)) is not None:
+                raise _Repeat(first)
+            allowance = _check_daily_cap(task=task, written=written)
+            if not hotsql.execute(hotsql.statement("annotation.use_context", _use_context_sql), [context.pk, Round.Status.OPEN]):
+                raise RuleError(Code.ROUND_CLOSED, "The round of this context was closed while you wrote; take a new context.")
+            example = Example.objects.create(
+                round=context.round, context=context, author=user, submission_key=submission_key, **fields
+            )
+            if crowd_worker:
+                crowd.note_progress(user=user, round=context.round, activity=CrowdStudy.Activity.WRITE)
+    except _Repeat as repeat:
+        return repeat.example
     example.replayed = False
-    # Counted under the author's lock, this example included: the page shows it without counting again.
-    example.daily_allowance = DailyAllowance(cap=allowance.cap, written=allowance.written + (allowance.cap is not None))
+    # Counted under the day's lock, this example included: the page shows it without counting again.
+    example.daily_allowance = allowance
     return example
 
 
@@ -565,8 +586,9 @@ def create_example(
     3. The per-user submission rate (``check_submission_rate``) is checked before the model runs.
     4. The round's model in the loop (``model_in_loop``: with several, the round's rule picks one) answers through the registry; the
        server decides ``model_wrong`` (the task spec's ``model_wrong``, ``tasks/kinds.py``).
-    5. In one transaction: the daily cap (``daily_example_cap`` per user per task, UTC day,
-       retracted examples included; checked under a lock on the author), the example
+    5. In one transaction: the daily cap (``daily_example_cap`` per user per task, a day in
+       ``settings.TIME_ZONE``, retracted examples included; counted in the author's
+       ``AuthorDayTally``, whose row stays locked until the transaction ends), the example
        with the model's full output, the model, the round and ``time_spent`` (seconds) is
        created, and ``Context.times_used`` is bumped in the same statement that checks the round is open. The returned example
        carries ``inference_s``, the seconds the model took, and ``daily_allowance``, the

@@ -5,7 +5,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from annotation.models import Example
+from annotation.models import AuthorDayTally, Example
 from annotation.services import create_example
 from dynabench.errors import RateLimited
 
@@ -44,6 +44,7 @@ def test_it_counts_only_today(annotator, cap_of_two, sentiment_context):
     write(annotator, sentiment_context, 1)
     write(annotator, sentiment_context, 2)
     Example.objects.update(created_at=timezone.now() - timedelta(days=1))
+    AuthorDayTally.objects.update(day=timezone.localdate() - timedelta(days=1))
     assert write(annotator, sentiment_context, 3).pk
 
 
