@@ -93,13 +93,28 @@ def count_change(
     delta = {name: n for name, n in delta.items() if n}
     if not delta:
         return
-    _add(RoundTally, {"round_id": round_id}, {k: v for k, v in delta.items() if k in ROUND_COLUMNS})
-    _add(AuthorTally, {"round_id": round_id, "author_id": author_id}, {k: v for k, v in delta.items() if k in AUTHOR_COLUMNS})
+    changes = [
+        (RoundTally, {"round_id": round_id}, {k: v for k, v in delta.items() if k in ROUND_COLUMNS}),
+        (AuthorTally, {"round_id": round_id, "author_id": author_id}, {k: v for k, v in delta.items() if k in AUTHOR_COLUMNS}),
+    ]
     if example is not None:
         keys = {"round_id": round_id, "hour": hour_of(example.created_at), "model_id": example.model_id or 0}
-        _add(RoundHourTally, keys, {k: v for k, v in delta.items() if k in HOUR_COLUMNS})
+        changes.append((RoundHourTally, keys, {k: v for k, v in delta.items() if k in HOUR_COLUMNS}))
     for key in sorted(k for k in delta if isinstance(k, tuple)):
-        _add(RoundVoteTally, {"round_id": round_id, "settled": key[1], "votes": key[2]}, {"examples": delta[key]})
+        changes.append((RoundVoteTally, {"round_id": round_id, "settled": key[1], "votes": key[2]}, {"examples": delta[key]}))
+    _add_all([change for change in changes if change[2]])
+
+
+def _update_sql(model, names: tuple, columns: tuple) -> str:
+    """``UPDATE`` adding ``%s`` to each of ``columns`` of the ``model`` row found by ``names``."""
+    sets = ", ".join(f"{hotsql.column(model, c)} = {hotsql.column(model, c)} + %s" for c in columns)
+    where = " AND ".join(f"{hotsql.column(model, k)} = %s" for k in names)
+    return f"UPDATE {hotsql.table(model)} SET {sets} WHERE {where}"
+
+
+def _update_params(model, keys: dict, delta: dict) -> list:
+    meta = model._meta
+    return [*delta.values(), *(meta.get_field(k).get_db_prep_value(v, connection) for k, v in keys.items())]
 
 
 def _add(model, keys: dict, delta: dict) -> None:
@@ -107,16 +122,39 @@ def _add(model, keys: dict, delta: dict) -> None:
     if not delta:
         return
     names, columns = tuple(keys), tuple(delta)
+    sql = hotsql.statement(f"tally:{model._meta.label}:{names}:{columns}", lambda: _update_sql(model, names, columns))
+    if not hotsql.execute(sql, _update_params(model, keys, delta)):
+        _create_missing(model, keys, delta)
+
+
+def _add_all(changes: list[tuple]) -> None:
+    """``_add`` each ``(model, keys, delta)`` of ``changes``, in their order (the lock order above).
+
+    On PostgreSQL the updates go in one statement (data-modifying ``WITH`` queries, read in
+    order by the final ``SELECT``, so the rows are locked in the same order as one by one): a
+    submission's four tallies cost one round trip instead of four. A row that is not there
+    yet is created afterwards, as ``_add`` does."""
+    if connection.vendor != "postgresql" or len(changes) < 2:
+        for change in changes:
+            _add(*change)
+        return
+    shapes = tuple((model, tuple(keys), tuple(delta)) for model, keys, delta in changes)
 
     def build() -> str:
-        sets = ", ".join(f"{hotsql.column(model, c)} = {hotsql.column(model, c)} + %s" for c in columns)
-        where = " AND ".join(f"{hotsql.column(model, k)} = %s" for k in names)
-        return f"UPDATE {hotsql.table(model)} SET {sets} WHERE {where}"
+        parts = [f"t{i} AS ({_update_sql(*shape)} RETURNING 1)" for i, shape in enumerate(shapes)]
+        counts = ", ".join(f"(SELECT COUNT(*) FROM t{i})" for i in range(len(shapes)))
+        return f"WITH {', '.join(parts)} SELECT {counts}"
 
-    meta = model._meta
-    params = [*delta.values(), *(meta.get_field(k).get_db_prep_value(v, connection) for k, v in keys.items())]
-    if hotsql.execute(hotsql.statement(f"tally:{meta.label}:{names}:{columns}", build), params):
-        return
+    name = "tallies:" + ";".join(f"{model._meta.label}:{names}:{columns}" for model, names, columns in shapes)
+    params = [p for model, keys, delta in changes for p in _update_params(model, keys, delta)]
+    updated = hotsql.fetch_one(hotsql.statement(name, build), params)
+    for (model, keys, delta), rows in zip(changes, updated):
+        if not rows:
+            _create_missing(model, keys, delta)
+
+
+def _create_missing(model, keys: dict, delta: dict) -> None:
+    """Create the tally row ``keys`` holding ``delta``: its first increase (a decrease is left to ``recount_rounds``)."""
     if any(n < 0 for n in delta.values()):
         return  # the row went away with its round, or drifted: recount_rounds repairs it
     increments = {name: F(name) + n for name, n in delta.items()}

@@ -1,22 +1,23 @@
 """Writing an example on the create page costs a fixed, small number of database statements: the
 page's submit request (session, permission, qualification, model in the loop, the one
-transaction that stores the example and its tallies, the counts shown after) stays within 16,
+transaction that stores the example and its tallies, the counts shown after) stays within 11
+(14 on SQLite, which updates the four tallies one by one),
 however many examples the author and the round already hold. The submit path is the platform's
-hottest; each statement costs it about a millisecond (benchmarks/annotation.py)."""
+hottest; each statement costs it 0.1 to 0.3 ms of round trip and Python (benchmarks/annotation.py)."""
 
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from annotation.tests.helpers import HTMX, token_of
 
-BUDGET = 16
+BUDGET = 11 if connection.vendor == "postgresql" else 14
 
 
 def _submit(client, task, token, n):
     return client.post(f"/tasks/{task.code}/write/submit", {"token": token, "text": f"example number {n}", "label": "positive"}, **HTMX)
 
 
-def test_a_submission_runs_at_most_sixteen_statements(client, annotator, sentiment_task, sentiment_context):
+def test_a_submission_runs_at_most_eleven_statements_on_postgresql(client, annotator, sentiment_task, sentiment_context):
     sentiment_task.config = {**sentiment_task.config, "daily_example_cap": 100}
     sentiment_task.save()
     client.force_login(annotator)
