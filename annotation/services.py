@@ -561,9 +561,8 @@ def _save_example(*, user, context: Context, submission_key: str = "", **fields)
             allowance = _check_daily_cap(task=task, written=written)
             if not hotsql.execute(hotsql.statement("annotation.use_context", _use_context_sql), [context.pk, Round.Status.OPEN]):
                 raise RuleError(Code.ROUND_CLOSED, "The round of this context was closed while you wrote; take a new context.")
-            example = Example.objects.create(
-                round=context.round, context=context, author=user, submission_key=submission_key, **fields
-            )
+            example = Example(round=context.round, context=context, author=user, submission_key=submission_key, **fields)
+            hotsql.insert(example)  # as example.save(): signals (the round's tallies) included
             if crowd_worker:
                 crowd.note_progress(user=user, round=context.round, activity=CrowdStudy.Activity.WRITE)
     except _Repeat as repeat:

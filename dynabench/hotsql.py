@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from django.db import connection
+from django.db.models.signals import post_save, pre_save
 
 _BUILT: dict[tuple[str, str], str] = {}
 _LOADERS: dict[tuple[str, type], tuple[list[str], list]] = {}
@@ -39,20 +40,34 @@ def select_list(*models) -> str:
     return ", ".join(qualified(model, field.attname) for model in models for field in model._meta.concrete_fields)
 
 
+def _converters(fields) -> list:
+    """``(index, functions, column)`` for each of ``fields`` whose database value the ORM converts
+    (the backend's converters, then the field's ``from_db_value``)."""
+    found = []
+    for i, field in enumerate(fields):
+        column_ = field.get_col(field.model._meta.db_table)
+        functions = connection.ops.get_db_converters(column_) + column_.get_db_converters(connection)
+        if functions:
+            found.append((i, functions, column_))
+    return found
+
+
+def _convert(values: list, converters: list) -> list:
+    for i, functions, column_ in converters:
+        value = values[i]
+        for function in functions:
+            value = function(value, column_, connection)
+        values[i] = value
+    return values
+
+
 def _loader(model) -> tuple[list[str], list]:
-    """``model``'s attnames and, per column that needs one, the converters the ORM applies to its
-    database value (the backend's, then the field's ``from_db_value``): built once per vendor."""
+    """``model``'s attnames and the converters of its columns (``_converters``): built once per vendor."""
     key = (connection.vendor, model)
     found = _LOADERS.get(key)
     if found is None:
         fields = model._meta.concrete_fields
-        converters = []
-        for i, field in enumerate(fields):
-            column_ = field.get_col(model._meta.db_table)
-            functions = connection.ops.get_db_converters(column_) + column_.get_db_converters(connection)
-            if functions:
-                converters.append((i, functions, column_))
-        found = _LOADERS[key] = ([field.attname for field in fields], converters)
+        found = _LOADERS[key] = ([field.attname for field in fields], _converters(fields))
     return found
 
 
@@ -65,12 +80,7 @@ def load_row(row: Sequence, *models) -> tuple:
     found, start = [], 0
     for model in models:
         names, converters = _loader(model)
-        values = list(row[start:start + len(names)])
-        for i, functions, column_ in converters:
-            value = values[i]
-            for function in functions:
-                value = function(value, column_, connection)
-            values[i] = value
+        values = _convert(list(row[start:start + len(names)]), converters)
         found.append(model.from_db(connection.alias, names, values))
         start += len(names)
     return tuple(found)
@@ -81,6 +91,43 @@ def fetch_instances(sql: str, params: Sequence, *models) -> list[tuple]:
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         return [load_row(row, *models) for row in cursor.fetchall()]
+
+
+def insert(instance) -> None:
+    """Insert ``instance``, a new row of a model without parent models, as ``instance.save()``
+    would: ``pre_save`` and ``post_save`` (``created=True``) are sent, each field's value is
+    prepared as the ORM prepares it (``pre_save``, so ``auto_now_add`` is set; then
+    ``get_db_prep_save``), and the fields the database returns (the primary key, generated
+    columns) are set on ``instance``, which is then saved state. The ``INSERT ... RETURNING``
+    is built once per model and vendor: the ORM compiled it on every save.
+
+    Raises ``IntegrityError`` as ``save()`` does (the caller's transaction decides)."""
+    model = type(instance)
+    meta = model._meta
+    if meta.parents:
+        raise TypeError(f"hotsql.insert does not handle {meta.label}'s parent models; use save().")
+    fields = [f for f in meta.local_concrete_fields if not f.generated and f not in meta.db_returning_fields]
+    returning = list(meta.db_returning_fields)
+
+    def build() -> str:
+        return (
+            f"INSERT INTO {table(model)} ({', '.join(column(model, f.attname) for f in fields)}) "
+            f"VALUES ({', '.join(['%s'] * len(fields))}) RETURNING {', '.join(column(model, f.attname) for f in returning)}"
+        )
+
+    sql = statement(f"insert:{meta.label}", build)
+    pre_save.send(sender=model, instance=instance, raw=False, using=connection.alias, update_fields=None)
+    params = [f.get_db_prep_save(f.pre_save(instance, True), connection) for f in fields]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        row = list(cursor.fetchone())
+    key = (connection.vendor, "returning", model)
+    if key not in _LOADERS:
+        _LOADERS[key] = ([f.attname for f in returning], _converters(returning))
+    for field, value in zip(returning, _convert(row, _LOADERS[key][1])):
+        setattr(instance, field.attname, value)
+    instance._state.adding, instance._state.db = False, connection.alias
+    post_save.send(sender=model, instance=instance, created=True, update_fields=None, raw=False, using=connection.alias)
 
 
 def statement(name: str, build: Callable[[], str]) -> str:
