@@ -321,6 +321,9 @@ def explain_example(request, pk):
     else:
         status = 422
     if not request.htmx:
+        if status != 200:  # without JavaScript: the result page again, the message next to the field, the text kept
+            data = {**_result(example), "explain_form": form, "show_result": True}
+            return render(request, "annotation/create.html", _page(request, example.round.task, data), status=status)
         return redirect("annotation:my_examples")
     return render(
         request, "annotation/_explain.html",
