@@ -33,8 +33,9 @@ class LabelBar:
     yours: bool
 
     @property
-    def percent(self) -> float:
-        return round(100 * self.prob, 1)
+    def percent_text(self) -> str:
+        """The probability in percent with one decimal, as the page writes it (``"42.0"``)."""
+        return f"{100 * self.prob:.1f}"
 
 
 def label_bars(labels: list[str], output: dict, *, yours: str | None = None) -> list[LabelBar]:
