@@ -261,7 +261,10 @@ LOGOUT_REDIRECT_URL = "annotation:task_list"
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
-USE_I18N = True
+# The pages are written in English only: without the translation machinery every gettext call,
+# form label and number in a template skips the active-language lookup (Django's performance
+# docs). Turn it on again together with LocaleMiddleware when translations arrive.
+USE_I18N = False
 USE_TZ = True
 
 STATIC_URL = "static/"
