@@ -530,43 +530,31 @@ def _use_context_sql() -> str:
     )
 
 
-class _Repeat(Exception):
-    """Leaves ``_save_example``'s transaction (undoing the day's count) with the example a
-    concurrent request with the same submission key wrote first."""
-
-    def __init__(self, example: Example):
-        self.example = example
-
-
 def _save_example(*, user, context: Context, submission_key: str = "", **fields) -> Example:
     """Store the example in one short transaction (the model has answered already: no lock is
     held across its forward).
 
     The first statement adds the example to the author's ``AuthorDayTally`` of the day: the
     upsert locks that row, so one annotator's concurrent submissions are counted one at a time
-    against the daily cap, and of two requests with one submission key only the first writes
-    (the second, once the first committed, finds its example and returns it; its count is
-    rolled back). It also says whether the author is a crowd worker, so most authors skip
-    ``crowd.note_progress``. The context's ``times_used`` is bumped only while its round is open
-    (one statement checks and counts); the example is inserted, which counts it in the round's
-    tallies (``annotation.counters``)."""
+    against the daily cap. It also says whether the author is a crowd worker, so most authors
+    skip ``crowd.note_progress``. The context's ``times_used`` is bumped only while its round is
+    open (one statement checks and counts); the example is inserted, which counts it in the
+    round's tallies (``annotation.counters``). Of two requests with one submission key, the
+    second waits for the first's day row, then its insert breaks the key's unique constraint:
+    ``IntegrityError``, and everything it did is rolled back (``create_example`` answers with
+    the first one's example)."""
     task = context.round.task
-    try:
-        with transaction.atomic():
-            written, crowd_worker = hotsql.fetch_one(
-                hotsql.statement("annotation.count_written", _count_written_sql), [user.pk, task.pk, _today()]
-            )
-            if (first := _replayed(user=user, submission_key=submission_key)) is not None:
-                raise _Repeat(first)
-            allowance = _check_daily_cap(task=task, written=written)
-            if not hotsql.execute(hotsql.statement("annotation.use_context", _use_context_sql), [context.pk, Round.Status.OPEN]):
-                raise RuleError(Code.ROUND_CLOSED, "The round of this context was closed while you wrote; take a new context.")
-            example = Example(round=context.round, context=context, author=user, submission_key=submission_key, **fields)
-            hotsql.insert(example)  # as example.save(): signals (the round's tallies) included
-            if crowd_worker:
-                crowd.note_progress(user=user, round=context.round, activity=CrowdStudy.Activity.WRITE)
-    except _Repeat as repeat:
-        return repeat.example
+    with transaction.atomic():
+        written, crowd_worker = hotsql.fetch_one(
+            hotsql.statement("annotation.count_written", _count_written_sql), [user.pk, task.pk, _today()]
+        )
+        allowance = _check_daily_cap(task=task, written=written)
+        if not hotsql.execute(hotsql.statement("annotation.use_context", _use_context_sql), [context.pk, Round.Status.OPEN]):
+            raise RuleError(Code.ROUND_CLOSED, "The round of this context was closed while you wrote; take a new context.")
+        example = Example(round=context.round, context=context, author=user, submission_key=submission_key, **fields)
+        hotsql.insert(example)  # as example.save(): signals (the round's tallies) included
+        if crowd_worker:
+            crowd.note_progress(user=user, round=context.round, activity=CrowdStudy.Activity.WRITE)
     example.replayed = False
     # Counted under the day's lock, this example included: the page shows it without counting again.
     example.daily_allowance = allowance
@@ -638,14 +626,13 @@ def create_example(
             model_output=output, model_wrong=model_wrong, metadata=explanations, tag=tag, time_spent=time_spent,
             submission_key=submission_key,
         )
-    except IntegrityError:
+    except (IntegrityError, RateLimited):
         # A concurrent request with the same key committed between our check and our insert
-        # (SQLite does not lock the author's row): answer with its example.
+        # (its transaction rolled back; its example may also have used up the day's cap):
+        # answer with its example.
         if (first := _replayed(user=user, submission_key=submission_key)) is not None:
             return first
         raise
-    if example.replayed:  # a concurrent request with the same key wrote first
-        return example
     example.inference_s = inference_s  # not stored: the page reports it in a Server-Timing header
     return example
 

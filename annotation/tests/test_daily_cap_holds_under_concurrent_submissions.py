@@ -1,13 +1,12 @@
 """One annotator's concurrent submissions are counted one at a time against the daily cap: the
 upsert on the author's ``AuthorDayTally`` row makes the second wait for the first to commit."""
 
-import threading
-
 import pytest
-from django.db import connection, connections
+from django.db import connection
 
 from annotation.models import AuthorDayTally, Example
 from annotation.services import create_example
+from annotation.tests.helpers import at_once
 from dynabench.errors import RateLimited
 
 
@@ -16,23 +15,16 @@ from dynabench.errors import RateLimited
 def test_six_concurrent_submissions_against_a_cap_of_three_store_three(annotator, sentiment_task, sentiment_context):
     sentiment_task.config = {**sentiment_task.config, "daily_example_cap": 3}
     sentiment_task.save()
-    start, outcomes = threading.Barrier(6), []
+    outcomes = []
 
     def submit(n):
         try:
-            start.wait(10)
             create_example(user=annotator, context=sentiment_context, input={"text": f"concurrent {n}"}, target={"label": "neutral"})
             outcomes.append("stored")
         except RateLimited as refused:
             outcomes.append(refused.code)
-        finally:
-            connections.close_all()
 
-    threads = [threading.Thread(target=submit, args=(n,)) for n in range(6)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(60)
+    at_once(submit, 6)
 
     assert sorted(outcomes) == ["daily_cap_reached"] * 3 + ["stored"] * 3
     assert Example.objects.filter(author=annotator).count() == 3

@@ -32,3 +32,18 @@ def test_a_submission_runs_at_most_eleven_statements_on_postgresql(client, annot
     # The test's own transaction turns BEGIN and COMMIT into savepoints, which are not counted.
     sql = [q["sql"] for q in statements if not q["sql"].startswith(("SAVEPOINT", "RELEASE SAVEPOINT"))]
     assert len(sql) <= BUDGET, "\n".join(s[:120] for s in sql)
+
+
+def test_a_submission_with_its_key_adds_only_the_replay_check(client, annotator, sentiment_task, sentiment_context):
+    """The page's form sends a one-time submission key: it is looked up once, before the model
+    runs; a concurrent repeat is caught by the key's unique constraint, not by another query."""
+    client.force_login(annotator)
+    token = token_of(client.get(f"/tasks/{sentiment_task.code}/write/"))
+    assert _submit(client, sentiment_task, token, 0).status_code == 200  # the round's tally rows exist from here on
+    data = {"token": token, "text": "keyed example", "label": "positive", "submission_key": "9a8b7c6d5e4f4a3b2c1d0e9f8a7b6c5d"}
+    with CaptureQueriesContext(connection) as statements:
+        response = client.post(f"/tasks/{sentiment_task.code}/write/submit", data, **HTMX)
+
+    assert response.status_code == 200
+    sql = [q["sql"] for q in statements if not q["sql"].startswith(("SAVEPOINT", "RELEASE SAVEPOINT"))]
+    assert len(sql) <= BUDGET + 1, "\n".join(s[:120] for s in sql)
