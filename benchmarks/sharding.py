@@ -76,8 +76,7 @@ def evaluate(workers: int, *, items: int, shard: int, model: Path, template: Pat
         stack.python(f"ITEMS = {items}\n" + DATA)
         for n in range(workers):
             stack.worker(f"worker-{n}", cache=root / f"cache-{n}", threads=1, queues=("evaluation", "default"))
-        stack.wait_for(lambda: all("Listening on" in stack.log(f"worker-{n}", 200) for n in range(workers)),
-                       timeout=300, what="the workers to listen")
+        stack.wait_listening()
         stack.python(f"MODEL_DIR = {str(model)!r}\n" + REGISTER)
         stack.wait_for(lambda: stack.query("SELECT 1 FROM leaderboard_evaluationrun WHERE status IN ('done', 'failed')"),
                        timeout=3600, every=0.5, what="the run to finish")

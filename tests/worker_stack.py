@@ -114,6 +114,13 @@ class WorkerStack:
         self.workers[name] = process
         return process
 
+    def wait_listening(self, timeout: float = 300) -> None:
+        """Wait until every worker started so far says it listens on its queues (RQ's "Listening
+        on" line in its log), so that work enqueued afterwards is shared among all of them rather
+        than taken by whichever started first. Raises ``AssertionError`` after ``timeout`` s."""
+        self.wait_for(lambda: all("Listening on" in self.log(name, 200) for name in self.workers),
+                      timeout=timeout, what="the workers to listen")
+
     def kill(self, name: str) -> None:
         """SIGKILL a worker and the work horse it forked, as a lost machine would stop them."""
         process = self.workers[name]

@@ -53,10 +53,13 @@ def evaluate_with_workers(root, template, model_dir, n_workers):
     """Register the tiny model on a dataset of ITEMS items, let ``n_workers`` workers evaluate it, return the run."""
     stack = WorkerStack(root, template, EVALUATION_SHARD_ITEMS=str(SHARD))
     try:
-        created = stack.json(f"ITEMS = {ITEMS}\nMODEL_DIR = {str(model_dir)!r}\n" + SETUP)
         caches = [root / f"cache-{n}" for n in range(n_workers)]
         for n, cache in enumerate(caches):
             stack.worker(f"worker-{n}", cache=cache)
+        # Every worker listens before the model's evaluation is queued: one that was still starting
+        # would find the shards already taken by the other.
+        stack.wait_listening()
+        created = stack.json(f"ITEMS = {ITEMS}\nMODEL_DIR = {str(model_dir)!r}\n" + SETUP)
         finished = lambda: stack.query("SELECT status FROM leaderboard_evaluationrun WHERE status IN ('done', 'failed')")
         stack.wait_for(finished, timeout=240, what="the run to finish")
         result = stack.json(RESULTS)
