@@ -18,7 +18,9 @@ What it does:
 3. Overhead: one logged-in annotator (``Annotator``: its session and CSRF cookies, a
    keep-alive connection) submits ``--requests`` examples through the create page's HTMX
    endpoint; after (or before, alternately) each one, this process calls the bare
-   predictor (``tasks.registry.get_predictor``) on the same input. Reports p50 of both
+   predictor (``tasks.registry.get_predictor``) on the same input, on as many torch threads
+   as the server gives one forward (``WEB_TORCH_THREADS``, ``dynabench/wsgi.py``). Each
+   submission carries a new submission key, as the page's form does. Reports p50 of both
    and the p50 of the per-pair difference: the platform's own cost (session, database,
    rate limit, rendering) on top of inference. Target (issue 16): <= 10 ms. It also reports HTTP time
    minus the server's own model time for the same request (the page's ``Server-Timing``
@@ -145,6 +147,9 @@ def setup_django(args, var_dir: Path):
     }
     # The server warms its model; this process migrates a fresh database first, so it must not.
     os.environ.update({name: value for name, value in env.items() if name != "DYNABENCH_WARM_MODELS"})
+    # The bare call runs on as many torch threads as one forward in the web process
+    # (dynabench/wsgi.py: WEB_TORCH_THREADS, default 1), so the two forwards compare like for like.
+    os.environ["OMP_NUM_THREADS"] = os.environ["MKL_NUM_THREADS"] = os.environ.get("WEB_TORCH_THREADS", "1")
     import django
 
     django.setup()
@@ -270,7 +275,8 @@ class Annotator:
         from urllib.parse import urlencode
 
         started = time.perf_counter()
-        body = urlencode({"token": self.token, "text": text, "label": label})
+        # A new one-time submission key each time, as the page's form carries one.
+        body = urlencode({"token": self.token, "text": text, "label": label, "submission_key": secrets.token_hex(16)})
         try:
             self.connection.request("POST", "/tasks/sentiment/write/submit", body=body, headers=self.headers)
             response = self.connection.getresponse()
