@@ -508,13 +508,22 @@ def needs_content_warning(*, user, task: Task, acknowledged: bool) -> bool:
 # --- Examples ---------------------------------------------------------------------------
 
 
+def _replayed_sql() -> str:
+    return hotsql.keyed_id_sql(Example, "author")
+
+
 def _replayed(*, user, submission_key: str) -> Example | None:
-    """The example ``user`` already wrote with ``submission_key``, marked as a repeat (or None)."""
+    """The example ``user`` already wrote with ``submission_key``, marked as a repeat (or None).
+
+    Every submission from the page carries a key, and almost none is a repeat: the look-up is
+    one fixed statement that can use the key's index (``hotsql.keyed_id_sql``); only a repeat
+    loads the example through the ORM."""
     if not submission_key:
         return None
-    example = Example.objects.select_related("round__task", "context", "model").filter(
-        author=user, submission_key=submission_key
-    ).first()
+    row = hotsql.fetch_one(hotsql.statement("annotation.replayed", _replayed_sql), [user.pk, submission_key])
+    if row is None:
+        return None
+    example = Example.objects.select_related("round__task", "context", "model").filter(pk=row[0]).first()
     if example is not None:
         example.replayed, example.inference_s = True, 0.0
     return example

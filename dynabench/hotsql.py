@@ -132,6 +132,19 @@ def insert(instance) -> None:
     post_save.send(sender=model, instance=instance, created=True, update_fields=None, raw=False, using=connection.alias)
 
 
+def keyed_id_sql(model, owner: str, key: str = "submission_key") -> str:
+    """``SELECT id`` of the ``model`` row of one ``owner`` (a user field) with one submission
+    ``key`` (parameters: the owner's id, the key). The submission keys' unique constraints are
+    partial (``UNIQUE (owner, key) WHERE key <> ''``); the statement repeats that condition as a
+    literal, so that a prepared statement's generic plan, made for any key, can use the index.
+    Without it (or with the ``''`` as a parameter, as the ORM writes it), the plan reads every
+    row of the owner: 0.07 ms after 350 examples against 0.01 ms, growing with each one."""
+    return (
+        f"SELECT {column(model, 'id')} FROM {table(model)} WHERE {column(model, owner)} = %s "
+        f"AND {column(model, key)} = %s AND {column(model, key)} <> ''"
+    )
+
+
 def statement(name: str, build: Callable[[], str]) -> str:
     """The SQL text called ``name``, built by ``build()`` the first time it is asked for on this
     database vendor (names are per call site: one name, one shape)."""

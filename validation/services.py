@@ -18,7 +18,7 @@ from django.utils import timezone
 from annotation import counters, crowd, qualification
 from annotation import services as annotation_services
 from annotation.models import CrowdStudy, Example, ValidationState
-from dynabench import idempotency
+from dynabench import hotsql, idempotency
 from dynabench.errors import NotAllowed, RuleError
 from dynabench.ratelimits import count_hit
 from tasks import access, training
@@ -102,11 +102,22 @@ def record_validation(
             expected_state=expected_state, submission_key=submission_key,
         )
     except _KeyTaken:
-        first = Validation.objects.filter(validator=validator, submission_key=submission_key).first()
+        first = _with_key(validator, submission_key)
         if first is None:
             raise RuleError(Code.ALREADY_VALIDATED, "You already validated this example.") from None
         shown = Example.objects.select_related("round__task", "context").get(pk=first.example_id)
         return _replayed(first, example=shown, validator=validator)
+
+
+def _with_key_sql() -> str:
+    return hotsql.keyed_id_sql(Validation, "validator")
+
+
+def _with_key(validator, submission_key: str) -> Validation | None:
+    """The validator's validation with ``submission_key``, or None: one fixed statement that can
+    use the key's index (``hotsql.keyed_id_sql``), then the validation itself if there is one."""
+    row = hotsql.fetch_one(hotsql.statement("validation.with_key", _with_key_sql), [validator.pk, submission_key])
+    return Validation.objects.get(pk=row[0]) if row else None
 
 
 def _record_validation(
@@ -126,7 +137,7 @@ def _record_validation(
             .get(pk=example.pk)
         )
         if submission_key:  # checked under the example's lock: of two requests with one key, one writes
-            first = Validation.objects.filter(validator=validator, submission_key=submission_key).first()
+            first = _with_key(validator, submission_key)
             if first is not None:
                 return _replayed(first, example=example, validator=validator)
         task = example.round.task
