@@ -3,10 +3,10 @@
 Before Django starts (and so before the registry's warm-up thread can import torch), it sets how
 many threads one forward of a model may use in this process: ``WEB_TORCH_THREADS`` from the
 environment, default 1. A web process answers one example per request, on several gunicorn
-threads at once; on the 2-core machine a one-example MiniLM forward took 8.1 ms on one thread
-and 9.2 ms on two, and on two threads it lost another 1.5-2 ms when it ran on a gunicorn thread
-rather than the process's main thread (the team of OpenMP threads is started and synchronised
-per calling thread, around every operation). ``benchmarks/web_torch_threads.py`` measures it.
+threads at once. On the 2-core machine a one-example MiniLM forward took 8.1 ms on one torch
+thread and 9.2 ms on two; on two it lost another 1.5-2 ms when it ran on a thread other than
+the process's main one, as it does on gunicorn's threads (on one thread it did not; we measured
+this, we did not trace why). ``benchmarks/web_torch_threads.py`` runs both side by side.
 Workers (evaluation, training) are not web processes: they keep their own settings.
 """
 
