@@ -58,8 +58,10 @@ TEXTS = [
 ]
 
 
-def parse_args():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def argument_parser(description: str) -> argparse.ArgumentParser:
+    """The options of a benchmark that writes examples over HTTP (this one and
+    ``benchmarks/web_torch_threads.py``): database, Redis, request counts, server shape, limits."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--database-url", default="postgres://postgres@127.0.0.1:5432/h_annotation")
     parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/4")
     parser.add_argument("--requests", type=int, default=200, help="sequential submissions for the overhead figure")
@@ -69,7 +71,11 @@ def parse_args():
     parser.add_argument("--threads", type=int, default=4)
     parser.add_argument("--rate-limit", type=int, default=100_000, help="submissions per annotator per minute")
     parser.add_argument("--daily-cap", type=int, default=1_000_000, help="examples per annotator per day")
-    return parser.parse_args()
+    return parser
+
+
+def parse_args():
+    return argument_parser(__doc__.split("\n\n")[0]).parse_args()
 
 
 def free_port() -> int:

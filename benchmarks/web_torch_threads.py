@@ -17,7 +17,6 @@ as many threads as torch takes when nobody sets it (one per core). Then:
    the other. Reports throughput and p50/p95 of each, and their ratios.
 """
 
-import argparse
 import os
 import statistics
 import sys
@@ -30,22 +29,17 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from benchmarks.annotation import (  # noqa: E402
-    SENTIMENT_LABELS, TEXTS, Annotator, free_port, percentile, prepare, setup_django, start_server, stop_server,
+    SENTIMENT_LABELS, TEXTS, Annotator, argument_parser, free_port, percentile, prepare, setup_django, start_server,
+    stop_server,
 )
 
 
 def parse_args():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--database-url", default="postgres://postgres@127.0.0.1:5432/h_annotation")
-    parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/4")
-    parser.add_argument("--requests", type=int, default=200, help="sequential submissions to each server")
-    parser.add_argument("--annotators", type=int, default=8)
-    parser.add_argument("--duration", type=float, default=20.0, help="seconds of concurrent load on each server")
-    parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--threads", type=int, default=4)
-    args = parser.parse_args()
-    args.rate_limit, args.daily_cap = 1_000_000, 1_000_000
-    return args
+    """``benchmarks/annotation.py``'s options: ``--requests`` go to each server, ``--duration`` is
+    the load on each server (20 s by default)."""
+    parser = argument_parser(__doc__.split("\n\n")[0])
+    parser.set_defaults(duration=20.0)
+    return parser.parse_args()
 
 
 def sequential(servers: dict, users, n: int) -> dict:

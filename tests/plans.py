@@ -6,9 +6,9 @@ from django.db import connection
 
 
 def generic_plan(sql: str, params: list) -> str:
-    """The text of PostgreSQL's generic plan of ``sql`` (``%s`` placeholders, one per item of
-    ``params``): the plan a prepared statement settles on after its first executions
-    (``prepare_threshold`` in the settings), made without looking at the parameters' values.
+    """The text of PostgreSQL's generic plan of ``sql`` (one ``%s`` per item of ``params``): the
+    plan a prepared statement settles on after its first executions (``prepare_threshold`` in
+    the settings), made without looking at the parameters' values.
     Runs inside the caller's transaction (``SET LOCAL``)."""
     numbered = iter(range(1, len(params) + 1))
     prepared = re.sub(r"%s", lambda _: f"${next(numbered)}", sql)
