@@ -5,7 +5,7 @@ for evaluations, ``default`` for the leaderboard), ``manage.py evaluate_model`` 
 inline, tests call them directly. The work is in ``leaderboard/evaluation.py`` (running a
 model on a dataset, the leaderboard cache), ``leaderboard/predictions.py`` (predictions files)
 and ``leaderboard/metrics.py`` (per-tag scores, robustness, fairness); the task kind's metrics
-are its spec's (``tasks/kinds.py``). Their state lives on our own rows:
+are its spec's (``tasks/kinds/``). Their state lives on our own rows:
 
 1. ``evaluate_model(model_id)`` creates or resets one ``EvaluationRun`` per scoring and
    standard dataset and enqueues ``evaluate_run`` for each once the transaction commits.
