@@ -70,8 +70,9 @@ def corpus_scores(hypotheses: list[str], references: list[list[str]]) -> tuple[d
 
     ``references[i]`` lists the reference texts of sentence ``i`` (at least one; sentences may
     have different numbers, passed to sacreBLEU as ``None``-padded streams, signature
-    ``nrefs:var``). An empty corpus scores 0. spBLEU is computed only when ``spbleu_unavailable()`` is None. The
-    signatures are taken after scoring, so they carry the number of references seen.
+    ``nrefs:var``). spBLEU is computed only when ``spbleu_unavailable()`` is None. The
+    signatures are taken after scoring, so they carry the number of references seen; an empty
+    corpus scores 0 and, having no references to count, its signatures say so.
     """
     sacrebleu = _sacrebleu()
     streams = reference_streams(references)
@@ -81,7 +82,10 @@ def corpus_scores(hypotheses: list[str], references: list[list[str]]) -> tuple[d
         metrics["spbleu"] = sacrebleu.BLEU(tokenize=SPBLEU_TOKENIZER)
     scores, signatures = {}, {}
     for name, metric in metrics.items():
-        scores[name] = metric.corpus_score(hypotheses, streams).score / 100.0 if hypotheses else 0.0
+        if not hypotheses:  # sacreBLEU has no signature before it has seen references
+            scores[name], signatures[name] = 0.0, "not computed: no sentences to score"
+            continue
+        scores[name] = metric.corpus_score(hypotheses, streams).score / 100.0
         signatures[name] = str(metric.get_signature())
     if missing is not None:
         signatures["spbleu"] = missing
