@@ -11,7 +11,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from dynabench.errors import RuleError
 from leaderboard import services
-from leaderboard.calculations import METRICS, MISSING_DROP_METRIC
+from leaderboard.calculations import METRICS, MISSING_PER_MODEL
 from leaderboard.error_codes import LeaderboardErrorCode as Code
 from leaderboard.forms import SaveLeaderboardForm, SubmissionForm
 from leaderboard.models import EvaluationRun, LeaderboardConfig, MissingMetric
@@ -43,7 +43,7 @@ def _table_from_request(task: Task, data):
     metric_weights, dataset_weights = parse_weights(data, task=task, datasets=header["datasets"])
     sort = data.get("sort") or "dynascore"
     descending = data.get("dir", "desc") != "asc"
-    missing = data.get("missing_metric") or MISSING_DROP_METRIC
+    missing = data.get("missing_metric") or MISSING_PER_MODEL
     return cached_leaderboard_table(task, header=header, metric_weights=metric_weights, dataset_weights=dataset_weights,
                                     missing_metric=missing, sort=sort, descending=descending)
 
@@ -97,7 +97,7 @@ def save_leaderboard(request, code):
         config = services.save_leaderboard_config(
             user=request.user, task=task, name=form.cleaned_data["name"], description=form.cleaned_data["description"],
             metric_weights=metric_weights, dataset_weights=dataset_weights,
-            missing_metric=form.cleaned_data["missing_metric"] or MISSING_DROP_METRIC, frozen=form.cleaned_data["frozen"],
+            missing_metric=form.cleaned_data["missing_metric"] or MISSING_PER_MODEL, frozen=form.cleaned_data["frozen"],
         )
     except RuleError as error:
         table = leaderboard_table(task)
