@@ -56,16 +56,22 @@ def _context(table, **extra):
     }
 
 
+WEIGHT_PARAMETERS = ("w_", "d_", "missing_metric")
+
+
 @require_http_methods(["GET"])
 def leaderboard(request, code):
-    """The task's leaderboard with weight sliders; query parameters set weights, sort and the missing-metric rule."""
+    """The task's leaderboard: the ranked table first, the weight sliders one click away (a ``<details>``,
+    open when the query sets weights); query parameters set weights, sort and the missing-metric rule."""
     task = _task(code)
+    weights_open = any(key.startswith(WEIGHT_PARAMETERS) for key in request.GET)
     try:
         table = _table_from_request(task, request.GET)
     except RuleError as error:
         table = leaderboard_table(task)
-        return render(request, "leaderboard/leaderboard.html", _context(table, error=error.message, save_form=SaveLeaderboardForm()), status=400)
-    return render(request, "leaderboard/leaderboard.html", _context(table, save_form=SaveLeaderboardForm()))
+        return render(request, "leaderboard/leaderboard.html",
+                      _context(table, error=error.message, save_form=SaveLeaderboardForm(), weights_open=True), status=400)
+    return render(request, "leaderboard/leaderboard.html", _context(table, save_form=SaveLeaderboardForm(), weights_open=weights_open))
 
 
 @require_http_methods(["GET", "POST"])

@@ -405,7 +405,7 @@ def pending_reason(reason: str, row: dict, datasets: list[dict], weighted: dict)
     (``queued``, ``running``, ``failed``, ``stale``: scored on an earlier version, or ``not scheduled``);
     other reasons (a missing metric) are returned as they are."""
     if not reason.startswith("no performance yet"):
-        return reason
+        return f"{reason} (“Models without a metric” is set to list such models here instead of ranking them)"
     lacking = [
         f"{d['name']} ({(row['runs'].get(str(d['id'])) or {}).get('status', 'not scheduled')})"
         for d in datasets if str(d["id"]) in weighted and str(d["id"]) not in row["scores"]

@@ -23,7 +23,7 @@ def test_sliders_that_change_nothing_say_why(page, ranked_sentiment, sentiment_t
     for metric in ("throughput", "memory", "robustness", "fairness"):
         note = page.locator(f"[data-slider-note={metric}]")
         assert note.is_visible(), metric
-        assert "not measured for every ranked model" in note.inner_text()
+        assert "measured for no ranked model" in note.inner_text()
         assert page.locator(f"#w_{metric}").get_attribute("aria-describedby") == f"note_w_{metric}"
     assert page.locator("[data-slider-note=performance]").count() == 0
 
