@@ -175,7 +175,7 @@ class Stability:
         out = []
         if self.single_pair:
             metrics = ", ".join(self.single_pair)
-            out.append(f"only {self.distinct} model{'s' if self.distinct != 1 else ''} with distinct performance "
+            out.append(f"Only {self.distinct} model{'s' if self.distinct != 1 else ''} with distinct performance "
                        f"measure{'s' if self.distinct == 1 else ''} {metrics}, so "
                        f"{'its exchange rate comes' if len(self.single_pair) == 1 else 'their exchange rates come'} "
                        f"from a single pair of models")

@@ -163,6 +163,17 @@ class Table:
     per_model_rule: str = PER_MODEL_RULE
     model_names: dict = field(default_factory=dict)
 
+    @property
+    def left_out(self) -> list[dict]:
+        """The weighted metrics the Dynascore left out, grouped by rule: ``[{"rule", "labels", "explanation"}]``
+        (weight 0 is the user's own choice and not listed)."""
+        groups: dict[str, dict] = {}
+        for r in self.rules:
+            if r["rule"] in (Rule.REFERENCE, Rule.AMRS, Rule.ZERO_WEIGHT):
+                continue
+            groups.setdefault(r["rule"], {"rule": r["rule"], "labels": [], "explanation": r["explanation"]})["labels"].append(r["label"])
+        return list(groups.values())
+
     def stability_reasons(self) -> list[str]:
         """Why the exchange rates are unstable (empty when they are stable), models by name."""
         return self.stability.reasons(lambda pk: self.model_names.get(pk, str(pk)))

@@ -46,7 +46,7 @@ def test_the_api_parts_add_up_to_each_dynascore(two_models, sentiment_task):
         assert sum(v or 0 for v in row["contributions"].values()) == pytest.approx(row["dynascore"])
     assert body["rows"][0]["dynascore"] > 1000  # memory left ÷ a tiny AMRS, for both models alike
     assert body["stability"]["stable"] is False
-    assert "only 2 models with distinct performance" in body["stability"]["reasons"][0]
+    assert "Only 2 models with distinct performance" in body["stability"]["reasons"][0]
     assert body["datasets"][0]["not_applicable"] == ["fairness"]
 
 

@@ -19,7 +19,7 @@ def test_two_models_give_rates_from_a_single_pair():
 
     assert not result.stability.stable
     assert set(result.stability.single_pair) == {"throughput", "memory", "robustness", "fairness"}
-    assert "only 2 models with distinct performance" in result.stability.reasons()[0]
+    assert "Only 2 models with distinct performance" in result.stability.reasons()[0]
     assert result.ranked[0].dynascore > 1000  # memory left / a tiny AMRS: why the page shows gaps instead
 
 
