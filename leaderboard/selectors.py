@@ -49,6 +49,9 @@ METRIC_LABELS = {
 }
 RANK_RESAMPLES = 200  # rank ranges: 2.5th/97.5th percentiles of 200 resamples (CIs use all of them)
 TABLE_CACHE_SECONDS = 3600
+TABLE_CACHE_VERSION = 2
+"""Part of the cache key of ``cached_leaderboard_table``: bump it when ``Table`` or ``Row`` change shape, so
+a Table pickled by the previous code is never read back (2: contributions, stability, not applicable)."""
 METRIC_UNITS = {"performance": "%", "throughput": "ex/s", "memory": "GiB", "robustness": "%", "fairness": "%"}
 
 
@@ -231,8 +234,12 @@ def _not_evaluated_reason(model: dict) -> str:
 
 
 def cache_header(task: Task) -> dict:
-    """``{"datasets", "computed_at"}`` of the task's leaderboard cache (one light query; built when missing)."""
+    """``{"datasets", "computed_at"}`` of the task's leaderboard cache (one light query; built when missing,
+    rebuilt once when it predates the per-dataset ``not_applicable`` metrics)."""
     header = LeaderboardCache.objects.filter(task=task).values("datasets", "computed_at").first()
+    if header is not None and any("not_applicable" not in d for d in header["datasets"]):
+        rebuild_leaderboard(task.pk)  # built before "not applicable" was recorded: once, then never again
+        header = None
     if header is None:
         store = cache_for(task)
         header = {"datasets": store.datasets, "computed_at": store.computed_at}
@@ -252,7 +259,7 @@ def cached_leaderboard_table(task: Task, *, header: dict | None = None, **option
     computed_at = (header or cache_header(task))["computed_at"]
     live = published_models(task)
     digest = hashlib.sha1(json.dumps([options, sorted(live.items())], sort_keys=True, default=str).encode()).hexdigest()
-    key = f"leaderboard-table:{task.pk}:{computed_at.timestamp()}:{digest}"
+    key = f"leaderboard-table:v{TABLE_CACHE_VERSION}:{task.pk}:{computed_at.timestamp()}:{digest}"
     try:
         table = django_cache.get(key)
     except Exception:  # noqa: BLE001 - Redis down: compute instead
