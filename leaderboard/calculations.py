@@ -49,6 +49,14 @@ give an exchange rate |Δx'_m| / Δperf that is mostly noise: the seed sets hold
 item is already 2–6 points. Such a pair makes the exchange rates unstable (:class:`Stability`)."""
 
 
+DOMINANT_SHARE = 10.0
+"""A counted delta metric whose part of the Dynascore is, for every ranked model, more than this many times
+the best performance (in points) dominates the score with a level shared by all: its exchange rate is tiny
+(e.g. the memory of same-sized models differs by a thousandth of a GiB, noise of the measurement), and the
+absolute Dynascores (10,887.97 against 10,858.12 for accuracies of 70.4 and 28.6) say nothing a reader
+can check. Such rates count as unstable (:class:`Stability`)."""
+
+
 def missing_metric_choice(value: str | None) -> str:
     """The missing-metric rule named by ``value`` (None or "": the default, ``per_model``; legacy names
     mapped by ``MISSING_LEGACY``). Raises ``ValueError`` for an unknown name."""
@@ -155,9 +163,10 @@ class Stability:
     """Whether the exchange rates (AMRS) the Dynascore used can be trusted, and if not why.
 
     Unstable when a used delta metric's AMRS comes from fewer than two model pairs (fewer than three
-    models with distinct performance: ``single_pair`` names those metrics), or from a pair whose
+    models with distinct performance: ``single_pair`` names those metrics), from a pair whose
     performance differs by less than ``NEAR_IDENTICAL_POINTS`` (``close_pairs``: ``(model, model,
-    Δperf, metrics)``): |Δx'_m| / Δperf then rests on one or two noisy differences, and a metric
+    Δperf, metrics)``), or is so small that the metric's part exceeds ``DOMINANT_SHARE`` times the best
+    performance for every model (``dominant``): |Δx'_m| / Δperf then rests on one or two noisy differences, and a metric
     that barely varies (the memory of same-sized models) is converted at an extreme rate that adds
     the same thousands of points to every model. ``distinct``: models with distinct performance.
     """
@@ -165,10 +174,11 @@ class Stability:
     single_pair: tuple = ()
     close_pairs: tuple = ()
     distinct: int = 0
+    dominant: tuple = ()  # ((metric, AMRS, smallest part over the models, best performance), ...)
 
     @property
     def stable(self) -> bool:
-        return not self.single_pair and not self.close_pairs
+        return not self.single_pair and not self.close_pairs and not self.dominant
 
     def reasons(self, name=str) -> list[str]:
         """One sentence per cause; ``name(model)`` spells a model."""
@@ -182,6 +192,9 @@ class Stability:
         for a, b, gap, metrics in self.close_pairs:
             out.append(f"{name(a)} and {name(b)} differ by only {gap:.2f} points of performance, so the exchange rate "
                        f"of {', '.join(metrics)} computed from them is extreme")
+        for metric, amrs, least, best in self.dominant:
+            out.append(f"the exchange rate of {metric} (AMRS {amrs:.3g}) turns it into at least {least:,.0f} points for every "
+                       f"model, against a best performance of {best:,.1f}")
         return out
 
 
@@ -423,7 +436,7 @@ def dynascore_array(
         for k, m in enumerate(metrics)
     }
     stability = amrs_stability(oriented, has=has, used=used, metrics=metrics, models=kept_models, reference=p,
-                               delta_cutoff=delta_cutoff)
+                               delta_cutoff=delta_cutoff, contributions=contributions, amrs=amrs)
     return DynascoreResult(
         ranked=ranked, pending=pending, metrics=metric_rules, pairs=int(pairs[p]), metric_names=tuple(metrics),
         dataset_weights={name: float(w) for name, w in zip(dataset_names, dataset_weights)},
@@ -449,12 +462,15 @@ def _pairs_of(perf: np.ndarray, mask: np.ndarray, delta_cutoff: float) -> list[t
 def amrs_stability(
     oriented: np.ndarray, *, has: np.ndarray, used: np.ndarray, metrics: Sequence[str], models: Sequence,
     reference: int, delta_cutoff: float = DELTA_CUTOFF, near_identical: float = NEAR_IDENTICAL_POINTS,
+    contributions: np.ndarray | None = None, amrs: np.ndarray | None = None, dominant_share: float = DOMINANT_SHARE,
 ) -> Stability:
     """Judge the exchange rates of the delta metrics that entered the Dynascore (:class:`Stability`).
 
     ``oriented`` (M, K) and ``has`` (M, K) as in :func:`dynascore_array`; ``used`` (K,) the metrics
-    that entered. Unstable when a used delta metric's AMRS rests on fewer than two pairs, or on a
-    pair whose performance differs by less than ``near_identical`` points.
+    that entered; ``contributions`` (M, K) and ``amrs`` (K,) as computed. Unstable when a used delta
+    metric's AMRS rests on fewer than two pairs, on a pair whose performance differs by less than
+    ``near_identical`` points, or when its part exceeds ``dominant_share`` × the best performance for
+    every model that has it.
     """
     perf = np.nan_to_num(oriented[:, reference]) if len(models) else np.zeros(0)
     few: list[str] = []
@@ -469,10 +485,19 @@ def amrs_stability(
             if pair[2] < near_identical:
                 close.setdefault(pair, []).append(metric)
     distinct = len(_pairs_of(perf, np.ones(len(models), dtype=bool), delta_cutoff)) + (1 if len(models) else 0)
+    dominant = []
+    if contributions is not None and amrs is not None and len(models):
+        best = float(np.max(perf))
+        for k, metric in enumerate(metrics):
+            if k == reference or not used[k] or not has[:, k].any():
+                continue
+            least = float(np.min(np.abs(contributions[has[:, k], k])))
+            if best > 0 and least > dominant_share * best:
+                dominant.append((metric, float(amrs[k]), least, best))
     return Stability(
         single_pair=tuple(few),
         close_pairs=tuple((models[a], models[b], gap, tuple(names)) for (a, b, gap), names in close.items()),
-        distinct=distinct,
+        distinct=distinct, dominant=tuple(dominant),
     )
 
 

@@ -164,7 +164,8 @@ class LeaderboardSerializer(serializers.Serializer):
     rules = serializers.ListField(child=serializers.DictField(), help_text="The Dynascore rule applied per metric (AMRS, edge cases).")
     stability = serializers.DictField(
         help_text="`stable` (bool) and `reasons`: whether the exchange rates (AMRS) rest on at least two model pairs "
-        "whose performance differs by at least one point.",
+        "whose performance differs by at least one point, and no metric adds more than ten times the best performance "
+        "to every model.",
     )
     missing_metric_rule = serializers.CharField(help_text="How models without a metric are ranked, with its source.")
     computed_at = serializers.DateTimeField(allow_null=True)

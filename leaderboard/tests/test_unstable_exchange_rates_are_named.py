@@ -31,3 +31,15 @@ def test_nearly_identical_performance_is_named_with_the_models():
     (a, b, gap, metrics), = result.stability.close_pairs
     assert {a, b} == {"X", "W"} and round(gap, 2) == 0.2 and "memory" in metrics
     assert "differ by only 0.20 points" in result.stability.reasons()[0]
+
+
+def test_a_tiny_exchange_rate_that_dwarfs_performance_is_named_even_with_many_models():
+    # four well-separated models whose memory differs by thousandths of a GiB (same-sized encoders)
+    rows = [ModelScores(name, {"d": scores(perf, 200, mem, 80, 90)})
+            for name, perf, mem in (("a", 70.4, 0.512), ("b", 55.0, 0.511), ("c", 40.0, 0.513), ("d", 28.6, 0.510))]
+    result = dynascore(rows, metric_weights=DEFAULT_METRIC_WEIGHTS, dataset_weights={"d": 1}, memory_gib=16)
+
+    assert not result.stability.single_pair and not result.stability.close_pairs
+    (metric, amrs, least, best), = result.stability.dominant
+    assert metric == "memory" and least > 10 * best == 10 * 70.4
+    assert "the exchange rate of memory" in result.stability.reasons()[0]
