@@ -219,8 +219,9 @@ def published_models(task: Task) -> dict[int, dict]:
     return {m["id"]: m for m in rows}
 
 
-IN_PROGRESS_MODEL = ("unpacking", "training", "queued", "evaluating", "uploaded")
-IN_PROGRESS_RUN = ("queued", "running")
+IN_PROGRESS_MODEL = (MLModel.Status.UNPACKING, MLModel.Status.TRAINING, MLModel.Status.QUEUED, MLModel.Status.EVALUATING)
+"""Model statuses that a job will end by itself (the reaper ends a dead worker's): the page polls only for these."""
+IN_PROGRESS_RUN = (EvaluationRun.Status.QUEUED, EvaluationRun.Status.RUNNING)
 
 
 def _not_evaluated_reason(model: dict) -> str:
