@@ -19,8 +19,6 @@ from django.conf import settings
 from dynabench.errors import NotAllowed, RuleError
 
 TIMEOUT_S = 10
-MTURK_URL = "https://mturk-requester.us-east-1.amazonaws.com"
-MTURK_SANDBOX_URL = "https://mturk-requester-sandbox.us-east-1.amazonaws.com"
 
 
 def _unavailable(platform: str) -> RuleError:
