@@ -2,11 +2,9 @@
 entry, progress and completion.
 
 Views parse and render; the rules are ``annotation/qualification.py`` and
-``annotation/crowd.py``. Quiz answers are scored on the server; the page shows the score,
-never which answer was gold.
+``annotation/crowd.py``. Quiz answers are scored on the server; the page says pass or fail,
+never a score or which answer was gold.
 """
-
-import uuid
 
 from django import forms
 from django.contrib.auth import login
@@ -19,7 +17,7 @@ from django.views.decorators.http import require_POST
 from csp.decorators import csp_update
 
 from annotation import crowd, qualification
-from annotation.models import CrowdStudy, CrowdWorker
+from annotation.models import CrowdStudy, CrowdWorker, QuizAttempt
 from dynabench import backends
 from dynabench.errors import RuleError
 from dynabench.proxies import client_ip
@@ -71,12 +69,14 @@ class QuizForm(forms.Form):
 
 
 def qualification_page(request, code):
-    """GET: the task's instructions and quiz (or where the worker stands); POST: score an attempt.
+    """GET: the task's instructions and this attempt's questions (drawn from the pool, the same
+    on reload), or where the worker stands; POST: score the attempt and say pass or fail, never
+    a score or which answers were wrong.
 
     A refused attempt (an unanswered item, unread instructions) answers 400 with the message
-    and the answers kept; no attempts left or already passed answers 403. A double-submitted
-    form (the same one-time key) counts once. Owners, and tasks without a qualification, go
-    straight on to ``next``.
+    and the answers kept; no attempts left or already passed answers 403, a cool-off or the
+    quiz's hourly limit 429. A double-submitted form (the same one-time key) counts once.
+    Owners, and tasks without a qualification, go straight on to ``next``.
     """
     if not request.user.is_authenticated:
         return redirect_to_login(request.get_full_path())
@@ -85,27 +85,37 @@ def qualification_page(request, code):
     after = _next(request, reverse("annotation:create", args=[task.code]))
     if found is None or task.is_owner(request.user):
         return redirect(after)
-    items = qualification.quiz_items(found)
-    error, status_code, attempt = None, 200, None
-    form = None
+    error, status_code, attempt, form = None, 200, None, None
     if request.method == "POST":
-        form = QuizForm(request.POST, task=task, items=items)
-        if not form.is_valid():
-            error, status_code = "The quiz form was incomplete; reload the page and try again.", 400
+        key = str(request.POST.get("key") or "")[: qualification.MAX_KEY]
+        posted = QuizAttempt.objects.filter(qualification=found, user=request.user, key=key).first() if key else None
+        if posted is None:
+            error, status_code = "This quiz form is out of date; reload the page for your questions.", 400
         else:
-            try:
-                attempt = qualification.submit_attempt(
-                    user=request.user, qualification=found, answers=form.answers(),
-                    key=form.cleaned_data["key"], read_instructions=form.cleaned_data["read_instructions"],
-                )
-            except RuleError as exc:
-                error, status_code = exc.message, exc.status_code
-    if error is None:
-        form = QuizForm(task=task, items=items, initial={"key": uuid.uuid4().hex})
+            form = QuizForm(request.POST, task=task, items=qualification.attempt_items(posted))
+            if not form.is_valid():
+                error, status_code = "The quiz form was incomplete; answer every question.", 400
+            else:
+                try:
+                    attempt = qualification.submit_attempt(
+                        user=request.user, qualification=found, answers=form.answers(),
+                        key=form.cleaned_data["key"], read_instructions=form.cleaned_data["read_instructions"],
+                    )
+                except RuleError as exc:
+                    error, status_code = exc.message, exc.status_code
+    state = qualification.status(user=request.user, qualification=found)
+    refusal = None
+    if attempt is None and form is None and not state.passed:
+        try:
+            opened = qualification.open_attempt(user=request.user, qualification=found)
+        except RuleError as exc:
+            refusal = exc.message
+            status_code = exc.status_code if request.method == "GET" else status_code
+        else:
+            form = QuizForm(task=task, items=qualification.attempt_items(opened), initial={"key": opened.key})
     return render(request, "annotation/qualification.html", {
-        "task": task, "qualification": found, "form": form, "rows": form.rows(),
-        "state": qualification.status(user=request.user, qualification=found),
-        "attempt": attempt, "error": error, "next": after,
+        "task": task, "qualification": found, "form": form, "rows": form.rows() if form is not None and attempt is None else [],
+        "state": state, "attempt": attempt, "error": error, "refusal": refusal, "next": after,
     }, status=status_code)
 
 

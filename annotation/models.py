@@ -254,6 +254,10 @@ class Qualification(models.Model):
     attempts_per_hour = models.PositiveIntegerField(
         default=60, help_text="Attempts by all workers together per clock hour (0: no limit): unlimited identities stay limited."
     )
+    retire_after_passes = models.PositiveIntegerField(
+        default=1, help_text="A question leaves the pool once it was in this many passed attempts (0: never): "
+        "what a pass reveals is never asked again.",
+    )
     grants_validator = models.BooleanField(default=True, help_text="Passing also grants the validator role on the task.")
     active = models.BooleanField(default=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -273,12 +277,15 @@ class QuizItem(models.Model):
     """One quiz question: ``input`` holds every field shown (context and example fields, e.g.
     ``{"prompt", "text"}`` or ``{"passage", "question"}``); ``answer`` is the gold target in the
     task's stored shape (``{"label"}`` or ``{"answers": [{"text", "answer_start"}]}``), checked
-    with the task kind's ``clean_target``. ``answer`` never leaves the server."""
+    with the task kind's ``clean_target``. ``answer`` never leaves the server. ``passes``: the
+    passed attempts it was drawn in (a pass tells the worker their answers were mostly right,
+    so the question retires after ``Qualification.retire_after_passes`` of them)."""
 
     qualification = models.ForeignKey(Qualification, on_delete=models.CASCADE, related_name="items")
     position = models.PositiveIntegerField(default=0)
     input = models.JSONField(default=dict)
     answer = models.JSONField(default=dict)
+    passes = models.PositiveIntegerField(default=0, help_text="Passed attempts this question was in.")
 
     class Meta:
         ordering = ["qualification", "position", "id"]
