@@ -9,6 +9,11 @@ verdict kept on the server. The validator's answer is a gold check (a ``Validati
 recomputes the validator's accuracy on the task's gold items; below
 ``gold_accuracy_threshold`` over at least ``gold_min_answers`` checks their votes stop counting
 (``services.apply_standing`` recomputes the consensus of the examples they voted on).
+
+New crowd workers start on probation: a paid worker's votes count only once they have answered
+``gold_min_answers`` gold checks at ``gold_accuracy_threshold`` or better, and the queue serves
+them gold items first until then. Before that, a few fresh accounts could settle an example
+between themselves.
 """
 
 import random
@@ -18,7 +23,7 @@ from django.db import connection
 from django.db.models import Count, Exists, F, OuterRef, Q
 from django.utils import timezone
 
-from annotation.models import Example, ValidationState
+from annotation.models import CrowdWorker, Example, ValidationState
 from dynabench.errors import NotAllowed, RuleError
 from validation.calculations import ConsensusPolicy
 from validation.models import GoldAssignment, GoldItem, Validation, ValidatorStanding
@@ -68,7 +73,7 @@ def present(example: Example, *, validator, served_at, lease) -> Example:
 
 
 def serve(*, validator, round, lease, exclude_ids=(), draw=None) -> Example | None:
-    """With probability ``gold_rate``, hand ``validator`` a gold item of ``round`` they have not
+    """With probability ``gold_rate`` (always, while ``validator`` is a crowd worker on probation), hand ``validator`` a gold item of ``round`` they have not
     seen (not their own example, not one they validated, not skipped), recorded as a
     ``GoldAssignment``; return its example presented as pending (``present``), or None.
 
@@ -78,6 +83,8 @@ def serve(*, validator, round, lease, exclude_ids=(), draw=None) -> Example | No
     item meanwhile inserts nothing), then reads the example: two round trips.
     """
     rate = float(round.task.config.get("gold_rate", 0.0))
+    if on_probation(task=round.task, validator=validator):
+        rate = 1.0
     if rate <= 0 or (random.random() if draw is None else draw) >= rate:
         return None
     judged = Validation.objects.filter(example_id=OuterRef("example_id"), validator=validator)
@@ -149,9 +156,36 @@ def give_back(*, example, validator) -> bool:
 # --- standing ----------------------------------------------------------------------------------
 
 
+def is_crowd_worker(validator) -> bool:
+    """True when ``validator`` is a paid-crowd account (``annotation.models.CrowdWorker``)."""
+    return CrowdWorker.objects.filter(user_id=validator.pk).exists()
+
+
 def is_excluded(*, task, validator) -> bool:
-    """True when ``validator``'s votes on ``task`` do not count (gold accuracy below the threshold)."""
-    return ValidatorStanding.objects.filter(task=task, validator=validator, excluded=True).exists()
+    """True when ``validator``'s votes on ``task`` do not count: gold accuracy below the threshold,
+    or a crowd worker still on probation (no standing yet counts as probation for them)."""
+    standing = ValidatorStanding.objects.filter(task=task, validator=validator).values_list("excluded", flat=True).first()
+    if standing is not None:
+        return standing
+    return is_crowd_worker(validator)
+
+
+def on_probation(*, task, validator) -> bool:
+    """True when ``validator`` is a crowd worker who has not yet answered the task's
+    ``gold_min_answers`` gold checks at its ``gold_accuracy_threshold``."""
+    if not is_crowd_worker(validator):
+        return False
+    standing = ValidatorStanding.objects.filter(task=task, validator=validator).first()
+    settings = GoldSettings.of(task)
+    return standing is None or standing.answered < settings.min_answers or (standing.accuracy or 0) < settings.threshold
+
+
+def excluded_for(*, answered: int, correct: int, settings: GoldSettings, crowd: bool) -> bool:
+    """Whether votes stop counting: at least ``min_answers`` checks and accuracy below
+    ``threshold``; for a crowd worker also fewer than ``min_answers`` checks (probation)."""
+    if answered < settings.min_answers:
+        return crowd
+    return correct / answered < settings.threshold
 
 
 def gold_score(*, task, validator) -> tuple[int, int]:
@@ -166,25 +200,30 @@ def update_standing(*, task, validator) -> ValidatorStanding | None:
     """Recompute ``validator``'s gold accuracy on ``task`` and whether their votes count.
 
     Excluded when ``answered >= min_answers`` and ``correct / answered < threshold``
-    (``GoldSettings``); reinstated when the accuracy is back at or above the threshold.
+    (``GoldSettings``), and a crowd worker while ``answered < min_answers`` (``excluded_for``);
+    reinstated when the accuracy is back at or above the threshold.
     Call inside a transaction. Returns the standing when ``excluded`` changed (the caller
     recomputes consensus: ``services.apply_standing``), else None.
     """
     settings = GoldSettings.of(task)
+    crowd = is_crowd_worker(validator)
     answered, correct = gold_score(task=task, validator=validator)
-    ValidatorStanding.objects.get_or_create(task=task, validator=validator)
+    ValidatorStanding.objects.get_or_create(task=task, validator=validator, defaults={"excluded": crowd})
     standing = ValidatorStanding.objects.select_for_update().get(task=task, validator=validator)
-    excluded = answered >= settings.min_answers and correct / answered < settings.threshold
+    excluded = excluded_for(answered=answered, correct=correct, settings=settings, crowd=crowd)
     changed = excluded != standing.excluded
     standing.answered, standing.correct, standing.excluded = answered, correct, excluded
+    if excluded and answered < settings.min_answers:
+        standing.reason = (f"New crowd worker on probation: {correct} of {answered} gold checks right; votes count after "
+                           f"{settings.min_answers} at {settings.threshold:.0%} or better.")
     if changed:
         now = timezone.now()
         standing.changed_at = now
-        verb = "Votes stopped counting" if excluded else "Votes count again"
+        verb = "Votes stopped counting" if excluded else "Votes count"
         standing.reason = (
             f"{verb} on {now:%Y-%m-%d %H:%M} UTC: {correct} of {answered} gold checks right "
             f"({correct / answered:.0%}), {'below' if excluded else 'at or above'} the task's threshold of {settings.threshold:.0%}."
-        )
+        ) if answered else standing.reason
     standing.save()
     return standing if changed else None
 

@@ -45,3 +45,16 @@ def mturk_url(study, worker, assignment=None, *, hit=None, token=None) -> str:
     params = {"workerId": worker, "assignmentId": assignment or mturk_id(worker, "3A"),
               "hitId": hit or study.platform_study_id, "token": study.entry_token if token is None else token}
     return f"{entry_path(study)}?{urlencode({k: v for k, v in params.items() if v != ''})}"
+
+
+def enter(study: CrowdStudy, worker_id: str, session: str, *, address: str = "192.0.2.1"):
+    """Enter ``study`` as ``worker_id`` in platform session ``session`` from ``address`` through
+    ``crowd.enter`` (the throttles off: for tests that set up workers, not those that attack
+    the entry); returns the ``CrowdSession``."""
+    from django.test import override_settings
+
+    from annotation import crowd
+
+    entry = crowd.Entry(worker_id=worker_id, session=session, study=study.platform_study_id, token=study.entry_token)
+    with override_settings(CROWD_ENTRIES_PER_ADDRESS_PER_HOUR=0, CROWD_ENTRIES_PER_STUDY_PER_MINUTE=0):
+        return crowd.enter(study=study, entry=entry, address=address).session
