@@ -296,10 +296,12 @@ def collusion_flags(
     checks); ``gold_checks``: ``(validator_id, right)`` per gold check answered.
 
     For each pair with at least ``min_shared`` examples in common: ``pair_agreement`` = share
-    of those examples where their labels match. Each validator's baseline agreement pools
-    their gold checks (right or not) with every comparison against validators other than the
-    partner on the same examples (same label or not). Flagged when ``pair_agreement >=
-    min_pair_agreement`` and ``pair_agreement - max(baseline_a, baseline_b) >= margin``. A
+    of those examples where their labels match. Each validator's baseline is the higher of
+    their gold accuracy and their agreement with validators other than the partner on the same
+    examples (each where defined), so a validator who matches gold is never flagged for
+    agreeing with another who does. Flagged when ``pair_agreement >= min_pair_agreement`` and
+    ``pair_agreement - max(baseline_a, baseline_b) >= margin``: the pair agrees far more with
+    each other than either does with gold or with others. A
     validator with no comparison outside the pair has baseline 0 (nothing vouches for them).
     Sorted by the gap, largest first. Pure: no ORM.
 
@@ -338,9 +340,10 @@ def collusion_flags(
         same_by_validator[v] += with_other_same[(v, _other)]
 
     def baseline(v: int, partner: int) -> tuple[float, int]:
-        total = totals_by_validator[v] - with_other_total[(v, partner)] + gold_total[v]
-        same = same_by_validator[v] - with_other_same[(v, partner)] + gold_right[v]
-        return (same / total if total else 0.0), total
+        others_total = totals_by_validator[v] - with_other_total[(v, partner)]
+        others_same = same_by_validator[v] - with_other_same[(v, partner)]
+        rates = [same / total for same, total in ((others_same, others_total), (gold_right[v], gold_total[v])) if total]
+        return (max(rates) if rates else 0.0), others_total + gold_total[v]
 
     flags = []
     for (a, b), shared in pair_total.items():

@@ -20,12 +20,12 @@ import random
 from dataclasses import dataclass
 
 from django.db import connection
-from django.db.models import Count, Exists, F, OuterRef, Q
+from django.db.models import BooleanField, Count, Exists, ExpressionWrapper, F, OuterRef, Q
 from django.utils import timezone
 
 from annotation.models import CrowdWorker, Example, ValidationState
 from dynabench.errors import NotAllowed, RuleError
-from validation.calculations import ConsensusPolicy
+from validation.calculations import ConsensusPolicy, collusion_flags
 from validation.models import GoldAssignment, GoldItem, Validation, ValidatorStanding
 
 DEFAULT_THRESHOLD = 0.7
@@ -281,4 +281,29 @@ def gold_report(task) -> dict:
         "items": list(items),
         "standings": standings,
         "excluded": sum(1 for s in standings if s.excluded),
+        "collusion": collusion_report(task),
     }
+
+
+#: At most this many recent votes of a task are read for the collusion check (a page's budget).
+COLLUSION_VOTES = 20000
+
+
+def collusion_report(task) -> list[dict]:
+    """Pairs of validators of ``task`` who agree with each other far more often than with gold or
+    with others (``calculations.collusion_flags`` over the latest ``COLLUSION_VOTES`` user votes
+    and every gold check): ``[{"a", "b" (usernames), "shared", "pair_agreement", "baseline"}]``.
+    For the owner: a flag is a reason to look, not a verdict."""
+    from django.contrib.auth import get_user_model
+
+    votes = list(
+        Validation.objects.filter(example__round__task=task, mode=Validation.Mode.USER, gold_check=False)
+        .order_by("-id").values_list("example_id", "validator_id", "label")[:COLLUSION_VOTES]
+    )
+    checks = Validation.objects.filter(example__round__task=task, gold_check=True).annotate(
+        right=ExpressionWrapper(Q(label=F("example__gold__verdict")), output_field=BooleanField())
+    ).values_list("validator_id", "right")
+    flags = collusion_flags(votes, list(checks))
+    names = dict(get_user_model().objects.filter(pk__in={f.a for f in flags} | {f.b for f in flags}).values_list("pk", "username"))
+    return [{"a": names.get(f.a, f.a), "b": names.get(f.b, f.b), "shared": f.shared,
+             "pair_agreement": f.pair_agreement, "baseline": f.baseline} for f in flags]

@@ -3,7 +3,9 @@
 Accepted examples come from the one validated-example selector
 (``selectors.validated_queryset``, the same the round's datasets are built from); accepted
 validations are the worker's votes that count toward consensus (``Validation.counts``: not
-gold checks, not votes of a validator below the gold threshold). Amounts:
+gold checks, not votes of a validator below the gold threshold or on probation, not a second
+vote of one person, ``validation/identity.py``) on an example that settled the way they voted
+(a vote on a pending or retracted example, or against the outcome, is not paid). Amounts:
 ``calculations.worker_pay`` with the round's ``RoundPay``.
 
 Files (the task owner's only; they carry the platform worker ids the platforms need to pay):
@@ -27,13 +29,19 @@ from decimal import Decimal
 from django.db import transaction
 from django.db.models import Count, Q
 
-from annotation.models import CrowdSession, CrowdStudy
+from annotation.models import CrowdSession, CrowdStudy, ValidationState
 from dynabench.errors import NotAllowed, RuleError
-from validation.calculations import worker_pay
+from validation.calculations import CORRECT, FLAGGED, INCORRECT, worker_pay
 from validation.models import RoundPay, Validation
 from validation.selectors import validated_queryset
 
 MAX_AMOUNT = Decimal("1000")
+#: An accepted validation: a counted vote on a settled example that agrees with how it settled.
+_AGREES_WITH_OUTCOME = (
+    Q(label=CORRECT, example__validation_state=ValidationState.VERIFIED_CORRECT)
+    | Q(label=INCORRECT, example__validation_state=ValidationState.VERIFIED_INCORRECT)
+    | Q(label=FLAGGED, example__validation_state=ValidationState.FLAGGED)
+)
 #: Characters that make a spreadsheet read a cell as a formula (OWASP "CSV Injection").
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
@@ -124,7 +132,8 @@ def pay_rows(round, *, platform: str) -> list[PayRow]:
     }
     validations = dict(
         Validation.objects.filter(
-            example__round=round, validator_id__in=users, mode=Validation.Mode.USER, counts=True, gold_check=False
+            _AGREES_WITH_OUTCOME, example__round=round, example__retracted=False, validator_id__in=users,
+            mode=Validation.Mode.USER, counts=True, gold_check=False,
         )
         .order_by()
         .values_list("validator_id")

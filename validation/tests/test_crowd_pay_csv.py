@@ -21,6 +21,8 @@ def paid_round(sentiment_task, owner, annotator):
     non-fooling one (validated correct for even i), and validates 3 examples of the annotator;
     worker 19's votes were discounted (below the gold threshold)."""
     round = sentiment_task.current_round()
+    sentiment_task.config = {**sentiment_task.config, "validations_needed": 1}  # each vote settles its example
+    sentiment_task.save()
     study = CrowdStudy.objects.create(round=round, platform="prolific", required=2, completion_code="C0DE", platform_study_id="ST1")
     validator_group = Group.objects.get(name="validator")
     workers = []
