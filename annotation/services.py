@@ -319,7 +319,7 @@ def clean_example_input(*, task: Task, context: Context, input: dict) -> dict:
 def clean_target(*, task: Task, example_input: dict, target) -> dict:
     """Return the annotator's target in its stored shape, or raise ``RuleError`` saying what to fix.
 
-    The task's spec decides (``tasks/kinds.py``, ``clean_target``). Classification:
+    The task's spec decides (``tasks/kinds/``, ``clean_target``). Classification:
     ``{"label": <one of task.labels>}`` (aliases are accepted and normalised). Extractive QA:
     ``{"answers": [{"text", "answer_start"}]}`` with exactly one answer that is a span of the
     passage (surrounding whitespace of the selection is trimmed and the start moved accordingly).
@@ -581,7 +581,7 @@ def create_example(
        ``clean_target``); ``metadata`` may hold the task's explanation fields only.
     3. The per-user submission rate (``check_submission_rate``) is checked before the model runs.
     4. The round's model in the loop (``model_in_loop``: with several, the round's rule picks one) answers through the registry; the
-       server decides ``model_wrong`` (the task spec's ``model_wrong``, ``tasks/kinds.py``).
+       server decides ``model_wrong`` (the task spec's ``model_wrong``, ``tasks/kinds/``).
     5. In one transaction: the daily cap (``daily_example_cap`` per user per task, a day in
        ``settings.TIME_ZONE``, retracted examples included; counted in the author's
        ``AuthorDayTally``, whose row stays locked until the transaction ends), the example

@@ -224,7 +224,7 @@ def _evaluate(owner: DynabenchClient, model_ids: list[int], processes, *, admin:
     """Publish each model (API: its owner, or the admin for the platform's own seed model), queue its evaluation job (as the admin's "re-evaluate" action
     does), wait until the worker has finished a run queued since then on every scoring and
     standard dataset, and return each model as ``GET /api/v1/models/{id}`` reports it."""
-    from leaderboard.jobs import enqueue_evaluation
+    from leaderboard.queueing import enqueue_evaluation
 
     since = timezone.now().isoformat()
     owner_id = owner.me()["id"]

@@ -8,7 +8,8 @@ from django.urls import path, reverse
 
 from dynabench.admin_tools import OwnerScopedAdmin, scope_to_owner
 from dynabench.errors import RuleError
-from leaderboard.jobs import enqueue_evaluation, recompute_leaderboard
+from leaderboard.jobs import recompute_leaderboard
+from leaderboard.queueing import enqueue_evaluation
 from leaderboard.models import EvaluationRun, LeaderboardCache, LeaderboardConfig
 from leaderboard.services import register_model_directory
 from tasks.models import Task

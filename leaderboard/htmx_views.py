@@ -10,7 +10,7 @@ from django.utils.html import format_html
 from django.views.decorators.http import require_http_methods, require_POST
 
 from dynabench.errors import RuleError
-from leaderboard import services
+from leaderboard import archives, services
 from leaderboard.calculations import METRICS, MISSING_DROP_METRIC
 from leaderboard.error_codes import LeaderboardErrorCode as Code
 from leaderboard.forms import SaveLeaderboardForm, SubmissionForm
@@ -195,7 +195,7 @@ def submit(request, code):
         "task": task, "form": form, "example_uid": example_uid or "item-uid",
         "field": task.spec.prediction_field,
         "example_value": (task.labels[0] if task.labels else "the answer span"),
-        "max_mib": services.max_archive_bytes() // services.MiB, "allowance": services.submission_allowance(request.user),
+        "max_mib": archives.max_archive_bytes() // archives.MiB, "allowance": services.submission_allowance(request.user),
         "pool": task.spec.training_pool(task.config), "budget": task.spec.selection_budget(task.config),
     }, status=status)
 

@@ -5,7 +5,7 @@ for evaluations, ``default`` for the leaderboard), ``manage.py evaluate_model`` 
 inline, tests call them directly. The work is in ``leaderboard/evaluation.py`` (running a
 model on a dataset, the leaderboard cache), ``leaderboard/predictions.py`` (predictions files)
 and ``leaderboard/metrics.py`` (per-tag scores, robustness, fairness); the task kind's metrics
-are its spec's (``tasks/kinds.py``). Their state lives on our own rows:
+are its spec's (``tasks/kinds/``). Their state lives on our own rows:
 
 1. ``evaluate_model(model_id)`` creates or resets one ``EvaluationRun`` per scoring and
    standard dataset and enqueues ``evaluate_run`` for each once the transaction commits.
@@ -24,136 +24,31 @@ are its spec's (``tasks/kinds.py``). Their state lives on our own rows:
 6. ``unpack_model(model_id)`` unpacks a submitted archive waiting in the storage
    (``leaderboard/unpacking.py``), then schedules the model's evaluation.
 
-Jobs are enqueued by their dotted path here (``leaderboard.jobs.<name>``), so the modules
-doing the work never import this one.
+Jobs are enqueued by their dotted path (``leaderboard.jobs.<name>``) from
+``leaderboard/queueing.py``, so the modules doing the work never import this one.
 """
 
 from __future__ import annotations
 
 import logging
 import time
-import uuid
 
 from django.conf import settings
 from django.db import transaction
-from django.utils import timezone
 from redis.exceptions import RedisError
-from rq import Callback, get_current_job
+from rq import get_current_job
 
 from dynabench.errors import RuleError
-from leaderboard import evaluation, sharding
-from leaderboard.models import EvaluationRun, EvaluationShard
+from leaderboard import evaluation, sharding, unpacking
+from leaderboard.models import EvaluationRun
+from leaderboard import queueing
+from leaderboard.queueing import enqueue_merge, enqueue_recompute, enqueue_run, enqueue_shard
 from tasks import artefacts, training
 from tasks.models import MLModel
 
 logger = logging.getLogger(__name__)
 
 Status = EvaluationRun.Status
-
-
-# --- enqueueing --------------------------------------------------------------------------
-
-
-def _queue(name: str):
-    import django_rq
-
-    return django_rq.get_queue(name)
-
-
-def enqueue_evaluation(model_id: int) -> None:
-    """Put ``evaluate_model(model_id)`` on the ``evaluation`` queue."""
-    _queue("evaluation").enqueue(evaluate_model, model_id)
-
-
-def _on_failure() -> Callback:
-    return Callback("leaderboard.reaper.on_job_failure")
-
-
-def enqueue_run(run_id: int) -> None:
-    """Put ``evaluate_run(run_id)`` on the ``evaluation`` queue and remember the job id on the run.
-
-    The job id is chosen here: inside a transaction django-rq defers the enqueue to the
-    commit and returns no job, so the id cannot come from the queue's answer. When Redis is
-    down the run stays ``queued`` and the reaper enqueues it again (``leaderboard/reaper.py``).
-    """
-    job_id = f"evaluate-run-{run_id}-{uuid.uuid4().hex[:12]}"
-    EvaluationRun.objects.filter(pk=run_id, status=Status.QUEUED).update(job_id=job_id)
-    try:
-        _queue("evaluation").enqueue(evaluate_run, run_id, job_id=job_id, on_failure=_on_failure())
-    except RedisError as error:
-        logger.warning("run %s stays queued without a job (the reaper retries): %s", run_id, error)
-
-
-def enqueue_shard(shard_id: int) -> None:
-    """Put ``evaluate_shard(shard_id)`` on the ``evaluation`` queue, remembering the job id on the shard."""
-    job_id = f"evaluate-shard-{shard_id}-{uuid.uuid4().hex[:12]}"
-    EvaluationShard.objects.filter(pk=shard_id, status=Status.QUEUED).update(job_id=job_id)
-    try:
-        _queue("evaluation").enqueue(evaluate_shard, shard_id, job_id=job_id, on_failure=_on_failure())
-    except RedisError as error:
-        logger.warning("shard %s stays queued without a job (the reaper retries): %s", shard_id, error)
-
-
-def enqueue_merge(run_id: int) -> None:
-    """Put ``merge_shards(run_id)`` on the ``evaluation`` queue."""
-    _queue("evaluation").enqueue(merge_shards, run_id, job_id=f"merge-run-{run_id}-{uuid.uuid4().hex[:12]}",
-                                 on_failure=_on_failure())
-
-
-def enqueue_selection_training(model_id: int) -> None:
-    """Put ``train_selection(model_id)`` on the ``training`` queue."""
-    _queue("training").enqueue(train_selection, model_id, job_timeout=3600, description=f"train selection model {model_id}")
-
-
-def enqueue_unpack(model_id: int) -> None:
-    """Put ``unpack_model(model_id)`` on the ``evaluation`` queue and remember the job id on the model.
-
-    The ``evaluation`` queue: unpacking moves artefact-sized data (the archive from the storage,
-    the weights to disk, the artefact back to the storage) like an evaluation, within the same
-    one-hour timeout, on the workers sized for that; the ``default`` queue's short jobs (the
-    reaper, leaderboard recomputes) never wait behind gigabytes of I/O. Only the job whose id is
-    recorded unpacks (``unpacking.unpack``); when Redis is down the model stays ``unpacking``
-    and the reaper enqueues it again (``leaderboard/reaper.py``).
-    """
-    job_id = f"unpack-model-{model_id}-{uuid.uuid4().hex[:12]}"
-    MLModel.objects.filter(pk=model_id, status=MLModel.Status.UNPACKING).update(unpack_job_id=job_id, updated_at=timezone.now())
-    try:
-        _queue("evaluation").enqueue(unpack_model, model_id, job_id=job_id, on_failure=_on_failure(),
-                                     description=f"unpack the archive of model {model_id}")
-    except RedisError as error:
-        logger.warning("model %s stays unpacking without a job (the reaper retries): %s", model_id, error)
-
-
-def enqueue_recompute(task_id: int) -> None:
-    """Put ``recompute_leaderboard(task_id)`` on the ``default`` queue, unless one for the task is
-    queued and not started yet: it will read these results too, so twenty evaluation jobs that
-    end together rebuild the leaderboard once or twice, not twenty times. The queued job's id is
-    kept in Redis (``_recompute_marker``); a lost marker or a race costs one more rebuild (the
-    job is idempotent), never a missed one."""
-    from rq.exceptions import NoSuchJobError
-    from rq.job import Job, JobStatus
-
-    queue = _queue("default")
-    marker = _recompute_marker(task_id)
-    try:
-        queued = queue.connection.get(marker)
-        if queued and Job.fetch(queued.decode(), connection=queue.connection).get_status() == JobStatus.QUEUED:
-            return
-    except NoSuchJobError:
-        logger.debug("the marked leaderboard job of task %s is gone (ran and expired, or the queue was emptied)", task_id)
-    except RedisError as error:
-        logger.warning("enqueueing the leaderboard of task %s without checking for a queued one: %s", task_id, error)
-    job_id = f"recompute-leaderboard-{task_id}-{uuid.uuid4().hex[:12]}"
-    queue.enqueue(recompute_leaderboard, task_id, job_id=job_id)
-    try:
-        queue.connection.set(marker, job_id, ex=24 * 3600)
-    except RedisError as error:
-        logger.warning("the queued leaderboard job of task %s is not marked: %s", task_id, error)
-
-
-def _recompute_marker(task_id: int) -> str:
-    """Redis key holding the id of the last ``recompute_leaderboard`` job enqueued for the task."""
-    return f"dynabench:leaderboard:recompute-job:{task_id}"
 
 
 # --- entry points ------------------------------------------------------------------------
@@ -257,7 +152,7 @@ def _drop_queued_job(job_id: str) -> None:
     from rq.job import Job
 
     try:
-        Job.fetch(job_id, connection=_queue("evaluation").connection).delete(remove_from_queue=True)
+        Job.fetch(job_id, connection=queueing.queue("evaluation").connection).delete(remove_from_queue=True)
     except NoSuchJobError:
         pass  # already gone (run, or never enqueued)
     except RedisError as error:
@@ -294,8 +189,6 @@ def unpack_model(model_id: int) -> str:
     (``leaderboard.unpacking.unpack``); return a one-line summary. Idempotent: a model no longer
     ``unpacking`` is skipped. A refused archive (a damaged member, weights larger than declared,
     a bad config) leaves the model ``failed`` with the reason, nothing on disk or in the storage."""
-    from leaderboard import unpacking  # it imports leaderboard.services, which imports this module
-
     current = get_current_job()
     return unpacking.unpack(model_id, job_id=current.id if current is not None else None)
 

@@ -2,7 +2,7 @@
 fairness, and the per-item results stored on a run for bootstrap intervals.
 
 The metrics themselves (accuracy, macro-F1, SQuAD F1/EM) and the per-item scores are the task
-kind's (``task.spec.score``, ``tasks/kinds.py``). Robustness and fairness follow Dynaboard
+kind's (``task.spec.score``, ``tasks/kinds/``). Robustness and fairness follow Dynaboard
 (Ma et al., NeurIPS 2021): the performance metric of the model's predictions on perturbed
 inputs measured against its own predictions on the originals, over the items that had a
 perturbation (``leaderboard/perturbations.py``).

@@ -31,7 +31,7 @@ import logging
 from django.conf import settings
 from django.db import transaction
 
-from leaderboard import evaluation, jobs, sharding, unpacking
+from leaderboard import evaluation, jobs, queueing, sharding, unpacking
 from leaderboard.models import EvaluationRun, EvaluationShard
 from tasks import recovery
 
@@ -100,7 +100,7 @@ def reap(*, now=None) -> str:
 def _reap_runs(now) -> str:
     summary, requeued = evaluation.reset_stale_runs(now=now)
     for pk in requeued:
-        transaction.on_commit(lambda pk=pk: jobs.enqueue_run(pk))
+        transaction.on_commit(lambda pk=pk: queueing.enqueue_run(pk))
     return summary
 
 
@@ -110,21 +110,21 @@ def _reap_shards(now) -> str:
         summary, follow = sharding.shard_failed(shard, shard.attempt, reason)
         if "retry" in follow:
             retried += 1
-            jobs.enqueue_shard(follow["retry"])
+            queueing.enqueue_shard(follow["retry"])
         elif "run failed" in summary:
             failed += 1
     merges = sharding.runs_waiting_for_merge(now)
     for run_id in merges:
-        jobs.enqueue_merge(run_id)
+        queueing.enqueue_merge(run_id)
     return f"{retried} stale shards retried, {failed} failed their run, {len(merges)} merges queued again"
 
 
 def _requeue_lost(now) -> str:
     runs, shards = lost_jobs(_connection())
     for pk in runs:
-        jobs.enqueue_run(pk)
+        queueing.enqueue_run(pk)
     for pk in shards:
-        jobs.enqueue_shard(pk)
+        queueing.enqueue_shard(pk)
     return f"{len(runs)} queued runs and {len(shards)} queued shards without a job enqueued again"
 
 
@@ -180,15 +180,15 @@ def on_job_failure(job, connection, exc_type=None, exc_value=None, tb=None) -> N
         if EvaluationRun.objects.filter(pk=target, job_id=job.id, status=Status.RUNNING).exists():
             summary, requeued = evaluation.reset_stale_runs(run_ids=[target], reason=reason)
             for pk in requeued:
-                jobs.enqueue_run(pk)
+                queueing.enqueue_run(pk)
     elif name.endswith("evaluate_shard"):
         shard = EvaluationShard.objects.select_related("run").filter(pk=target, job_id=job.id, status=Status.RUNNING).first()
         if shard is not None:
             _, follow = sharding.shard_failed(shard, shard.attempt, reason)
             if "retry" in follow:
-                jobs.enqueue_shard(follow["retry"])
+                queueing.enqueue_shard(follow["retry"])
     elif name.endswith("merge_shards"):
-        jobs.enqueue_merge(target)
+        queueing.enqueue_merge(target)
     elif name.endswith("unpack_model"):
         unpacking.job_failed(target, job.id, reason, worker_died=what == "AbandonedJobError")
     logger.warning("recovered after job %s failed: %s", job.id, reason)

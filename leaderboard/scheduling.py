@@ -12,7 +12,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Exists, OuterRef
 
 from leaderboard import evaluation
-from leaderboard.jobs import enqueue_recompute, enqueue_run
+from leaderboard.queueing import enqueue_recompute, enqueue_run
 from leaderboard.models import EvaluationRun
 from leaderboard.predictions import read_predictions_file
 from tasks.models import Dataset, DatasetItem, MLModel, Task
@@ -62,7 +62,7 @@ def schedule_evaluations(task: Task, *, models=None, datasets=None) -> list[Eval
     constraint; the loser skips it).
 
     The runs are written in the caller's transaction (or one of their own); their jobs go on
-    the ``evaluation`` queue only once it commits (``leaderboard.jobs.enqueue_run``), so a run is
+    the ``evaluation`` queue only once it commits (``leaderboard.queueing.enqueue_run``), so a run is
     never queued without a job and a rolled-back change queues nothing. The models' statuses
     become ``queued``/``evaluating`` at once, and the leaderboard cache is rebuilt after commit so
     the page shows them pending with their queued runs.

@@ -10,7 +10,7 @@ then calls :func:`unpack`:
    direct call, e.g. a test, acts for the recorded job); ``unpack_attempts`` goes up by one;
 2. copy the archive from the storage into a staging folder
    ``MEDIA_ROOT/models/.unpacking-<id>-<random>/``, list and check its members again, extract
-   only the kept files (``services.extract_archive(only=...)``, which refuses a member larger than
+   only the kept files (``archives.extract_archive(only=...)``, which refuses a member larger than
    it declares and a damaged one), find the model folder, check it
    (``check_model_directory``), checksum it and publish it to the storage;
 3. under a lock on the model's row, if the model still waits for this job: move the folder to
@@ -42,7 +42,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from dynabench.errors import RuleError
-from leaderboard import jobs, services
+from leaderboard import archives, queueing
 from leaderboard.error_codes import LeaderboardErrorCode as Code
 from leaderboard.scheduling import schedule_model
 from tasks import artefacts
@@ -112,17 +112,17 @@ def _extract(model: MLModel, staging: Path) -> tuple[Path, str]:
         raise RuleError(Code.ARCHIVE_GONE, "The uploaded archive is no longer in the storage; submit the model again.")
     local = staging / f"archive{Path(model.archive).suffix}"
     with storage.open(model.archive, "rb") as source, open(local, "wb") as out:
-        shutil.copyfileobj(source, out, services.MiB)
-    members = services.list_archive(local)
-    services.check_members(members)
-    kept = services.kept_files(members)
+        shutil.copyfileobj(source, out, archives.MiB)
+    members = archives.list_archive(local)
+    archives.check_members(members)
+    kept = archives.kept_files(members)
     if sum(m.size for m in kept) != model.archive_kept_bytes:
         raise RuleError(Code.ARCHIVE_GONE, "The stored archive is not the one checked at upload; submit the model again.")
     unpacked = staging / "model"
     unpacked.mkdir()
-    services.extract_archive(local, members, unpacked, only={m.name for m in kept})
+    archives.extract_archive(local, members, unpacked, only={m.name for m in kept})
     local.unlink()
-    folder = services.model_folder(unpacked)
+    folder = archives.model_folder(unpacked)
     check_model_directory(folder, task=model.task)
     return folder, directory_checksum(folder)
 
@@ -140,7 +140,7 @@ def unpack(model_id: int, *, job_id: str | None = None) -> str:
         status = MLModel.objects.filter(pk=model_id).values_list("status", flat=True).first()
         return f"model {model_id}: not unpacking for this job ({status or 'missing'}), skipped"
     recorded, archive = model.unpack_job_id, model.archive
-    root = services.models_root()
+    root = archives.models_root()
     root.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f"{STAGING_MARK}{model_id}-", dir=root))
     final = root / str(model_id)
@@ -186,7 +186,7 @@ def job_failed(model_id: int, job_id: str, reason: str, *, worker_died: bool) ->
     if model is None:
         return f"model {model_id}: no longer waits for {job_id}"
     if worker_died and model.unpack_attempts < max_attempts():
-        jobs.enqueue_unpack(model_id)
+        queueing.enqueue_unpack(model_id)
         return f"model {model_id}: unpacking enqueued again"
     tries = f" Gave up after {model.unpack_attempts} tries." if worker_died else ""
     fail_unpacking(model, f"Unpacking the archive failed: {reason}{tries} Submit the model again.", job_id=job_id)
@@ -209,7 +209,7 @@ def reap_unpacking(*, job_alive, now=None) -> str:
                       "died or was lost). Submit the model again.")
             failed += fail_unpacking(model, reason, job_id=model.unpack_job_id)
         else:
-            jobs.enqueue_unpack(model.pk)
+            queueing.enqueue_unpack(model.pk)
             requeued += 1
     folders = remove_stray_staging(now=now)
     archives = remove_stray_uploads(now=now)
@@ -225,7 +225,7 @@ def _owner_id(folder: Path) -> int | None:
 def remove_stray_staging(*, now=None) -> list[Path]:
     """Remove, under ``MEDIA_ROOT/models/`` of this machine, ``.unpacking-<id>-*`` folders of models no
     longer ``unpacking`` and a killed request's ``.upload-*``/``.staging-*`` left for an hour; return them."""
-    root = services.models_root()
+    root = archives.models_root()
     if not root.is_dir():
         return []
     now = now or timezone.now()

@@ -3,7 +3,7 @@
 A task config says everything the platform needs to run a task:
 
 - ``labels``: the label set (classification; the keys only one kind has are in its spec's
-  ``config_properties``, ``tasks/kinds.py``), e.g. ``["entailment", "neutral", "contradiction"]``;
+  ``config_properties``, ``tasks/kinds/``), e.g. ``["entailment", "neutral", "contradiction"]``;
   ``label_aliases`` maps other spellings found in data files (``"e"``) to a label.
 - ``context_fields``: the fields of ``Context.data`` shown to the annotator (``premise``, ``passage``, ``prompt``).
 - ``input_fields``: the fields the annotator writes (``hypothesis``, ``question``, ``text``), with caps.

@@ -18,7 +18,7 @@ class TaskErrorCode(StrEnum):
 
 
 class TargetErrorCode(StrEnum):
-    """Codes a task kind's spec raises when the annotator's target does not fit (``tasks/kinds.py``).
+    """Codes a task kind's spec raises when the annotator's target does not fit (``tasks/kinds/``).
 
     The values are the same as ``annotation.error_codes.AnnotationErrorCode``'s, so an API
     client sees one code whichever layer refused the target.

@@ -15,7 +15,7 @@ from tasks.config import validate_task_config
 from tasks.kinds import TaskKindSpec, get_spec, kind_choices
 
 TaskKind = models.TextChoices("TaskKind", [(name.upper(), (name, label)) for name, label in kind_choices()])
-"""The registered task kinds (``tasks/kinds.py``) as Django choices, e.g. ``TaskKind.CLASSIFICATION``."""
+"""The registered task kinds (``tasks/kinds/``) as Django choices, e.g. ``TaskKind.CLASSIFICATION``."""
 
 
 class Task(models.Model):
@@ -63,7 +63,7 @@ class Task(models.Model):
 
     @property
     def spec(self) -> TaskKindSpec:
-        """What this task's kind means (fields, target, model-wrong rule, metrics, display): ``tasks/kinds.py``."""
+        """What this task's kind means (fields, target, model-wrong rule, metrics, display): ``tasks/kinds/``."""
         return get_spec(self.kind)
 
     # Config accessors: one place that knows the config's shape and its defaults.

@@ -3,7 +3,7 @@
 import django_rq
 from django.db import transaction
 
-from leaderboard.jobs import enqueue_run
+from leaderboard.queueing import enqueue_run
 from leaderboard.models import EvaluationRun
 from tasks.models import MLModel
 

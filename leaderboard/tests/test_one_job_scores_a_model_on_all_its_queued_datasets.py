@@ -3,7 +3,7 @@ re-scoring every model on a closed round's new datasets loads each model once; t
 own jobs are taken off the queue (and would skip if they ran). ``EVALUATION_BATCH_SECONDS = 0``
 keeps one run a job."""
 
-from leaderboard import jobs
+from leaderboard import jobs, queueing
 from leaderboard.models import EvaluationRun
 from tasks import registry
 
@@ -19,8 +19,8 @@ def test_the_first_job_scores_the_model_on_every_dataset_and_the_others_skip(
     first, second = _queued_runs(submitted_model)
     with django_capture_on_commit_callbacks(execute=True):  # django-rq enqueues when the transaction commits
         for run in (first, second):
-            jobs.enqueue_run(run.pk)
-    queue = jobs._queue("evaluation")
+            queueing.enqueue_run(run.pk)
+    queue = queueing.queue("evaluation")
     second.refresh_from_db()
     assert second.job_id in queue.job_ids
     loads = []

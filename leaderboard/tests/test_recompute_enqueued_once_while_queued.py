@@ -5,7 +5,7 @@ in the queue: a rebuild queued and not started yet reads their results too. Once
 import django_rq
 import pytest
 
-from leaderboard import jobs
+from leaderboard import jobs, queueing
 
 
 @pytest.fixture
@@ -18,7 +18,7 @@ def default_queue():
 
 def _enqueue(task, capture):
     with capture(execute=True):  # django-rq enqueues when the transaction commits
-        jobs.enqueue_recompute(task.pk)
+        queueing.enqueue_recompute(task.pk)
 
 
 def _rebuilds(queue):

@@ -2,7 +2,8 @@
 
 from django.core.management.base import BaseCommand
 
-from leaderboard.jobs import enqueue_evaluation, evaluate_model, evaluate_run, recompute_leaderboard
+from leaderboard.jobs import evaluate_model, evaluate_run, recompute_leaderboard
+from leaderboard.queueing import enqueue_evaluation
 from leaderboard.models import EvaluationRun
 from tasks.models import MLModel
 

@@ -1,0 +1,51 @@
+"""What a task kind means, in one place: one spec class per kind, reached as ``task.spec``.
+
+Every other module asks the spec (``task.spec.<method>``) instead of branching on
+``task.kind``; ``tasks/tests/test_no_kind_branches.py`` keeps it so. A spec owns, for its kind:
+
+- the annotator's target: its field in ``Example.target`` / ``DatasetItem.target``
+  (``target_field``), its form fields, its cleaning and validation (``clean_target``,
+  ``import_target``, ``target_from_row``);
+- the model input built from an example or a dataset item (``model_input``), and the QA
+  passage taken in one way (``passage_field``: the second of ``model_inputs``);
+- the fooled-the-model rule (``model_wrong``; DESIGN.md, "Model wrong");
+- its metrics, the per-item score key and the predictions-file field (``score``,
+  ``consistency``, ``score_key``, ``prediction_field``, ``parse_prediction``);
+- the model head (``head_class``, ``architecture_suffix``, ``predictor_class``) used by the
+  registry, training and the submission checks, and the training features;
+- how an example and the model's answer are shown (``display_name``, ``has_labels``,
+  ``answer_display``);
+- its part of the task config's JSON Schema (``config_properties``) and the rules between
+  config fields (``config_errors``).
+
+The package holds the protocol and registry (``base.py``) and one module per kind
+(``classification.py``, ``extractive_qa.py``, ``generation.py``, ``data_centric.py``). Adding a
+kind is one module with one subclass of ``TaskKindSpec`` registered with ``@register``,
+imported below (see ``docs/adding-a-task-kind.md``). The specs are stateless: one instance per
+kind, shared. The names other apps use are re-exported here, so callers write
+``from tasks.kinds import get_spec``.
+"""
+
+
+from tasks.kinds.base import (
+    KINDS,
+    ItemScores,
+    OutOfTaskTarget,
+    TargetError,
+    TaskKindSpec,
+    get_spec,
+    kind_choices,
+    normalise_label,
+    register,
+    span_at,
+)
+from tasks.kinds.classification import ClassificationSpec
+from tasks.kinds.data_centric import DataCentricSpec
+from tasks.kinds.extractive_qa import DEFAULT_QA_THRESHOLD, ExtractiveQASpec, qa_features
+from tasks.kinds.generation import DEFAULT_CHRF_THRESHOLD, GenerationSpec
+
+__all__ = [
+    "KINDS", "ItemScores", "OutOfTaskTarget", "TargetError", "TaskKindSpec", "get_spec", "kind_choices",
+    "normalise_label", "register", "span_at", "ClassificationSpec", "DataCentricSpec", "DEFAULT_QA_THRESHOLD",
+    "ExtractiveQASpec", "qa_features", "DEFAULT_CHRF_THRESHOLD", "GenerationSpec",
+]

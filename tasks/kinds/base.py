@@ -1,0 +1,273 @@
+"""The task-kind protocol and its registry: ``TaskKindSpec`` (what every kind answers), the
+target errors, the helpers every kind shares, and ``register``/``get_spec``/``kind_choices``.
+One module per kind beside this one subclasses ``TaskKindSpec``; see ``tasks/kinds/__init__.py``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import numpy as np
+
+
+
+class TargetError(ValueError):
+    """A target read from a file (import, training data) does not fit the task; ``str()`` says why."""
+
+
+class OutOfTaskTarget(TargetError):
+    """A well-formed target that is not one of the task's (a label the task does not have).
+
+    A training file may hold more classes than the task (DynaSent's ``mixed``): training skips
+    such rows and counts them under ``skip_reason``; an import refuses them.
+    """
+
+    def __init__(self, message: str, *, skip_reason: str):
+        super().__init__(message)
+        self.skip_reason = skip_reason
+
+
+def normalise_label(config: dict, value) -> str | None:
+    """Return the task label for ``value`` (a label or one of its aliases), or None if unknown."""
+    if value is None:
+        return None
+    value = str(value).strip()
+    labels = config.get("labels", [])
+    if value in labels:
+        return value
+    return config.get("label_aliases", {}).get(value)
+
+
+def span_at(passage: str, *, text, start) -> bool:
+    """Return True when ``text`` is non-empty and exactly ``passage[start:start + len(text)]``.
+
+    The one span check of the platform (annotation, validation corrections, imports, training
+    data). ``start`` must be a whole number ≥ 0 (not a bool); anything else is False.
+    """
+    return (
+        isinstance(text, str) and bool(text) and isinstance(start, int) and not isinstance(start, bool)
+        and start >= 0 and passage[start:start + len(text)] == text
+    )
+
+
+@dataclass
+class ItemScores:
+    """Per-item scores of a model on a dataset, as the spec computes them.
+
+    ``per_item``: one score per item, written to the predictions file under the spec's
+    ``score_key`` (a bool for classification, SQuAD F1 in [0, 1] for QA). ``item_results``:
+    the array stored on an evaluation run for paired bootstrap intervals (2 × n label codes,
+    gold then predicted, or n F1 values). ``metrics(rows)``: the metrics dict of
+    the rows given (all rows when None), with ``n``.
+    """
+
+    per_item: list
+    item_results: np.ndarray
+    _metrics: object
+    signatures: dict = dataclasses.field(default_factory=dict)
+    """``{metric: signature string}`` of metrics computed by a library that has one (sacreBLEU),
+    stored on the evaluation run (``EvaluationRun.metric_signatures``); empty otherwise."""
+
+    def metrics(self, rows: list[int] | None = None) -> dict:
+        return self._metrics(rows)
+
+
+class TaskKindSpec:
+    """Base class of a task kind. Subclasses set the class attributes and implement the methods.
+
+    Methods take the task's ``config`` (a dict, ``Task.config``) rather than the ``Task``, so
+    they work without the database.
+    """
+
+    name: str = ""
+    """The stored ``Task.kind`` value."""
+    display_name: str = ""
+    has_labels: bool = False
+    """True when the annotator picks a label (templates show label choices); False: a span."""
+    target_field: str = ""
+    """The key of the target in ``Example.target``, ``DatasetItem.target`` and import files."""
+    prediction_field: str = ""
+    """The key of the model's answer in its output and in a predictions file line."""
+    score_key: str = ""
+    """The key of the per-item score in an evaluation's predictions file."""
+    correction_field: str = ""
+    """The validator's correction field in ``Validation.metadata``."""
+    architecture_suffix: str = ""
+    """The transformers architecture suffix a submitted model must have."""
+    predictor_class: str = ""
+    """Dotted path of the registry's predictor class (has a ``for_task`` constructor)."""
+    config_properties: dict = {}
+    """JSON Schema properties of the config keys only this kind has."""
+    model_wrong_rule: str = ""
+    """The ``config["model_wrong"]["rule"]`` a task of this kind must name."""
+    perf_metrics: tuple[str, ...] = ()
+    """The metrics ``score`` returns that a config may name as ``perf_metric``."""
+    submissions: tuple[str, ...] = ("model", "predictions")
+    """What participants submit to the leaderboard: ``model`` (a Hugging Face directory),
+    ``predictions`` (a predictions file) and/or ``selection`` (a list of pool uids that the
+    platform trains its fixed recipe on, ``DataCentricSpec``)."""
+
+    def checked_item_fields(self, config: dict) -> list[str]:
+        """Fields of a dataset item's input that a predictions-file line may repeat and must then
+        match (a generation item's language pair); default none."""
+        return []
+
+    # --- config ---------------------------------------------------------------------------
+
+    def config_errors(self, config: dict) -> list[str]:
+        """Return messages (each naming the config field at fault) for rules between fields of this kind."""
+        raise NotImplementedError
+
+    # --- model input -----------------------------------------------------------------------
+
+    def passage_field(self, config: dict) -> str | None:
+        """The field holding the passage the answer is a span of, or None (no passage)."""
+        return None
+
+    def passage_of(self, config: dict, example_input: dict, context_data: dict | None = None) -> str | None:
+        """Return the passage of an example (its input, else its context), or None when the kind has none."""
+        name = self.passage_field(config)
+        if name is None:
+            return None
+        return example_input.get(name) or (context_data or {}).get(name) or ""
+
+    def model_input(self, config: dict, record: dict | None) -> dict:
+        """Return ``{field: text}`` for each of ``config["model_inputs"]`` from an example's or an item's input."""
+        record = record or {}
+        return {name: record.get(name, "") for name in config["model_inputs"]}
+
+    def perturbable_fields(self, config: dict) -> list[str]:
+        """The model inputs that robustness and fairness perturbations may rewrite."""
+        return list(config["model_inputs"])
+
+    # --- the target ------------------------------------------------------------------------
+
+    def clean_target(self, config: dict, example_input: dict, target) -> dict:
+        """Return the annotator's target in its stored shape, or raise ``RuleError`` saying what to fix."""
+        raise NotImplementedError
+
+    def import_target(self, config: dict, raw, inputs: dict, *, source: str) -> dict:
+        """Return the stored target from a file's raw value (``source`` names the file field); raise ``TargetError``."""
+        raise NotImplementedError
+
+    def target_from_row(self, config: dict, row: dict, inputs: dict) -> tuple[dict | None, str | None]:
+        """Return ``(target, None)`` from a stored row (``Example.target`` keys), or ``(None, reason)`` when it no longer fits."""
+        raise NotImplementedError
+
+    def form_fields(self, config: dict, *, optional_label: bool = False) -> dict:
+        """Return the Django form fields for the target (name → field)."""
+        raise NotImplementedError
+
+    def target_from_form(self, cleaned: dict, *, optional: bool = False) -> dict | None:
+        """Return the target from a form's ``cleaned_data`` (None when ``optional`` and empty)."""
+        raise NotImplementedError
+
+    def form_initial(self, target: dict) -> dict:
+        """Return a form's initial values that redisplay ``target``."""
+        raise NotImplementedError
+
+    # --- the model-wrong rule ----------------------------------------------------------------
+
+    def model_wrong(self, config: dict, target: dict, model_output: dict) -> bool:
+        """Return True when ``model_output`` is wrong for ``target`` (the example fooled the model)."""
+        raise NotImplementedError
+
+    def answer_matches(self, config: dict, gold: dict, answer: dict) -> bool:
+        """Return True when a person's ``answer`` (a cleaned target, ``clean_target``'s shape) agrees
+        with the ``gold`` target: a qualification quiz item answered right."""
+        raise NotImplementedError
+
+    def quiz_form_fields(self, config: dict) -> dict:
+        """The Django form fields of one quiz answer (default: the create form's target fields)."""
+        return self.form_fields(config)
+
+    def quiz_target(self, config: dict, item_input: dict, cleaned: dict) -> dict | None:
+        """The raw target of one quiz answer from the quiz form's ``cleaned`` values (default:
+        ``target_from_form``); ``clean_target`` checks it afterwards."""
+        return self.target_from_form(cleaned, optional=True)
+
+    # --- display ------------------------------------------------------------------------------
+
+    def answer_display(self, config: dict, example_input: dict, target: dict | None, output: dict) -> dict:
+        """Template context that draws the model's answer next to the annotator's (if any)."""
+        raise NotImplementedError
+
+    # --- evaluation ---------------------------------------------------------------------------
+
+    def parse_prediction(self, config: dict, value) -> tuple[object, tuple[str, str] | None]:
+        """Return ``(value, None)`` for a predictions-file value (normalised), or ``(None, (problem, detail))``:
+        the problem heading the file's report groups lines under, and what to show after the line number
+        (empty: nothing)."""
+        raise NotImplementedError
+
+    def score(self, config: dict, items: list[dict], outputs: list[dict]) -> ItemScores:
+        """Score model ``outputs`` against dataset ``items`` (dicts with ``uid`` and ``target``)."""
+        raise NotImplementedError
+
+    def consistency(self, config: dict, original: list[dict], perturbed: list[dict]) -> float:
+        """The perf metric of ``perturbed`` outputs measured against the ``original`` outputs, in [0, 1]."""
+        raise NotImplementedError
+
+    # --- model head and training -------------------------------------------------------------
+
+    def head_class(self):
+        """The transformers Auto class of this kind's model head."""
+        raise NotImplementedError
+
+    def head_mapping_names(self) -> dict:
+        """transformers' ``model_type → architecture`` names for this head."""
+        raise NotImplementedError
+
+    def head_kwargs(self, labels: list[str]) -> dict:
+        """Keyword arguments for ``head_class().from_pretrained`` when a fresh head is put on an encoder."""
+        raise NotImplementedError
+
+    def check_model_config(self, hf_config: dict, task) -> list[str] | None:
+        """Check a model's ``config.json`` against the task beyond its architecture; return the
+        task label of each model output (None when the head has no labels). Raises ``RuleError``."""
+        raise NotImplementedError
+
+    def training_defaults(self, config: dict) -> dict:
+        """Hyperparameter defaults (``tasks.training.Hyperparameters`` fields) for this kind."""
+        raise NotImplementedError
+
+    def training_features(self, tokenizer, examples, *, config: dict, labels: list[str], max_length: int, doc_stride: int) -> list[dict]:
+        """Return tokenised training features (with their training targets) of ``examples``."""
+        raise NotImplementedError
+
+    def data_collator(self, tokenizer):
+        """The collator that pads a batch of ``training_features`` (default: ``DataCollatorWithPadding``)."""
+        from transformers import DataCollatorWithPadding
+
+        return DataCollatorWithPadding(tokenizer, return_tensors="pt")
+
+    def training_pool(self, config: dict) -> str | None:
+        """The name of the dataset participants select training items from (never evaluated), or None."""
+        return None
+
+    def selection_budget(self, config: dict) -> int | None:
+        """The most pool items one selection may hold, or None (the kind takes no selections)."""
+        return None
+
+
+KINDS: dict[str, TaskKindSpec] = {}
+
+
+def register(spec_class: type[TaskKindSpec]) -> type[TaskKindSpec]:
+    """Class decorator: register one instance of ``spec_class`` under its ``name``."""
+    KINDS[spec_class.name] = spec_class()
+    return spec_class
+
+
+def get_spec(kind: str) -> TaskKindSpec:
+    """Return the spec of ``kind``; raise ``KeyError`` naming the known kinds for an unknown one."""
+    try:
+        return KINDS[kind]
+    except KeyError:
+        raise KeyError(f"unknown task kind {kind!r} (known: {', '.join(KINDS)})") from None
+
+
+def kind_choices() -> list[tuple[str, str]]:
+    """``[(name, display name)]`` of every registered kind, for ``Task.kind``."""
+    return [(spec.name, spec.display_name) for spec in KINDS.values()]
