@@ -15,7 +15,7 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
-from annotation import counters, crowd, qualification
+from annotation import counters, crowd, crowd_setup, qualification
 from annotation import services as annotation_services
 from annotation.models import CrowdStudy, Example, ValidationState
 from dynabench import hotsql, idempotency
@@ -688,6 +688,8 @@ def close_round(*, round, acting_user, ratios=None, seed=None, open_next=False, 
     Writing the datasets sends ``leaderboard_inputs_changed``: every model is scored on them once
     the close commits.
 
+    The round's crowd studies end with it (``annotation.crowd_setup.end_studies``).
+
     Safe to repeat: the round is claimed with a conditional UPDATE (``open`` → ``closed``), so of
     two concurrent or repeated closes exactly one builds the datasets; the other (and any close of
     a closed round) changes nothing and returns the round's existing datasets.
@@ -713,6 +715,7 @@ def close_round(*, round, acting_user, ratios=None, seed=None, open_next=False, 
             existing = Dataset.objects.filter(round_id=round.pk, split__in=SPLITS, name__in=list(preview.names.values()))
             return sorted(existing, key=lambda d: SPLITS.index(d.split))
         round = Round.objects.select_related("task").get(pk=round.pk)
+        crowd_setup.end_studies(round)  # its crowd studies end with it: workers get a page saying so
         validated = selectors.validated_examples(round=round)
         examples = [v.example for v in validated]
         targets = {v.example.pk: v.target for v in validated}
