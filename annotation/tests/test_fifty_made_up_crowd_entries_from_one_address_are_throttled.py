@@ -41,3 +41,10 @@ def test_a_study_takes_no_more_workers_than_its_cap(sentiment_task):
 
     assert [c.status_code for c in codes] == [302, 302, 302, 409, 409]
     assert b"This study is full" in codes[-1].content and CrowdSession.objects.count() == 3
+
+
+def test_a_study_takes_a_limited_number_of_entries_a_minute_from_all_addresses(sentiment_task, settings):
+    settings.CROWD_ENTRIES_PER_STUDY_PER_MINUTE = 3
+    study = prolific_study(sentiment_task.current_round(), participant_cap=1000)
+    codes = [Client().get(prolific_url(study, pid(f"rush-{n}")), REMOTE_ADDR=f"198.51.100.{n}").status_code for n in range(5)]
+    assert codes == [302, 302, 302, 429, 429] and CrowdSession.objects.count() == 3
