@@ -116,6 +116,7 @@ class PoolReport:
 
     @property
     def safe(self) -> bool:
+        """True when there is nothing to fix."""
         return not self.problems
 
 

@@ -49,6 +49,7 @@ class StudyForm(FieldErrorsMixin, forms.Form):
 
     @staticmethod
     def initial_from(study: CrowdStudy) -> dict:
+        """The form's initial values from a saved study (never its API token)."""
         return {name: getattr(study, name) for name in (
             "round", "platform", "activity", "required", "participant_cap", "platform_study_id", "completion_code",
             "mturk_sandbox", "active")}
@@ -75,6 +76,7 @@ class QualificationForm(FieldErrorsMixin, forms.Form):
 
     @staticmethod
     def initial_from(found) -> dict:
+        """The form's initial values from a saved ``Qualification``."""
         return {name: getattr(found, name) for name in (
             "instructions", "pass_mark", "questions_per_attempt", "max_attempts", "cooloff_minutes", "attempts_per_hour",
             "retire_after_passes", "grants_validator", "active")}
@@ -99,7 +101,9 @@ class QuizItemForm(FieldErrorsMixin, forms.Form):
             self.fields[name] = field
 
     def shown(self) -> dict:
+        """``{field name: text}`` of what the worker reads (the ``input_<name>`` boxes)."""
         return {name[len("input_"):]: value for name, value in self.cleaned_data.items() if name.startswith("input_")}
 
     def answer_values(self) -> dict:
+        """The kind's answer fields as typed, for ``task.spec.quiz_target``."""
         return {name: value for name, value in self.cleaned_data.items() if not name.startswith("input_")}

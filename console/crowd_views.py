@@ -17,6 +17,7 @@ from console.crowd_forms import QualificationForm, QuizItemForm, StudyForm
 from console.views import _page, owner_console
 from dynabench.errors import FieldErrors, RuleError
 from tasks.models import Round
+from validation import gold
 
 
 def _base_url(request) -> str:
@@ -41,7 +42,8 @@ def _quiz_summary(task) -> dict | None:
 def _crowd_page(request, task, form, status=200):
     open_rounds = task.rounds.filter(status=Round.Status.OPEN).exists()
     return _page(request, task, "crowd.html", "crowd", status=status, studies=_studies(request, task), form=form,
-                 quiz=_quiz_summary(task), open_rounds=open_rounds, current=task.current_round())
+                 quiz=_quiz_summary(task), open_rounds=open_rounds, current=task.current_round(),
+                 collusion=gold.collusion_report(task))
 
 
 def _refused(form, refused: RuleError) -> int:
