@@ -18,6 +18,7 @@ from console.views import _page, owner_console
 from dynabench.errors import FieldErrors, RuleError
 from tasks.models import Round
 from validation import gold
+from validation.models import GoldItem
 
 
 def _base_url(request) -> str:
@@ -29,7 +30,12 @@ def _studies(request, task) -> list[dict]:
         CrowdStudy.objects.filter(round__task=task).select_related("round__task")
         .annotate(started=Count("sessions")).order_by("-round__number", "platform")
     )
-    return [{"study": s, "settings": crowd_setup.platform_settings(s, base_url=_base_url(request))} for s in studies]
+    needed = gold.GoldSettings.of(task).min_answers
+    gold_items = dict(GoldItem.objects.filter(round__task=task, active=True).values_list("round_id").annotate(n=Count("id")))
+    return [{"study": s, "settings": crowd_setup.platform_settings(s, base_url=_base_url(request)),
+             "gold_short": needed - gold_items.get(s.round_id, 0) if s.activity == CrowdStudy.Activity.VALIDATE
+             and gold_items.get(s.round_id, 0) < needed else 0}
+            for s in studies]
 
 
 def _quiz_summary(task) -> dict | None:

@@ -77,3 +77,10 @@ def test_a_new_link_refuses_the_old_one(client, owner, sentiment_task):
     assert study.entry_token != old
     answer = Client().get(f"/crowd/sentiment/r1/prolific/?PROLIFIC_PID={pid('w')}&STUDY_ID={STUDY_ID}&SESSION_ID={pid('s')}&token={old}")
     assert answer.status_code == 403
+
+
+def test_a_validating_study_without_enough_gold_items_is_warned_about(client, owner, sentiment_task):
+    client.force_login(owner)
+    CrowdStudy.objects.create(round=sentiment_task.current_round(), platform="mturk", activity="validate")
+    page = client.get(CROWD).content.decode()
+    assert "data-gold-short" in page and "count only after" in page
