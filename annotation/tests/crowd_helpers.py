@@ -1,7 +1,10 @@
 """Building crowd studies and their entry URLs for tests, as the platforms would send them."""
 
 import hashlib
+import random
 from urllib.parse import urlencode
+
+import pytest
 
 from annotation.models import CrowdStudy
 
@@ -58,3 +61,16 @@ def enter(study: CrowdStudy, worker_id: str, session: str, *, address: str = "19
     entry = crowd.Entry(worker_id=worker_id, session=session, study=study.platform_study_id, token=study.entry_token)
     with override_settings(CROWD_ENTRIES_PER_ADDRESS_PER_HOUR=0, CROWD_ENTRIES_PER_STUDY_PER_MINUTE=0):
         return crowd.enter(study=study, entry=entry, address=address).session
+
+
+@pytest.fixture
+def entry_throttles_off(settings):
+    """Entry throttles off, for tests whose subject is not the throttle: the counters live in a
+    cache that other tests (and parallel test workers) share, keyed by client address."""
+    settings.CROWD_ENTRIES_PER_ADDRESS_PER_HOUR = 0
+    settings.CROWD_ENTRIES_PER_STUDY_PER_MINUTE = 0
+
+
+def fresh_address() -> str:
+    """A client address no other test uses (the throttle counters are shared through the cache)."""
+    return "10.{}.{}.{}".format(*(random.SystemRandom().randrange(1, 255) for _ in range(3)))

@@ -6,8 +6,10 @@ import pytest
 from django.test import Client
 
 from annotation.models import CrowdWorker
-from annotation.tests.crowd_helpers import entry_path, mturk_id, mturk_study, mturk_url, pid, prolific_study, prolific_url
+from annotation.tests.crowd_helpers import entry_throttles_off, entry_path, mturk_id, mturk_study, mturk_url, pid, prolific_study, prolific_url  # noqa: F401 (a fixture)
 from tasks.models import Round
+
+pytestmark = pytest.mark.usefixtures("entry_throttles_off")
 
 
 @pytest.fixture

@@ -2,10 +2,13 @@
 site) stays signed in as themselves: the page asks, with a CSRF-protected POST form, before it
 switches to a crowd account."""
 
+import pytest
 from django.test import Client
 
 from annotation.models import CrowdWorker
-from annotation.tests.crowd_helpers import pid, prolific_study, prolific_url
+from annotation.tests.crowd_helpers import entry_throttles_off, pid, prolific_study, prolific_url  # noqa: F401 (a fixture)
+
+pytestmark = pytest.mark.usefixtures("entry_throttles_off")
 
 
 def test_a_get_of_an_entry_link_does_not_switch_a_signed_in_owner(sentiment_task, owner):

@@ -11,7 +11,9 @@ import pytest
 from django.test import Client
 
 from annotation.models import CrowdSession, CrowdWorker
-from annotation.tests.crowd_helpers import HIT_ID, PROLIFIC_STUDY_ID, mturk_id, mturk_study, mturk_url, pid, prolific_study, prolific_url
+from annotation.tests.crowd_helpers import entry_throttles_off, HIT_ID, PROLIFIC_STUDY_ID, mturk_id, mturk_study, mturk_url, pid, prolific_study, prolific_url  # noqa: F401 (a fixture)
+
+pytestmark = pytest.mark.usefixtures("entry_throttles_off")
 
 PROLIFIC_TOKEN = "prolific-api-token-of-the-owner"
 

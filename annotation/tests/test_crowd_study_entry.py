@@ -7,8 +7,10 @@ from django.urls import reverse
 from annotation import crowd
 from annotation.models import CrowdSession, CrowdWorker
 from annotation.services import create_example, retract_example
-from annotation.tests.crowd_helpers import entry_path, mturk_id, mturk_study, mturk_url, pid, prolific_study, prolific_url
+from annotation.tests.crowd_helpers import entry_throttles_off, entry_path, mturk_id, mturk_study, mturk_url, pid, prolific_study, prolific_url  # noqa: F401 (a fixture)
 from dynabench.errors import RuleError
+
+pytestmark = pytest.mark.usefixtures("entry_throttles_off")
 
 
 @pytest.fixture

@@ -3,10 +3,13 @@ it in their own browser. They are refused with a clear page and never signed in 
 worker, whether the worker is in this study already or only in another study of the task;
 the worker's own browser goes on working."""
 
+import pytest
 from django.test import Client
 
 from annotation.models import CrowdSession
-from annotation.tests.crowd_helpers import pid, prolific_study, prolific_url
+from annotation.tests.crowd_helpers import entry_throttles_off, pid, prolific_study, prolific_url  # noqa: F401 (a fixture)
+
+pytestmark = pytest.mark.usefixtures("entry_throttles_off")
 
 
 def signed_in_user_id(client):

@@ -7,11 +7,13 @@ from django.test import Client
 
 from annotation import crowd_setup
 from annotation.models import CrowdStudy
-from annotation.tests.crowd_helpers import pid, prolific_study, prolific_url
+from annotation.tests.crowd_helpers import entry_throttles_off, pid, prolific_study, prolific_url  # noqa: F401 (a fixture)
 from dynabench.errors import RuleError
 from tasks.models import Round
 from validation.services import close_round, record_validation
 from validation.tests.conftest import make_example
+
+pytestmark = pytest.mark.usefixtures("entry_throttles_off")
 
 
 def test_the_console_refuses_a_study_on_a_closed_round(client, owner, sentiment_task):

@@ -5,10 +5,13 @@ enters with exactly that URL as Prolific fills it in. The API token is never sho
 import html
 import re
 
+import pytest
 from django.test import Client
 
 from annotation.models import CrowdSession, CrowdStudy
-from annotation.tests.crowd_helpers import pid
+from annotation.tests.crowd_helpers import entry_throttles_off, pid  # noqa: F401 (a fixture)
+
+pytestmark = pytest.mark.usefixtures("entry_throttles_off")
 
 CROWD = "/tasks/sentiment/console/crowd/"
 STUDY_ID = "65a0b1c2d3e4f5a6b7c8d9e0"

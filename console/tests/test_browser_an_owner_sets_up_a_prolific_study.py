@@ -7,11 +7,13 @@ README's "Run a paid crowd study" links the committed ones in ``docs/screenshots
 import os
 from pathlib import Path
 
+import pytest
+
 from annotation.models import CrowdSession, CrowdStudy
-from annotation.tests.crowd_helpers import pid
+from annotation.tests.crowd_helpers import entry_throttles_off, pid  # noqa: F401 (a fixture)
 from tests.browser_support import browser_only, log_in
 
-pytestmark = browser_only
+pytestmark = [*browser_only, pytest.mark.usefixtures("entry_throttles_off")]
 SCREENSHOTS = os.environ.get("DYNABENCH_SCREENSHOTS")
 STUDY_ID = "65a0b1c2d3e4f5a6b7c8d9e0"
 

@@ -11,18 +11,19 @@ from django.contrib.auth.models import Group
 from django.test import Client
 
 from annotation.models import CrowdWorker, Example
-from annotation.tests.crowd_helpers import enter, mturk_study, pid, prolific_study, prolific_url
+from annotation.tests.crowd_helpers import entry_throttles_off, enter, mturk_study, pid, prolific_study, prolific_url  # noqa: F401 (a fixture)
 from validation import pay
 from validation.models import GoldItem, Validation
 from validation.tests.conftest import make_example
 from validation.tests.gold_helpers import configure, gold_items
 
+pytestmark = pytest.mark.usefixtures("entry_throttles_off")
+
 ATTACKER_ADDRESS = "203.0.113.66"
 
 
 @pytest.fixture
-def campaign(sentiment_task, owner, annotator, settings):
-    settings.CROWD_ENTRIES_PER_ADDRESS_PER_HOUR = 10
+def campaign(sentiment_task, owner, annotator):
     configure(sentiment_task, gold_rate=0.1, gold_min_answers=3, gold_accuracy_threshold=0.7, validations_needed=3)
     round = sentiment_task.current_round()
     gold_items(sentiment_task, annotator, owner, 6)
