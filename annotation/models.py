@@ -252,7 +252,7 @@ class Qualification(models.Model):
     )
     cooloff_minutes = models.PositiveIntegerField(default=60, help_text="Minutes a worker waits after a failed attempt.")
     attempts_per_hour = models.PositiveIntegerField(
-        default=60, help_text="Attempts by all workers together per clock hour (0: no limit): unlimited identities stay limited."
+        default=200, help_text="Attempts by all workers together per clock hour (0: no limit): unlimited identities stay limited."
     )
     retire_after_passes = models.PositiveIntegerField(
         default=1, help_text="A question leaves the pool once it was in this many passed attempts (0: never): "

@@ -207,7 +207,11 @@ def open_attempt(*, user, qualification: Qualification) -> QuizAttempt:
     ``cooling_off`` (429) within ``cooloff_minutes`` of a failed attempt; ``quiz_busy`` (429)
     past ``attempts_per_hour`` attempts by everyone in this clock hour.
     """
+    current = QuizAttempt.objects.filter(qualification=qualification, user=user, submitted_at__isnull=True).first()
+    if current is not None:  # a reload: no lock needed
+        return current
     with transaction.atomic():
+        # One attempt opened at a time per quiz: the limits below are checked under this lock.
         Qualification.objects.select_for_update().filter(pk=qualification.pk).first()
         current = QuizAttempt.objects.filter(qualification=qualification, user=user, submitted_at__isnull=True).first()
         if current is not None:

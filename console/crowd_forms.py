@@ -65,7 +65,7 @@ class QualificationForm(FieldErrorsMixin, forms.Form):
     max_attempts = forms.IntegerField(min_value=1, max_value=20, initial=3, help_text="Per worker.")
     cooloff_minutes = forms.IntegerField(min_value=0, max_value=7 * 24 * 60, initial=60,
                                          help_text="Wait after a failed attempt.")
-    attempts_per_hour = forms.IntegerField(min_value=0, max_value=100000, initial=60,
+    attempts_per_hour = forms.IntegerField(min_value=0, max_value=100000, initial=200,
                                            help_text="By all workers together (0: no limit).")
     retire_after_passes = forms.IntegerField(
         min_value=0, max_value=1000, initial=1,

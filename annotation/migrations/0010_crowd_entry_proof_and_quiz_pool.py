@@ -68,7 +68,7 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='qualification',
             name='attempts_per_hour',
-            field=models.PositiveIntegerField(default=60, help_text='Attempts by all workers together per clock hour (0: no limit): unlimited identities stay limited.'),
+            field=models.PositiveIntegerField(default=200, help_text='Attempts by all workers together per clock hour (0: no limit): unlimited identities stay limited.'),
         ),
         migrations.AddField(
             model_name='qualification',
