@@ -20,7 +20,7 @@ import random
 from dataclasses import dataclass
 
 from django.db import connection
-from django.db.models import BooleanField, Count, Exists, ExpressionWrapper, F, OuterRef, Q
+from django.db.models import BooleanField, Count, Exists, ExpressionWrapper, F, OuterRef, Q, Subquery
 from django.utils import timezone
 
 from annotation.models import CrowdWorker, Example, ValidationState
@@ -161,13 +161,27 @@ def is_crowd_worker(validator) -> bool:
     return CrowdWorker.objects.filter(user_id=validator.pk).exists()
 
 
+def vote_standing(*, task, validator) -> tuple[bool, bool]:
+    """Return ``(excluded, crowd)`` in one query: whether ``validator``'s votes on ``task`` do not
+    count (gold accuracy below the threshold, or a crowd worker still on probation: no standing
+    yet counts as probation for them), and whether they are a crowd account."""
+    from django.contrib.auth import get_user_model
+
+    row = (
+        get_user_model().objects.filter(pk=validator.pk)
+        .annotate(
+            standing=Subquery(ValidatorStanding.objects.filter(task=task, validator=OuterRef("pk")).values("excluded")[:1]),
+            crowd=Exists(CrowdWorker.objects.filter(user=OuterRef("pk"))),
+        )
+        .values_list("standing", "crowd").first()
+    )
+    standing, crowd = row if row else (None, False)
+    return (crowd if standing is None else bool(standing)), bool(crowd)
+
+
 def is_excluded(*, task, validator) -> bool:
-    """True when ``validator``'s votes on ``task`` do not count: gold accuracy below the threshold,
-    or a crowd worker still on probation (no standing yet counts as probation for them)."""
-    standing = ValidatorStanding.objects.filter(task=task, validator=validator).values_list("excluded", flat=True).first()
-    if standing is not None:
-        return standing
-    return is_crowd_worker(validator)
+    """True when ``validator``'s votes on ``task`` do not count (``vote_standing``)."""
+    return vote_standing(task=task, validator=validator)[0]
 
 
 def on_probation(*, task, validator) -> bool:

@@ -198,10 +198,13 @@ def _record_validation(
                     previous.save(update_fields=["label", "mode", "metadata", "submission_key"])
                     validation = previous
                 else:
-                    counts = mode == Validation.Mode.OWNER or (
-                        not gold.is_excluded(task=task, validator=validator)
-                        and identity.same_person_as(example=example, validator=validator) is None
-                    )
+                    counts = mode == Validation.Mode.OWNER
+                    if not counts:
+                        excluded, crowd_account = gold.vote_standing(task=task, validator=validator)
+                        # Only crowd accounts have entry addresses to share (``identity``).
+                        counts = not excluded and (
+                            not crowd_account or identity.same_person_as(example=example, validator=validator) is None
+                        )
                     validation = Validation.objects.create(
                         example=example, validator=validator, label=label, mode=mode, metadata=clean, counts=counts,
                         submission_key=submission_key,
