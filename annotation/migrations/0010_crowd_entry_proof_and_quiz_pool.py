@@ -6,7 +6,8 @@ from django.db import migrations, models
 
 def fill_new_columns(apps, schema_editor):
     """Give each existing study its own entry token (AddField's callable default is computed once
-    for all rows) and mark existing quiz attempts as submitted when they were made."""
+    for all rows), mark existing quiz attempts as submitted when they were made, and keep each
+    platform session on one worker of a study."""
     import secrets
 
     CrowdStudy = apps.get_model("annotation", "CrowdStudy")
@@ -15,6 +16,16 @@ def fill_new_columns(apps, schema_editor):
         study.save(update_fields=["entry_token"])
     QuizAttempt = apps.get_model("annotation", "QuizAttempt")
     QuizAttempt.objects.filter(submitted_at__isnull=True).update(submitted_at=models.F("created_at"))
+    # A platform session now belongs to one worker of a study: keep it on the earliest session
+    # that used it, blank it on later ones (before the constraint below is added).
+    CrowdSession = apps.get_model("annotation", "CrowdSession")
+    seen = set()
+    for session in CrowdSession.objects.exclude(platform_session="").order_by("study_id", "started_at", "id"):
+        key = (session.study_id, session.platform_session)
+        if key in seen:
+            session.platform_session = ""
+            session.save(update_fields=["platform_session"])
+        seen.add(key)
 
 
 class Migration(migrations.Migration):
@@ -120,6 +131,7 @@ class Migration(migrations.Migration):
             name='total',
             field=models.PositiveIntegerField(blank=True, null=True),
         ),
+        migrations.RunPython(fill_new_columns, migrations.RunPython.noop),
         migrations.AddIndex(
             model_name='crowdsession',
             index=models.Index(fields=['address_hash'], name='crowd_session_address'),
@@ -132,5 +144,4 @@ class Migration(migrations.Migration):
             model_name='qualification',
             constraint=models.CheckConstraint(condition=models.Q(('questions_per_attempt__gte', 1)), name='qualification_questions_positive'),
         ),
-        migrations.RunPython(fill_new_columns, migrations.RunPython.noop),
     ]
