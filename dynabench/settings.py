@@ -232,6 +232,15 @@ PASSWORD_RESET_PER_EMAIL_PER_HOUR = int(os.environ.get("PASSWORD_RESET_PER_EMAIL
 # Accounts created from one client address per day (0: no limit): throwaway accounts would multiply
 # every per-account limit.
 SIGNUP_PER_ADDRESS_PER_DAY = int(os.environ.get("SIGNUP_PER_ADDRESS_PER_DAY", "5"))
+# Paid-crowd study entries (annotation/crowd.py): per client address per clock hour and per study
+# per minute (0: no limit); past either the entry page answers 429.
+CROWD_ENTRIES_PER_ADDRESS_PER_HOUR = int(os.environ.get("CROWD_ENTRIES_PER_ADDRESS_PER_HOUR", "10"))
+CROWD_ENTRIES_PER_STUDY_PER_MINUTE = int(os.environ.get("CROWD_ENTRIES_PER_STUDY_PER_MINUTE", "30"))
+# Where a study's optional entry look-up asks (annotation/crowd_lookup.py); tests point them at a
+# local stand-in server.
+PROLIFIC_API_URL = os.environ.get("PROLIFIC_API_URL", "https://api.prolific.com")
+MTURK_API_URL = os.environ.get("MTURK_API_URL", "https://mturk-requester.us-east-1.amazonaws.com")
+MTURK_SANDBOX_API_URL = os.environ.get("MTURK_SANDBOX_API_URL", "https://mturk-requester-sandbox.us-east-1.amazonaws.com")
 # Examples a validator may skip in one round per day (0: no limit): skipping without end would let
 # a validator walk the queue to a chosen example.
 VALIDATION_SKIPS_PER_DAY = int(os.environ.get("VALIDATION_SKIPS_PER_DAY", "50"))
