@@ -64,7 +64,7 @@ def test_a_worker_evaluates_a_model_it_only_has_through_the_bucket(tmp_path, buc
         cache = tmp_path / "worker-cache"
         stack.worker("remote", cache=cache)
         stack.wait_for(lambda: stack.query("SELECT status FROM leaderboard_evaluationrun WHERE status IN ('done', 'failed')"),
-                       timeout=240, what="the run to finish")
+                       timeout=900, what="the run to finish")
         result = stack.json(RESULT)
     finally:
         stack.stop()

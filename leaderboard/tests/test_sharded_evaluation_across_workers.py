@@ -61,7 +61,7 @@ def evaluate_with_workers(root, template, model_dir, n_workers):
         stack.wait_listening()
         created = stack.json(f"ITEMS = {ITEMS}\nMODEL_DIR = {str(model_dir)!r}\n" + SETUP)
         finished = lambda: stack.query("SELECT status FROM leaderboard_evaluationrun WHERE status IN ('done', 'failed')")
-        stack.wait_for(finished, timeout=240, what="the run to finish")
+        stack.wait_for(finished, timeout=900, what="the run to finish")
         result = stack.json(RESULTS)
         result["caches"] = [sorted(p.name for p in cache.iterdir() if not p.name.startswith(".")) if cache.exists() else [] for cache in caches]
         result["checksum"] = created["checksum"]
