@@ -1,11 +1,34 @@
 """Fixtures shared by every app's tests: people in each role, the default tasks, tiny models,
-a tiny base encoder for training (its sha256 pinned) and a scratch models directory."""
+a tiny base encoder for training (its sha256 pinned) and a scratch models directory; and the
+order the suite runs in (the slow tests first, see ``pytest_collection_modifyitems``).
+
+Each pytest process (each pytest-xdist worker) has its own state: see ``tests/settings.py``."""
 
 import pytest
 from django.contrib.auth.models import Group, User
 
 from tasks.training import WEIGHTS_FILE, BaseEncoder, file_sha256
 from tests.tiny_models import build_tiny_classifier, build_tiny_qa_model
+
+
+def pytest_sessionstart(session):
+    """On a Redis server (``REDIS_URL``), start from an empty database: this process's own
+    (``tests/settings.py`` gives each xdist worker its own number), so that no job or cache
+    entry left by an earlier run is met. The embedded Redis of a run is new and empty anyway."""
+    from django.conf import settings
+
+    if not settings.EMBEDDED_REDIS:
+        import redis
+
+        redis.Redis.from_url(settings.REDIS_URL).flushdb()
+
+
+def pytest_collection_modifyitems(session, config, items):
+    """Run the tests marked ``slow`` (each a minute or more of real processes) first, keeping the
+    order within each module: with ``make test``'s ``--maxschedchunk 1`` pytest-xdist hands them
+    out one at a time, so they spread over the workers and run beside the many short tests,
+    instead of ending the run with one worker busy on the last of them and the others idle."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)  # stable: a module stays in order
 
 
 @pytest.fixture(autouse=True)
