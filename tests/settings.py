@@ -25,10 +25,11 @@ Live servers bind port 0 (pytest-django's ``live_server``; the tests' own server
 
 import atexit
 import os
+import re
 import shutil
 import tempfile
 from pathlib import Path
-from urllib.parse import parse_qs, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qs, urlsplit, urlunsplit
 
 REDIS_DATABASES = 16
 """Databases a Redis server has by default (``databases 16`` in redis.conf)."""
@@ -54,9 +55,8 @@ def worker_redis_url(url: str, index: int) -> str:
             f"past the {REDIS_DATABASES} a Redis server has: run fewer workers (make test TEST_WORKERS=N) "
             f"or point REDIS_URL at a lower database number"
         )
-    if "db" in query:
-        query["db"] = [str(number)]
-        return urlunsplit(parts._replace(query=urlencode(query, doseq=True)))
+    if "db" in query:  # unix:///path?db=N: keep the URL as written (urlunsplit would drop its "//")
+        return re.sub(r"([?&]db=)\d+", rf"\g<1>{number}", url, count=1)
     return urlunsplit(parts._replace(path=f"/{number}"))
 
 
@@ -74,6 +74,7 @@ def _give_this_process_its_own_state() -> None:
         "DYNABENCH_ARTEFACT_CACHE": str(scratch / "artefact-cache"),
     })
     if os.environ.get("REDIS_URL"):
+        os.environ["DYNABENCH_TEST_REDIS_BASE_URL"] = os.environ["REDIS_URL"]  # as given, before the worker's offset
         os.environ["REDIS_URL"] = worker_redis_url(os.environ["REDIS_URL"], index)
 
     def clean_up():
