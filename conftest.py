@@ -124,6 +124,15 @@ def tiny_encoder(tiny_classifier_dir, settings):
     return encoder
 
 
+@pytest.fixture(scope="session")
+def stack_template(tmp_path_factory):
+    """A migrated SQLite database file, made once per pytest process (one ``migrate`` in a child
+    process instead of one per test), that each ``tests.worker_stack.WorkerStack`` copies."""
+    from tests.worker_stack import migrated_template
+
+    return migrated_template(tmp_path_factory.mktemp("stack-template"))
+
+
 @pytest.fixture
 def models_dir(tmp_path, settings):
     settings.MODELS_DIR = tmp_path / "models"

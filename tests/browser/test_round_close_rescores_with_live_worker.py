@@ -20,7 +20,7 @@ import requests
 from cycle.stack import free_port
 from tests.browser_support import browser_only
 from tests.tiny_models import build_tiny_classifier
-from tests.worker_stack import MANAGE, ROOT, WorkerStack, migrated_template
+from tests.worker_stack import MANAGE, ROOT, WorkerStack
 
 pytestmark = [*browser_only, pytest.mark.slow]
 
@@ -77,12 +77,12 @@ def _published_scored(stack) -> dict:
 
 
 @pytest.fixture
-def platform(tmp_path_factory):
+def platform(tmp_path_factory, stack_template):
     """A scratch platform with the sentiment task ready to close round 1, a worker and a web server:
     yields ``(stack, base URL, {"round", "models"})``; every process is stopped afterwards."""
     root = tmp_path_factory.mktemp("close-live")
     dirs = {name: build_tiny_classifier(root / name, LABELS, seed=seed) for name, seed in (("tiny-a", 1), ("tiny-b", 2))}
-    stack = WorkerStack(root, migrated_template(tmp_path_factory.mktemp("template")), LEADERBOARD_BOOTSTRAP_RESAMPLES="200")
+    stack = WorkerStack(root, stack_template, LEADERBOARD_BOOTSTRAP_RESAMPLES="200")
     web = None
     try:
         model_dirs = {name: str(path) for name, path in dirs.items()}

@@ -11,7 +11,7 @@ import pytest
 
 from tasks.training import WEIGHTS_FILE, file_sha256
 from tests.tiny_models import build_tiny_classifier
-from tests.worker_stack import WorkerStack, migrated_template, sentiment_model_setup
+from tests.worker_stack import WorkerStack, sentiment_model_setup
 
 pytestmark = pytest.mark.slow
 
@@ -36,12 +36,11 @@ print(json.dumps({"model": model.pk, "trained": trained.pk, "directory": trained
 """
 
 
-def test_a_killed_worker_leaves_no_partial_rows_and_everything_ends(tmp_path_factory, tiny_classifier_dir):
+def test_a_killed_worker_leaves_no_partial_rows_and_everything_ends(tmp_path_factory, tiny_classifier_dir, stack_template):
     root = tmp_path_factory.mktemp("dead-worker")
     small = build_tiny_classifier(root / "small-bert", ["positive", "negative", "neutral"], **SMALL_BERT)
-    template = migrated_template(tmp_path_factory.mktemp("template"))
     stack = WorkerStack(
-        root, template, EVALUATION_SHARD_ITEMS=str(SHARD), EVALUATION_STALE_AFTER_S=str(STALE_S),
+        root, stack_template, LEADERBOARD_BOOTSTRAP_RESAMPLES="200", EVALUATION_SHARD_ITEMS=str(SHARD), EVALUATION_STALE_AFTER_S=str(STALE_S),
         TRAINING_STALE_AFTER_S=str(STALE_S), REAPER_PERIOD_S=str(PERIOD_S),
         DYNABENCH_TRAINING_BASE_ENCODER=str(tiny_classifier_dir),
         DYNABENCH_TRAINING_BASE_ENCODER_SHA256=file_sha256(tiny_classifier_dir / WEIGHTS_FILE),
