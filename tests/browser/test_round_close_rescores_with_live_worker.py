@@ -18,7 +18,7 @@ import pytest
 import requests
 
 from cycle.stack import free_port
-from tests.browser_support import browser_only
+from tests.browser_support import HANG_MS, browser_only
 from tests.tiny_models import build_tiny_classifier
 from tests.worker_stack import MANAGE, ROOT, WorkerStack
 
@@ -118,7 +118,7 @@ def test_closing_a_round_in_the_browser_rescores_every_published_model(platform,
     stack, base, created = platform
     context = browser.new_context(base_url=base)
     page = context.new_page()
-    page.set_default_timeout(30000)
+    page.set_default_timeout(HANG_MS)
     try:
         page.goto("/accounts/login/?next=/tasks/sentiment/rounds/1/close/")
         page.fill("input[name=username]", "olga")
