@@ -17,6 +17,8 @@ def pytest_sessionstart(session):
     entry left by an earlier run is met. The embedded Redis of a run is new and empty anyway."""
     from django.conf import settings
 
+    if session.config.pluginmanager.has_plugin("dsession"):
+        return  # the pytest-xdist controller runs no test: each worker empties its own database
     if not settings.EMBEDDED_REDIS:
         import redis
 
