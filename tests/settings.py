@@ -78,10 +78,18 @@ def _give_this_process_its_own_state() -> None:
         os.environ["REDIS_URL"] = worker_redis_url(os.environ["REDIS_URL"], index)
 
     def clean_up():
+        import time
+
         from dynabench import embedded_redis
 
         embedded_redis.stop(scratch / "var" / "redis.sock")  # a no-op when REDIS_URL was set
-        shutil.rmtree(scratch, ignore_errors=True)
+        # The Redis server may still write its last log line and remove its pid file just after
+        # it closed the connection: retry until the folder is gone (a few seconds at most).
+        for _ in range(50):
+            shutil.rmtree(scratch, ignore_errors=True)
+            if not scratch.exists():
+                break
+            time.sleep(0.1)
 
     atexit.register(clean_up)
 
