@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from annotation.models import CrowdSession, CrowdStudy, CrowdWorker, Example, Qualification, QuizAttempt, QuizItem
+from tests.browser_support import HANG_MS
 
 CHROMIUM = Path("/usr/bin/chromium")
 pytestmark = [
@@ -36,7 +37,7 @@ def browser():
 def new_page(browser, live_server):
     context = browser.new_context(base_url=live_server.url)
     page = context.new_page()
-    page.set_default_timeout(15000)
+    page.set_default_timeout(HANG_MS)
     return page
 
 
