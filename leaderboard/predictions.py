@@ -32,6 +32,15 @@ def scoring_items(task: Task) -> dict[str, dict[str, int]]:
     return dict(out)
 
 
+def require_scoring_items(task: Task) -> dict[str, dict[str, int]]:
+    """Return ``scoring_items(task)``, or raise ``RuleError`` ``no_scoring_datasets`` when the task has
+    none (a predictions file cannot be scored then). Submissions and their dry run share it."""
+    datasets = scoring_items(task)
+    if not datasets:
+        raise RuleError(Code.NO_SCORING_DATASETS, f"The task '{task.code}' has no scoring datasets yet, so predictions cannot be scored.")
+    return datasets
+
+
 def _listing(pairs: list, what: str) -> str:
     """``what: first; second; … (and N more; M in all)``: the first offenders, then how many there are
     (a heading that counts them itself, ``no prediction for N of M items``, gets no total)."""
