@@ -141,6 +141,9 @@ MATRIX = [
     # an accepted archive is 202: a job unpacks it
     ("POST", "/api/v1/models", _archive, None, (401, 403, 403, 202, 202, 202, 202)),
     ("POST", "/api/v1/models/predictions", _predictions, None, (401, 403, 403, 201, 201, 201, 201)),
+    # the dry runs answer whom a submission answers, and store nothing
+    ("POST", "/api/v1/models/check", _archive, None, (401, 403, 403, 200, 200, 200, 200)),
+    ("POST", "/api/v1/models/predictions/check", _predictions, None, (401, 403, 403, 200, 200, 200, 200)),
     # sentiment is not data-centric: every submitter gets wrong_submission (400), never a 5xx
     ("POST", "/api/v1/models/selections", {"task": "sentiment", "name": "matrix-selection", "uids": ["x"]}, None,
      (401, 403, 403, 400, 400, 400, 400)),
