@@ -275,6 +275,8 @@ STATIC_ROOT.mkdir(exist_ok=True)
 MEDIA_ROOT = Path(os.environ.get("MEDIA_ROOT", VAR_DIR / "media"))
 MEDIA_URL = "media/"
 MODELS_DIR = Path(os.environ.get("DYNABENCH_MODELS_DIR", VAR_DIR / "models"))
+# The licence a dataset's Croissant description names when its task's config sets no "license" (tasks/croissant.py).
+DATASET_LICENSE = os.environ.get("DATASET_LICENSE", "https://creativecommons.org/licenses/by/4.0/")
 
 # Files shared by every web process and worker (model artefacts, prediction files, staged
 # uploads) go through Django's storage API: the local file system under MEDIA_ROOT by default;
