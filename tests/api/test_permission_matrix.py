@@ -160,6 +160,9 @@ MATRIX = [
     ("GET", "/api/v1/datasets/{id}", None, None, ALL_200),
     ("DELETE", "/api/v1/datasets/{id}", None, None, ALL_405),
     ("GET", "/api/v1/datasets/{id}/items", None, None, ALL_200),
+    # the hidden set's file and Croissant description: everyone, without labels but for owners and admins
+    ("GET", "/api/v1/datasets/{id}/download.jsonl", None, None, ALL_200),
+    ("GET", "/api/v1/datasets/{id}/croissant.json", None, None, ALL_200),
     # the owner's console
     ("GET", "/api/v1/tasks/{task_code}/settings", None, None, OWNERS_ONLY_READ),
     ("PATCH", "/api/v1/tasks/{task_code}/settings", {"instructions": "Be kind.", "version": 1}, None, (401, 403, 403, 403, 403, 200, 200)),
