@@ -77,11 +77,16 @@ PAPER = (
 )
 
 
-def dataset_license(dataset: Dataset) -> str:
-    """The dataset's licence: its task's ``config["license"]`` when the owner set one, else
+def dataset_license_of_task(task) -> str:
+    """The licence of a task's data: the task's ``config["license"]`` when the owner set one, else
     ``settings.DATASET_LICENSE`` (default CC BY 4.0)."""
-    return str((dataset.task.config or {}).get("license") or getattr(settings, "DATASET_LICENSE", "")
+    return str((task.config or {}).get("license") or getattr(settings, "DATASET_LICENSE", "")
                or "https://creativecommons.org/licenses/by/4.0/")
+
+
+def dataset_license(dataset: Dataset) -> str:
+    """The dataset's licence (``dataset_license_of_task`` of its task)."""
+    return dataset_license_of_task(dataset.task)
 
 
 def _columns(dataset: Dataset, with_labels: bool) -> tuple[list[str], list[str], dict[str, str]]:
