@@ -90,6 +90,7 @@ INSTALLED_APPS = [
     "leaderboard",
     "console",
     "cycle",
+    "community",
     "axes",  # login lockout; keep last (its checks look at the other apps' settings)
 ]
 

@@ -26,6 +26,7 @@ from tasks.kinds import normalise_label, span_at
 from tasks.models import Dataset, DatasetItem, MLModel, Round, Task, TaskBan, default_label_visibility
 from tasks.selectors import evaluable_models
 from tasks.services import open_round, record_dataset_content
+from tasks.signals import example_settled
 from validation import gold, selectors
 from validation.calculations import (
     CORRECT,
@@ -385,8 +386,14 @@ def settle_example(example, *, release_lease_of=None) -> str:
         ),
         example=example,
     )
+    previous = example.validation_state
     for name, value in fields.items():
         setattr(example, name if name != "leased_to" else "leased_to_id", value)
+    if state != previous and state != ValidationState.PENDING:
+        example_id, author_id = example.pk, example.author_id
+        transaction.on_commit(lambda: example_settled.send(
+            sender=Example, example_id=example_id, author_id=author_id, state=str(state),
+        ))
     return state
 
 
