@@ -320,6 +320,7 @@ REST_FRAMEWORK = {
         "examples": os.environ.get("API_RATE_EXAMPLES", "1000/day"),
         "validations": os.environ.get("API_RATE_VALIDATIONS", "3000/day"),
         "model_uploads": os.environ.get("API_RATE_MODEL_UPLOADS", "20/day"),
+        "model_checks": os.environ.get("API_RATE_MODEL_CHECKS", "200/day"),
     },
 }
 

@@ -142,7 +142,10 @@ class ModelViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Crea
 
     serializer_class = ModelSerializer
     permission_classes = [IsAuthenticatedOrReadOnly]
-    throttle_scopes = {"create": "model_uploads", "predictions": "model_uploads", "selections": "model_uploads"}
+    throttle_scopes = {
+        "create": "model_uploads", "predictions": "model_uploads", "selections": "model_uploads",
+        "check_predictions": "model_checks", "check_archive": "model_checks",
+    }
 
     def get_queryset(self):
         if getattr(self, "swagger_fake_view", False):  # drf-spectacular reading the types
