@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from django.contrib.auth import get_user_model
 from django.urls import reverse
 
 from annotation.models import Example
+from validation.models import Validation
 from community.models import Notification
 from community.services import notify
-from tasks.models import MLModel
+from tasks.models import MLModel, Round
 
 
 def notify_model_finished(model_id: int, status: str, reason: str = "") -> str:
@@ -35,3 +37,27 @@ def notify_example_settled(example_id: int, state: str) -> str:
     note = notify(user=example.author, kind=Notification.Kind.EXAMPLE_VALIDATED, key=f"example:{example.pk}:{state}",
                   message=message, url=reverse("annotation:my_examples"))
     return f"example {example_id}: {'notified' if note else 'muted'}"
+
+
+def notify_round_status(round_id: int, status: str) -> str:
+    """Tell the people who work on a round's task that it opened (those who wrote or validated examples
+    in any of the task's rounds) or closed (those who wrote or validated examples in it)."""
+    round = Round.objects.select_related("task").filter(pk=round_id).first()
+    if round is None:
+        return f"round {round_id}: gone"
+    task = round.task
+    if status == Round.Status.OPEN:
+        scope = {"round__task": task}
+        kind = Notification.Kind.ROUND_OPENED
+        message = f"Round {round.number} of {task.name} is open: new examples are welcome."
+        url = reverse("annotation:task_detail", args=[task.code])
+    else:
+        scope = {"round": round}
+        kind = Notification.Kind.ROUND_CLOSED
+        message = f"Round {round.number} of {task.name}, which you worked on, is closed."
+        url = reverse("validation:round", args=[task.code, round.number])
+    authors = set(Example.objects.filter(**scope).values_list("author_id", flat=True))
+    validators = set(Validation.objects.filter(**{f"example__{k}": v for k, v in scope.items()}).values_list("validator_id", flat=True))
+    people = get_user_model().objects.filter(pk__in=(authors | validators) - {None}, is_active=True)
+    sent = sum(1 for person in people if notify(user=person, kind=kind, key=f"{kind}:{round.pk}", message=message, url=url))
+    return f"round {round_id} {status}: {sent} notified"

@@ -13,6 +13,8 @@ class Notification(models.Model):
         EXAMPLE_VALIDATED = "example_validated", "Your example was validated"
         MODEL_EVALUATED = "model_evaluated", "Your model was evaluated"
         MODEL_FAILED = "model_failed", "Your model's evaluation failed"
+        ROUND_OPENED = "round_opened", "A round of a task you work on opened"
+        ROUND_CLOSED = "round_closed", "A round you worked on closed"
 
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="notifications")
     kind = models.CharField(max_length=32, choices=Kind.choices)

@@ -4,7 +4,7 @@ dotted path, so nothing is written or emailed in the request or job that sent th
 import django_rq
 from django.dispatch import receiver
 
-from tasks.signals import example_settled, model_evaluation_finished
+from tasks.signals import example_settled, model_evaluation_finished, round_status_changed
 
 
 def _enqueue(job: str, *args) -> None:
@@ -19,3 +19,8 @@ def on_model_evaluation_finished(sender, model_id, status, reason="", **kwargs):
 @receiver(example_settled, dispatch_uid="community.example_settled")
 def on_example_settled(sender, example_id, author_id, state, **kwargs):
     _enqueue("community.jobs.notify_example_settled", example_id, state)
+
+
+@receiver(round_status_changed, dispatch_uid="community.round_status_changed")
+def on_round_status_changed(sender, round_id, status, **kwargs):
+    _enqueue("community.jobs.notify_round_status", round_id, status)

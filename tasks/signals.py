@@ -16,7 +16,10 @@ that set the status commits (``leaderboard.evaluation.refresh_model_status``).
 (``state``: ``verified_correct``, ``verified_incorrect`` or ``flagged``; an owner's decision
 included). Sent once the transaction commits (``validation.services.settle_example``).
 
-The ``community`` app (notifications) receives the last two; the senders import nothing above them.
+``round_status_changed(sender, round_id, status)``: a round opened or closed (``status``). Sent once
+the transaction commits (``tasks.services.set_round_status``, ``validation.services.close_round``).
+
+The ``community`` app (notifications) receives the last three; the senders import nothing above them.
 """
 
 from django.dispatch import Signal
@@ -24,3 +27,4 @@ from django.dispatch import Signal
 leaderboard_inputs_changed = Signal()
 model_evaluation_finished = Signal()
 example_settled = Signal()
+round_status_changed = Signal()

@@ -26,7 +26,7 @@ from tasks.kinds import normalise_label, span_at
 from tasks.models import Dataset, DatasetItem, MLModel, Round, Task, TaskBan, default_label_visibility
 from tasks.selectors import evaluable_models
 from tasks.services import open_round, record_dataset_content
-from tasks.signals import example_settled
+from tasks.signals import example_settled, round_status_changed
 from validation import gold, selectors
 from validation.calculations import (
     CORRECT,
@@ -707,6 +707,8 @@ def close_round(*, round, acting_user, ratios=None, seed=None, open_next=False, 
             existing = Dataset.objects.filter(round_id=round.pk, split__in=SPLITS, name__in=list(preview.names.values()))
             return sorted(existing, key=lambda d: SPLITS.index(d.split))
         round = Round.objects.select_related("task").get(pk=round.pk)
+        closed_id = round.pk
+        transaction.on_commit(lambda: round_status_changed.send(sender=Round, round_id=closed_id, status=str(Round.Status.CLOSED)))
         validated = selectors.validated_examples(round=round)
         examples = [v.example for v in validated]
         targets = {v.example.pk: v.target for v in validated}
