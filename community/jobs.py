@@ -8,7 +8,8 @@ from django.urls import reverse
 from annotation.models import Example
 from validation.models import Validation
 from community.models import Notification
-from community.services import notify
+from community.models import NotificationPreference
+from community.services import notify, send_digest
 from tasks.models import MLModel, Round
 
 
@@ -61,3 +62,11 @@ def notify_round_status(round_id: int, status: str) -> str:
     people = get_user_model().objects.filter(pk__in=(authors | validators) - {None}, is_active=True)
     sent = sum(1 for person in people if notify(user=person, kind=kind, key=f"{kind}:{round.pk}", message=message, url=url))
     return f"round {round_id} {status}: {sent} notified"
+
+
+def send_digests() -> str:
+    """Email every user who wants a daily digest the notifications not emailed yet (``send_digest``);
+    run once a day (``manage.py send_notification_digests``, from cron or a scheduler)."""
+    users = [p.user for p in NotificationPreference.objects.filter(email=True, digest=True).select_related("user")]
+    sent = [n for n in (send_digest(user) for user in users) if n]
+    return f"{len(sent)} digests, {sum(sent)} notifications"

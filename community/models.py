@@ -35,11 +35,13 @@ class Notification(models.Model):
 
 
 class NotificationPreference(models.Model):
-    """What a user wants to hear about: ``email`` (also by email, or in-app only) and ``muted``
-    (kinds not to be notified of at all). No row: everything, by email too."""
+    """What a user wants to hear about: ``email`` (also by email, or in-app only), ``digest`` (the
+    emails gathered into one a day instead of one each) and ``muted`` (kinds not to be notified of
+    at all). No row: everything, one email each."""
 
     user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="notification_preference")
     email = models.BooleanField(default=True)
+    digest = models.BooleanField(default=False)
     muted = models.JSONField(default=list, blank=True)
 
     def wants(self, kind: str) -> bool:

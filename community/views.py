@@ -12,6 +12,7 @@ from community.models import Notification
 
 class PreferencesForm(forms.Form):
     email = forms.BooleanField(required=False, label="Also send my notifications by email")
+    digest = forms.BooleanField(required=False, label="As one email a day (a digest) rather than one each")
     muted = forms.MultipleChoiceField(
         required=False, choices=Notification.Kind.choices, widget=forms.CheckboxSelectMultiple,
         label="Do not notify me when",
@@ -43,8 +44,9 @@ def preferences(request):
     if request.method == "POST":
         form = PreferencesForm(request.POST)
         if form.is_valid():
-            services.set_preferences(user=request.user, email=form.cleaned_data["email"], muted=form.cleaned_data["muted"])
+            services.set_preferences(user=request.user, email=form.cleaned_data["email"], muted=form.cleaned_data["muted"],
+                                     digest=form.cleaned_data["digest"])
             return redirect("community:preferences")
     else:
-        form = PreferencesForm(initial={"email": prefs.email, "muted": prefs.muted})
+        form = PreferencesForm(initial={"email": prefs.email, "digest": prefs.digest, "muted": prefs.muted})
     return render(request, "community/preferences.html", {"form": form})
