@@ -46,3 +46,10 @@ class NotificationPreference(models.Model):
 
     def wants(self, kind: str) -> bool:
         return kind not in (self.muted or [])
+
+
+class TaskBadges(models.Model):
+    """A task's owners may turn badges off for it (no row: on)."""
+
+    task = models.OneToOneField("tasks.Task", on_delete=models.CASCADE, primary_key=True, related_name="badge_setting")
+    enabled = models.BooleanField(default=True)

@@ -3,11 +3,14 @@
 
 from django import forms
 from django.contrib.auth.decorators import login_required
-from django.shortcuts import redirect, render
+from django.http import HttpResponseForbidden
+from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from community import selectors, services
-from community.models import Notification
+from community.badges import set_task_badges
+from community.models import Notification, TaskBadges
+from tasks.models import Task
 
 
 class PreferencesForm(forms.Form):
@@ -50,3 +53,16 @@ def preferences(request):
     else:
         form = PreferencesForm(initial={"email": prefs.email, "digest": prefs.digest, "muted": prefs.muted})
     return render(request, "community/preferences.html", {"form": form})
+
+
+@login_required
+def task_badges(request, code):
+    """Owners: turn the task's badges on or off (``community.badges.set_task_badges``)."""
+    task = get_object_or_404(Task, code=code)
+    if not task.is_owner(request.user):
+        return HttpResponseForbidden(f"Only owners of task '{task.code}' can turn its badges on or off.")
+    if request.method == "POST":
+        set_task_badges(task=task, actor=request.user, enabled=request.POST.get("enabled") == "on")
+        return redirect("community:task_badges", code=task.code)
+    setting = TaskBadges.objects.filter(task=task).first()
+    return render(request, "community/task_badges.html", {"task": task, "enabled": setting is None or setting.enabled})
