@@ -10,7 +10,7 @@ class Migration(migrations.Migration):
     initial = True
 
     dependencies = [
-        ('tasks', '0006_alter_task_kind'),
+        ('tasks', '0005_mlmodel_unpacking'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
