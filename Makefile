@@ -21,8 +21,9 @@ $(BIN)/python:
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 
-$(VENV)/.installed: $(BIN)/python requirements.txt requirements-dev.txt
+$(VENV)/.installed: $(BIN)/python requirements.txt requirements-dev.txt dynabench_client/pyproject.toml
 	$(BIN)/pip install -q -r requirements-dev.txt
+	$(BIN)/pip install -q -e ./dynabench_client
 	touch $@
 
 install: $(VENV)/.installed

@@ -37,6 +37,15 @@ def json_depth(value) -> int:
     return deepest
 
 
+def _openers(text) -> int:
+    """How many ``[`` and ``{`` the document's text holds: a bound on its depth (strings only add)."""
+    if isinstance(text, (bytes, bytearray)):
+        return text.count(b"[") + text.count(b"{")
+    if isinstance(text, str):
+        return text.count("[") + text.count("{")
+    return 1 << 62  # anything else (json.loads takes str, bytes, bytearray): always walk
+
+
 def loads_bounded(text, *, max_depth: int = MAX_JSON_DEPTH, **kwargs):
     """``json.loads(text, **kwargs)`` that refuses documents nested deeper than ``max_depth``.
 
@@ -47,6 +56,8 @@ def loads_bounded(text, *, max_depth: int = MAX_JSON_DEPTH, **kwargs):
         data = json.loads(text, **kwargs)
     except RecursionError:
         raise JSONTooDeep(max_depth) from None
+    if _openers(text) <= max_depth:
+        return data  # cannot nest deeper than it has "[" and "{": no walk needed (most documents, in C)
     if json_depth(data) > max_depth:
         raise JSONTooDeep(max_depth)
     return data

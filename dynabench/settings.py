@@ -90,6 +90,7 @@ INSTALLED_APPS = [
     "leaderboard",
     "console",
     "cycle",
+    "community",
     "axes",  # login lockout; keep last (its checks look at the other apps' settings)
 ]
 
@@ -284,6 +285,8 @@ STATIC_ROOT.mkdir(exist_ok=True)
 MEDIA_ROOT = Path(os.environ.get("MEDIA_ROOT", VAR_DIR / "media"))
 MEDIA_URL = "media/"
 MODELS_DIR = Path(os.environ.get("DYNABENCH_MODELS_DIR", VAR_DIR / "models"))
+# The licence a dataset's Croissant description names when its task's config sets no "license" (tasks/croissant.py).
+DATASET_LICENSE = os.environ.get("DATASET_LICENSE", "https://creativecommons.org/licenses/by/4.0/")
 
 # Files shared by every web process and worker (model artefacts, prediction files, staged
 # uploads) go through Django's storage API: the local file system under MEDIA_ROOT by default;
@@ -326,6 +329,7 @@ REST_FRAMEWORK = {
         "examples": os.environ.get("API_RATE_EXAMPLES", "1000/day"),
         "validations": os.environ.get("API_RATE_VALIDATIONS", "3000/day"),
         "model_uploads": os.environ.get("API_RATE_MODEL_UPLOADS", "20/day"),
+        "model_checks": os.environ.get("API_RATE_MODEL_CHECKS", "200/day"),
     },
 }
 

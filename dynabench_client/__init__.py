@@ -1,7 +1,8 @@
 """A Python client for the Dynabench REST API (``/api/v1/``), for researchers' scripts.
 
-Needs only ``requests``; it does not import Django. Install it with ``pip install ./dynabench_client``
-(from the repository root, where it is also importable as is)::
+Needs only ``requests`` (and ``tqdm`` for the command line's progress bars); it does not import
+Django. Install it with ``pip install ./dynabench_client`` (from the repository root, where it is
+also importable as is); that also installs the ``dynabench`` command (``dynabench_client/cli.py``)::
 
     from dynabench_client import DynabenchClient
 
@@ -19,13 +20,14 @@ Every error answer of the server raises a ``DynabenchError`` (``BadRequest`` for
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import tarfile
+import tempfile
 import time
+import uuid
 from pathlib import Path
-from typing import Any, Iterator
+from typing import IO, Any, Callable, Iterator
 
 import requests
 
@@ -79,6 +81,98 @@ class RateLimited(DynabenchError):
 
 class ServerError(DynabenchError):
     """5xx: the server failed; the request may be retried later."""
+
+
+#: ``progress(done, total)``: called as a transfer goes on; ``total`` is None when unknown.
+Progress = Callable[[int, "int | None"], None]
+
+
+class MultipartBody:
+    """A ``multipart/form-data`` request body streamed from its files in chunks (never whole in
+    memory), calling ``progress(bytes sent, total bytes)`` as ``requests`` reads it.
+
+    ``fields``: form fields (text); ``files``: field → ``(filename, binary file object, content
+    type)``, each object seekable (its size is measured to give the body a Content-Length).
+    """
+
+    def __init__(self, fields: dict[str, str], files: dict[str, tuple[str, IO[bytes], str]], progress: Progress | None = None):
+        self.boundary = uuid.uuid4().hex
+        self.content_type = f"multipart/form-data; boundary={self.boundary}"
+        self._parts: list[bytes | IO[bytes]] = []
+        for name, value in fields.items():
+            self._parts.append(
+                f'--{self.boundary}\r\nContent-Disposition: form-data; name="{name}"\r\n\r\n{value}\r\n'.encode()
+            )
+        for name, (filename, fileobj, content_type) in files.items():
+            safe = filename.replace('"', "_").replace("\r", "_").replace("\n", "_")
+            self._parts.append(
+                f'--{self.boundary}\r\nContent-Disposition: form-data; name="{name}"; filename="{safe}"\r\n'
+                f"Content-Type: {content_type}\r\n\r\n".encode()
+            )
+            self._parts.append(fileobj)
+            self._parts.append(b"\r\n")
+        self._parts.append(f"--{self.boundary}--\r\n".encode())
+        self._sizes = [len(p) if isinstance(p, bytes) else self._size(p) for p in self._parts]
+        self.total = sum(self._sizes)
+        self._index, self._offset, self.sent = 0, 0, 0
+        self._progress = progress
+
+    @staticmethod
+    def _size(fileobj: IO[bytes]) -> int:
+        start = fileobj.tell()
+        end = fileobj.seek(0, os.SEEK_END)
+        fileobj.seek(start)
+        return end - start
+
+    def __len__(self) -> int:
+        return self.total
+
+    def read(self, size: int = -1) -> bytes:
+        """Return up to ``size`` bytes of the body (all that is left when ``size`` < 0)."""
+        out = bytearray()
+        while self._index < len(self._parts) and (size < 0 or len(out) < size):
+            part = self._parts[self._index]
+            want = -1 if size < 0 else size - len(out)
+            if isinstance(part, bytes):
+                chunk = part[self._offset:] if want < 0 else part[self._offset:self._offset + want]
+                self._offset += len(chunk)
+                done = self._offset >= len(part)
+            else:
+                chunk = part.read(want if want >= 0 else -1)
+                done = not chunk or (want >= 0 and len(chunk) < want) or want < 0
+            out += chunk
+            if done:
+                self._index, self._offset = self._index + 1, 0
+        self.sent += len(out)
+        if self._progress is not None and out:
+            self._progress(self.sent, self.total)
+        return bytes(out)
+
+
+def pack_model_directory(directory: str | os.PathLike, *, weights: bool = True) -> tuple[IO[bytes], dict[str, int]]:
+    """Pack a Hugging Face directory as a .tar.gz in a temporary file; return it (at offset 0) and
+    ``{weights member: bytes}``.
+
+    With ``weights=False`` every ``*.safetensors`` file is packed as an empty entry and only its
+    size is returned: what a dry run (``check_model``) needs, without megabytes of weights.
+    Raises ``FileNotFoundError`` when ``directory`` is not a directory.
+    """
+    directory = Path(directory)
+    if not directory.is_dir():
+        raise FileNotFoundError(f"{directory} is not a directory")
+    packed = tempfile.TemporaryFile()
+    sizes: dict[str, int] = {}
+    with tarfile.open(fileobj=packed, mode="w:gz") as archive:
+        for file in sorted(p for p in directory.rglob("*") if p.is_file()):
+            name = str(file.relative_to(directory).as_posix())
+            if name.endswith(".safetensors"):
+                sizes[name] = file.stat().st_size
+                if not weights:
+                    archive.addfile(tarfile.TarInfo(name))
+                    continue
+            archive.add(file, arcname=name, recursive=False)
+    packed.seek(0)
+    return packed, sizes
 
 
 _ERRORS = {400: BadRequest, 401: AuthenticationError, 403: PermissionDenied, 404: NotFound, 413: BadRequest, 415: BadRequest, 429: RateLimited}
@@ -178,25 +272,34 @@ class DynabenchClient:
         """Return a dataset's items (``uid``, ``input``, ``target``, ``tag``); ``target`` is None when hidden."""
         return list(self._pages(f"/datasets/{int(dataset_id)}/items"))
 
-    def download_round(self, task: str, round: int, path: str | os.PathLike | None = None) -> list[dict]:
+    def download_round(
+        self, task: str, round: int, path: str | os.PathLike | None = None, *, progress: Progress | None = None,
+    ) -> list[dict]:
         """Return round ``round`` of ``task`` as a list of rows, or write them to ``path`` as JSONL.
 
         The rows are the items of the round's non-hidden datasets, then the round's
         verified examples when I may download them (owners: always; everyone: once the
         round is closed). Each row: ``{"source", "uid", "input", "target", "tag"}`` where
         ``source`` is the dataset's name or ``"examples"``. Hidden datasets are left out:
-        their labels never leave the server.
+        their labels never leave the server. ``progress(rows so far, rows expected)`` follows
+        the download (the round's examples are not counted in advance).
         """
         info = self.round(task, round)
         rows = []
-        for dataset in self.datasets(task=task, round=round):
-            if dataset["labels_hidden"]:
-                continue
+        datasets = [d for d in self.datasets(task=task, round=round) if not d["labels_hidden"]]
+        expected = sum(int(d.get("item_count") or 0) for d in datasets)
+
+        def add(row: dict) -> None:
+            rows.append(row)
+            if progress is not None:
+                progress(len(rows), max(expected, len(rows)))
+
+        for dataset in datasets:
             for item in self._pages(f"/datasets/{dataset['id']}/items"):
-                rows.append({"source": dataset["name"], "uid": item["uid"], "input": item["input"], "target": item["target"], "tag": item["tag"]})
+                add({"source": dataset["name"], "uid": item["uid"], "input": item["input"], "target": item["target"], "tag": item["tag"]})
         if info.get("examples_downloadable"):
             for example in self._pages(f"/tasks/{task}/rounds/{int(round)}/examples"):
-                rows.append({"source": "examples", "uid": str(example["id"]), "input": example["input"], "target": example["target"], "tag": example.get("tag", "")})
+                add({"source": "examples", "uid": str(example["id"]), "input": example["input"], "target": example["target"], "tag": example.get("tag", "")})
         if path is not None:
             with open(path, "w", encoding="utf-8") as fh:
                 for row in rows:
@@ -236,7 +339,15 @@ class DynabenchClient:
 
     # -- models and results ------------------------------------------------------------------
 
-    def submit_model(self, model_path: str | os.PathLike, task: str, description: str = "", name: str | None = None) -> int:
+    def _upload(self, path: str, fields: dict[str, str], files: dict, progress: Progress | None) -> Any:
+        """POST a streamed multipart body (``MultipartBody``) to ``path``, reporting upload progress."""
+        body = MultipartBody(fields, files, progress)
+        return self._request("POST", path, data=body, headers={"Content-Type": body.content_type})
+
+    def submit_model(
+        self, model_path: str | os.PathLike, task: str, description: str = "", name: str | None = None, *,
+        progress: Progress | None = None,
+    ) -> int:
         """Pack a local Hugging Face directory (safetensors) as .tar.gz, upload it, return the model id.
 
         The server checks the archive at once (size, paths, safetensors only, config, labels,
@@ -245,19 +356,49 @@ class DynabenchClient:
         every scoring dataset (``queued``, ``evaluating``), or fails it with a ``failure_reason``
         (e.g. a damaged weights file); ``wait_for_results`` waits through all of these. Needs the
         researcher role (``PermissionDenied``, code ``not_researcher``) and a remaining daily
-        allowance (``RateLimited``; see ``submission_allowance``).
+        allowance (``RateLimited``; see ``submission_allowance``). ``progress(bytes sent, total)``
+        follows the upload. ``check_model`` asks the same checks first without uploading weights.
         """
         directory = Path(model_path)
-        if not directory.is_dir():
-            raise FileNotFoundError(f"{directory} is not a directory")
-        buffer = io.BytesIO()
-        with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
-            for file in sorted(p for p in directory.rglob("*") if p.is_file()):
-                archive.add(file, arcname=str(file.relative_to(directory)), recursive=False)
-        buffer.seek(0)
-        data = {"task": task, "name": name or directory.name, "description": description}
-        files = {"archive": (f"{directory.name}.tar.gz", buffer, "application/gzip")}
-        return self._request("POST", "/models", data=data, files=files)["id"]
+        packed, _ = pack_model_directory(directory)
+        with packed:
+            fields = {"task": task, "name": name or directory.name, "description": description}
+            files = {"archive": (f"{directory.name}.tar.gz", packed, "application/gzip")}
+            return self._upload("/models", fields, files, progress)["id"]
+
+    def check_model(self, model_path: str | os.PathLike, task: str, name: str | None = None) -> dict:
+        """Ask the server's own checks of a model submission, without the weights and storing nothing.
+
+        Packs the directory with every ``*.safetensors`` file as an empty entry plus its size
+        (``pack_model_directory(weights=False)``) and posts it to ``/models/check``: the server runs
+        the checks ``submit_model`` would that need no weights (members, sizes, storage quota,
+        config, labels, tokenizer). Returns ``{"ok": True, "files", "kept_bytes"}``, or raises what
+        ``submit_model`` would (``BadRequest`` naming the problem).
+        """
+        directory = Path(model_path)
+        packed, sizes = pack_model_directory(directory, weights=False)
+        with packed:
+            fields = {"task": task, "name": name or directory.name, "weights_sizes": json.dumps(sizes)}
+            files = {"archive": (f"{directory.name}.tar.gz", packed, "application/gzip")}
+            return self._upload("/models/check", fields, files, None)
+
+    def check_model_archive(self, archive_path: str | os.PathLike, task: str, name: str | None = None, *, progress: Progress | None = None) -> dict:
+        """Ask the server's own checks of an already packed model archive (.zip, .tar, .tar.gz), storing
+        nothing; as ``check_model``, but the whole archive is uploaded."""
+        path = Path(archive_path)
+        with open(path, "rb") as fh:
+            fields = {"task": task, "name": name or path.name.split(".")[0]}
+            return self._upload("/models/check", fields, {"archive": (path.name, fh, "application/octet-stream")}, progress)
+
+    def submit_model_archive(
+        self, archive_path: str | os.PathLike, task: str, description: str = "", name: str | None = None, *,
+        progress: Progress | None = None,
+    ) -> int:
+        """Upload an already packed model archive (.zip, .tar, .tar.gz); return the model id (as ``submit_model``)."""
+        path = Path(archive_path)
+        with open(path, "rb") as fh:
+            fields = {"task": task, "name": name or path.name.split(".")[0], "description": description}
+            return self._upload("/models", fields, {"archive": (path.name, fh, "application/octet-stream")}, progress)["id"]
 
     def submission_allowance(self) -> dict:
         """Return whether I may submit and how much of the daily limit is left:
@@ -266,16 +407,39 @@ class DynabenchClient:
         (``PermissionDenied`` otherwise) and a remaining allowance (``RateLimited`` otherwise)."""
         return self._request("GET", "/models/allowance")
 
-    def submit_predictions(self, predictions_path: str | os.PathLike, task: str, name: str, description: str = "") -> int:
+    def submit_predictions(
+        self, predictions_path: str | os.PathLike, task: str, name: str, description: str = "", *,
+        progress: Progress | None = None,
+    ) -> int:
         """Upload a predictions file (JSONL: one ``{"uid", "label"}`` or ``{"uid", "answer"}`` per line); return the model id.
 
         The file must cover every item of the task's scoring datasets exactly once; otherwise
-        ``BadRequest`` names the first offending uid and how many there are, and nothing is
-        stored. Needs the researcher role and a remaining allowance, as ``submit_model``.
+        ``BadRequest`` lists the problems with line numbers, and nothing is stored. Needs the
+        researcher role and a remaining allowance, as ``submit_model``. ``progress(bytes sent,
+        total)`` follows the upload; ``check_predictions`` asks the same checks without storing.
         """
         with open(predictions_path, "rb") as fh:
             files = {"predictions": (Path(predictions_path).name, fh, "application/jsonl")}
-            return self._request("POST", "/models/predictions", data={"task": task, "name": name, "description": description}, files=files)["id"]
+            fields = {"task": task, "name": name, "description": description}
+            return self._upload("/models/predictions", fields, files, progress)["id"]
+
+    def check_predictions(self, predictions_path: str | os.PathLike, task: str, name: str = "", *, progress: Progress | None = None) -> dict:
+        """Ask the server's own checks of a predictions file, storing nothing (``/models/predictions/check``).
+
+        Returns ``{"ok": True, "predictions": N, "datasets": {name: N}}`` when a submission would
+        accept the file, or raises what ``submit_predictions`` would: ``BadRequest`` whose
+        ``detail`` lists every problem with its line numbers.
+        """
+        with open(predictions_path, "rb") as fh:
+            files = {"predictions": (Path(predictions_path).name, fh, "application/jsonl")}
+            return self._upload("/models/predictions/check", {"task": task, "name": name}, files, progress)
+
+    def submit_selection(self, uids: list[str], task: str, name: str, description: str = "") -> int:
+        """Submit a training-set selection (uids of the task's candidate pool) to a data-centric task;
+        return the model id. The server trains the task's fixed recipe on it, then evaluates it.
+        ``name`` must be a slug. Raises ``BadRequest`` naming the first offending uid."""
+        body = {"task": task, "name": name, "description": description, "uids": list(uids)}
+        return self._request("POST", "/models/selections", json=body)["id"]
 
     def get_model(self, model_id: int) -> dict:
         """Return the model record with its status and the evaluation status per dataset."""
@@ -300,7 +464,10 @@ class DynabenchClient:
             results[f"round{row['round']}_{short}"] = row["performance"]
         return results
 
-    def wait_for_results(self, model_id: int, timeout: float = 600, poll: float = 2.0, ranking_grace: float = 60.0) -> dict:
+    def wait_for_results(
+        self, model_id: int, timeout: float = 600, poll: float = 2.0, ranking_grace: float = 60.0, *,
+        on_status: Callable[[dict], None] | None = None,
+    ) -> dict:
         """Poll ``get_results`` until the model is evaluated or failed; raise ``TimeoutError`` after ``timeout`` s.
 
         Every other status (``unpacking``, ``training``, ``queued``, ``evaluating``, ``uploaded``) is
@@ -309,10 +476,13 @@ class DynabenchClient:
         A published model is ranked by a leaderboard job that runs just after its last
         evaluation: once evaluated, this waits up to ``ranking_grace`` more seconds for its
         ``dynascore`` (which stays None if the model cannot be ranked, e.g. missing scores).
+        ``on_status(results)`` is called after every poll.
         """
         deadline = time.monotonic() + timeout
         while True:
             results = self.get_results(model_id)
+            if on_status is not None:
+                on_status(results)
             if results["status"] == "failed":
                 return results
             if results["status"] == "evaluated":

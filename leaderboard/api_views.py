@@ -22,16 +22,20 @@ from rest_framework.views import APIView
 
 from dynabench.api import query_bool, query_choice
 from dynabench.roles import has_role
-from leaderboard import services
+from leaderboard import preflight, services
 from leaderboard.calculations import METRICS, MISSING_LEGACY, MISSING_PER_MODEL
 from leaderboard.models import MissingMetric
 from leaderboard.selectors import cache_header, cached_leaderboard_table, model_runs, parse_weights
 from leaderboard.serializers import (
     AllowanceSerializer,
+    ArchiveCheckResultSerializer,
+    ArchiveCheckSerializer,
     ArchiveSubmissionSerializer,
     LeaderboardSerializer,
     ModelDetailSerializer,
     ModelSerializer,
+    PredictionsCheckResultSerializer,
+    PredictionsCheckSerializer,
     PredictionsSubmissionSerializer,
     SelectionSubmissionSerializer,
     VisibilitySerializer,
@@ -106,6 +110,26 @@ def _model_ranking(model):
         request=SelectionSubmissionSerializer,
         responses={201: ModelSerializer},
     ),
+    check_predictions=extend_schema(
+        summary="Check a predictions file as a submission would, storing nothing (a dry run)",
+        description=(
+            "Runs the very checks of `POST /api/v1/models/predictions` (role, task, size, every line: JSON, fields, "
+            "labels, unknown or duplicate uids, missing items) and answers the same 400 with line-numbered problems, "
+            "or 200. No model, file or job is created and the daily allowance is not spent."
+        ),
+        request={"multipart/form-data": PredictionsCheckSerializer},
+        responses={200: PredictionsCheckResultSerializer},
+    ),
+    check_archive=extend_schema(
+        summary="Check a model archive as a submission would, without its weights, storing nothing (a dry run)",
+        description=(
+            "Runs the checks of `POST /api/v1/models` that need no weights (role, task, size, members, storage quota, "
+            "config, labels, tokenizer) and answers the same 400/413, or 200. Weights may be packed as empty "
+            "`.safetensors` entries with their sizes in `weights_sizes`. Nothing is stored."
+        ),
+        request={"multipart/form-data": ArchiveCheckSerializer},
+        responses={200: ArchiveCheckResultSerializer},
+    ),
     allowance=extend_schema(
         summary="My submission allowance: whether I hold the researcher role and how many submissions remain in 24 hours",
         responses=AllowanceSerializer,
@@ -118,7 +142,10 @@ class ModelViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Crea
 
     serializer_class = ModelSerializer
     permission_classes = [IsAuthenticatedOrReadOnly]
-    throttle_scopes = {"create": "model_uploads", "predictions": "model_uploads", "selections": "model_uploads"}
+    throttle_scopes = {
+        "create": "model_uploads", "predictions": "model_uploads", "selections": "model_uploads",
+        "check_predictions": "model_checks", "check_archive": "model_checks",
+    }
 
     def get_queryset(self):
         if getattr(self, "swagger_fake_view", False):  # drf-spectacular reading the types
@@ -184,6 +211,33 @@ class ModelViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Crea
             anonymous=data["anonymous"], published=data["published"],
         )
         return Response(ModelSerializer(model, context=self.get_serializer_context()).data, status=status.HTTP_201_CREATED)
+
+    def _check_task(self, request, serializer_class):
+        serializer = serializer_class(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        task = access.visible_tasks(request.user).filter(code=data["task"]).first()
+        if task is None:
+            raise ValidationError({"task": [f"No task with code '{data['task']}'."]})
+        return task, data
+
+    @action(detail=False, methods=["post"], url_path="predictions/check", parser_classes=[MultiPartParser],
+            permission_classes=[IsAuthenticated])
+    def check_predictions(self, request):
+        """200 with the counts a submission would keep, or the submission's own 400; stores nothing."""
+        task, data = self._check_task(request, PredictionsCheckSerializer)
+        result = preflight.check_predictions(user=request.user, task=task, upload=data["predictions"], name=data["name"])
+        return Response(PredictionsCheckResultSerializer({"ok": True, **dataclasses.asdict(result)}).data)
+
+    @action(detail=False, methods=["post"], url_path="check", parser_classes=[MultiPartParser],
+            permission_classes=[IsAuthenticated])
+    def check_archive(self, request):
+        """200 with the files a submission would keep, or the submission's own 400/413; stores nothing."""
+        task, data = self._check_task(request, ArchiveCheckSerializer)
+        result = preflight.check_model_archive(
+            user=request.user, task=task, upload=data["archive"], weights_sizes=data["weights_sizes"], name=data["name"],
+        )
+        return Response(ArchiveCheckResultSerializer({"ok": True, **dataclasses.asdict(result)}).data)
 
     @action(detail=False, methods=["get"], permission_classes=[IsAuthenticated])
     def allowance(self, request):

@@ -50,6 +50,7 @@ from leaderboard.predictions import read_predictions_file
 from tasks import artefacts
 from tasks.models import Dataset, DatasetItem, MLModel, Task
 from tasks.services import canonical_checksum
+from tasks.signals import model_evaluation_finished
 
 Status = EvaluationRun.Status
 GiB = 1024**3
@@ -365,6 +366,10 @@ def refresh_model_status(model_id: int) -> None:
     else:
         status, reason = MLModel.Status.EVALUATED, ""
     MLModel.objects.filter(pk=model.pk).update(status=status, progress=round(progress, 4), failure_reason=reason[:5000], updated_at=timezone.now())
+    if status != model.status and status in (MLModel.Status.EVALUATED, MLModel.Status.FAILED):
+        transaction.on_commit(lambda: model_evaluation_finished.send(
+            sender=MLModel, model_id=model.pk, status=str(status), reason=reason[:5000],
+        ))
 
 
 def claim_run(run_id: int) -> EvaluationRun | None:

@@ -32,6 +32,15 @@ def scoring_items(task: Task) -> dict[str, dict[str, int]]:
     return dict(out)
 
 
+def require_scoring_items(task: Task) -> dict[str, dict[str, int]]:
+    """Return ``scoring_items(task)``, or raise ``RuleError`` ``no_scoring_datasets`` when the task has
+    none (a predictions file cannot be scored then). Submissions and their dry run share it."""
+    datasets = scoring_items(task)
+    if not datasets:
+        raise RuleError(Code.NO_SCORING_DATASETS, f"The task '{task.code}' has no scoring datasets yet, so predictions cannot be scored.")
+    return datasets
+
+
 def _listing(pairs: list, what: str) -> str:
     """``what: first; second; … (and N more; M in all)``: the first offenders, then how many there are
     (a heading that counts them itself, ``no prediction for N of M items``, gets no total)."""
@@ -59,7 +68,9 @@ def parse_predictions(task: Task, lines, *, datasets: dict[str, dict[str, int]],
     """
     spec = task.spec
     field = spec.prediction_field
-    checked_names = spec.checked_item_fields(task.config)
+    config = task.config
+    parse_prediction = spec.parse_prediction
+    checked_names = spec.checked_item_fields(config)
     checked = None
     where: dict[str, list[str]] = defaultdict(list)
     for dataset, items in datasets.items():
@@ -90,8 +101,7 @@ def parse_predictions(task: Task, lines, *, datasets: dict[str, dict[str, int]],
             problems[f"not an object with \"uid\" and \"{field}\""].append(f"line {number}")
             continue
         uid = str(record["uid"])
-        value = record[field]
-        value, problem = spec.parse_prediction(task.config, value)
+        value, problem = parse_prediction(config, record[field])
         if problem is not None:
             heading, detail = problem
             problems[heading].append(f"line {number}" + (f": {detail}" if detail else ""))
@@ -115,18 +125,19 @@ def parse_predictions(task: Task, lines, *, datasets: dict[str, dict[str, int]],
                 continue
             dataset = candidates[0]
         key = (dataset, uid)
-        if checked is None and checked_names:
-            checked = item_fields(task, checked_names)
-        mismatched = [
-            name for name in checked_names
-            if record.get(name) is not None and str(record[name]) != str((checked or {}).get(key, {}).get(name))
-        ]
-        if mismatched:
-            name = mismatched[0]
-            problems[f"wrong {name}"].append(
-                f"line {number}: {uid} has {name} {record[name]!r}, the item's is {(checked or {}).get(key, {}).get(name)!r}"
-            )
-            continue
+        if checked_names:
+            if checked is None:
+                checked = item_fields(task, checked_names)
+            mismatched = [
+                name for name in checked_names
+                if record.get(name) is not None and str(record[name]) != str(checked.get(key, {}).get(name))
+            ]
+            if mismatched:
+                name = mismatched[0]
+                problems[f"wrong {name}"].append(
+                    f"line {number}: {uid} has {name} {record[name]!r}, the item's is {checked.get(key, {}).get(name)!r}"
+                )
+                continue
         if key in predictions:
             problems["duplicate uid"].append(f"line {number}: {uid} (first on line {seen_line[key]})")
             continue

@@ -169,3 +169,39 @@ class LeaderboardSerializer(serializers.Serializer):
     )
     missing_metric_rule = serializers.CharField(help_text="How models without a metric are ranked, with its source.")
     computed_at = serializers.DateTimeField(allow_null=True)
+
+
+class PredictionsCheckSerializer(StrictSerializerMixin, serializers.Serializer):
+    """``POST /api/v1/models/predictions/check``: a predictions file to check as a submission would, storing nothing."""
+
+    task = serializers.SlugField(help_text="The task's code.")
+    name = serializers.CharField(max_length=200, required=False, allow_blank=True, default="", help_text="The name you will submit under (checked too).")
+    predictions = serializers.FileField(help_text="The JSONL predictions file, as for `POST /api/v1/models/predictions`.")
+
+
+class ArchiveCheckSerializer(StrictSerializerMixin, serializers.Serializer):
+    """``POST /api/v1/models/check``: a model archive to check as a submission would (no weights read), storing nothing."""
+
+    task = serializers.SlugField(help_text="The task's code.")
+    name = serializers.CharField(max_length=200, required=False, allow_blank=True, default="", help_text="The name you will submit under (checked too).")
+    archive = serializers.FileField(help_text="A .tar.gz, .tar or .zip of a Hugging Face directory, as for `POST /api/v1/models`.")
+    weights_sizes = serializers.CharField(
+        required=False, allow_blank=True, default="", max_length=100000,
+        help_text='Optional JSON `{"model.safetensors": bytes}`: weights packed as empty entries, with their real sizes.',
+    )
+
+
+class PredictionsCheckResultSerializer(serializers.Serializer):
+    """A predictions file a submission would accept (problems are answered 400, as by a submission)."""
+
+    ok = serializers.BooleanField()
+    predictions = serializers.IntegerField(help_text="Predictions kept.")
+    datasets = serializers.DictField(child=serializers.IntegerField(), help_text="Predictions per scoring dataset.")
+
+
+class ArchiveCheckResultSerializer(serializers.Serializer):
+    """A model archive a submission would accept, as far as checks without the weights go."""
+
+    ok = serializers.BooleanField()
+    files = serializers.ListField(child=serializers.CharField(), help_text="The files a submission keeps.")
+    kept_bytes = serializers.IntegerField(help_text="Their unpacked bytes (counted against the storage quota).")

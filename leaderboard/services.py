@@ -53,7 +53,7 @@ from leaderboard.archives import (
 from leaderboard.queueing import enqueue_recompute, enqueue_selection_training, enqueue_unpack
 from leaderboard.scheduling import schedule_evaluations, schedule_model
 from leaderboard.models import LeaderboardConfig
-from leaderboard.predictions import parse_predictions, scoring_items
+from leaderboard.predictions import parse_predictions, require_scoring_items
 from leaderboard.selectors import leaderboard_table, snapshot_provenance
 from tasks import access, artefacts
 from tasks.model_checks import check_model_directory, directory_checksum
@@ -359,9 +359,7 @@ def submit_predictions(
     it raises.
     """
     name = check_can_submit(user=user, task=task, name=name, rate_limited=rate_limited, submission="predictions")
-    datasets = scoring_items(task)
-    if not datasets:
-        raise RuleError(Code.NO_SCORING_DATASETS, f"The task '{task.code}' has no scoring datasets yet, so predictions cannot be scored.")
+    datasets = require_scoring_items(task)
     root = models_root()
     staged = stage_upload(upload, max_bytes=max_predictions_bytes(), what="predictions file", directory=root)
     final_dir = None

@@ -10,6 +10,7 @@ from pathlib import Path
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db.models import Count
+from django.http import JsonResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
@@ -24,9 +25,10 @@ from rest_framework.views import APIView
 from dynabench.api import query_bool, query_choice, query_int
 from dynabench.parsers import RequestTooLarge
 from dynabench.permissions import IsTaskOwner
-from tasks import access, services, uploads
+from tasks import access, croissant, services, uploads
 from tasks.importers import FileSpec, import_contexts, parse_assignments
 from tasks.models import Context, Dataset, Round, Upload
+from tasks.selectors import can_see_labels
 from tasks.serializers import (
     BanSerializer,
     RoleChangeSerializer,
@@ -216,6 +218,36 @@ class DatasetViewSet(viewsets.ReadOnlyModelViewSet):
         page = self.paginate_queryset(dataset.items.order_by("id"))
         serializer = DatasetItemSerializer(page, many=True, context={**self.get_serializer_context(), "dataset": dataset})
         return self.get_paginated_response(serializer.data)
+
+    @extend_schema(
+        summary="Download a dataset's items as one JSON Lines file (the file its Croissant description names)",
+        description="One flat object per item: `uid`, `split`, `tag`, the input fields, then the target fields, which a "
+                    "hidden set leaves out unless you own the task.",
+        responses={(200, "application/jsonlines"): OpenApiTypes.BINARY},
+    )
+    @action(detail=True, methods=["get"], url_path="download.jsonl")
+    def items_jsonl(self, request, pk=None):
+        dataset = self.get_object()
+        with_labels = can_see_labels(request.user, dataset)
+        response = StreamingHttpResponse(croissant.dataset_lines(dataset, with_labels=with_labels), content_type="application/jsonlines")
+        response["Content-Disposition"] = f'attachment; filename="{dataset.name}.jsonl"'
+        return response
+
+    @extend_schema(
+        summary="Get a dataset's Croissant description (JSON-LD): fields, types, split, licence, citation, sha256, provenance",
+        description="Validated by `mlcroissant validate`; `mlcroissant.Dataset(jsonld=<this URL>)` reads its records from "
+                    "`download.jsonl`. A hidden set is described without its labels unless you own the task.",
+        responses={(200, "application/ld+json"): OpenApiTypes.OBJECT},
+    )
+    @action(detail=True, methods=["get"], url_path="croissant.json")
+    def croissant_json(self, request, pk=None):
+        dataset = self.get_object()
+        body = croissant.dataset_croissant(
+            dataset, with_labels=can_see_labels(request.user, dataset),
+            file_url=request.build_absolute_uri(f"/api/v1/datasets/{dataset.pk}/download.jsonl"),
+            page_url=request.build_absolute_uri(f"/api/v1/datasets/{dataset.pk}"),
+        )
+        return JsonResponse(body, content_type="application/ld+json", json_dumps_params={"ensure_ascii": False, "indent": 1})
 
 
 # --- the owner's console: settings, roles, bans, uploads (owners of the task and admins) ------

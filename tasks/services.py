@@ -15,7 +15,7 @@ from dynabench.errors import FieldErrors, NotAllowed, RuleError
 from tasks.config import validate_task_config
 from tasks.error_codes import TaskErrorCode
 from tasks.models import Dataset, DatasetItem, MLModel, Round, Task
-from tasks.signals import leaderboard_inputs_changed
+from tasks.signals import leaderboard_inputs_changed, round_status_changed
 
 # What a task owner may do in the Django admin (every list is scoped to the tasks they own).
 # The largest primary key the database can hold (BigAutoField: a signed 64-bit integer).
@@ -71,6 +71,8 @@ def set_round_status(*, round: Round, status: str, acting_user) -> Round:
     else:
         locked.end = now
     locked.save(update_fields=["status", "start", "end"])
+    round_id = locked.pk
+    transaction.on_commit(lambda: round_status_changed.send(sender=Round, round_id=round_id, status=str(status)))
     return locked
 
 

@@ -7,8 +7,24 @@ uploaded, published or retrained. ``models``/``datasets`` narrow what changed (l
 transaction that made the change; the leaderboard app's receiver
 (``leaderboard.scheduling.schedule_evaluations``) queues exactly the missing evaluation runs
 once that transaction commits.
+
+``model_evaluation_finished(sender, model_id, status, reason)``: a model's evaluation ended
+(``status`` ``evaluated`` or ``failed``, with the failure ``reason``). Sent once the transaction
+that set the status commits (``leaderboard.evaluation.refresh_model_status``).
+
+``example_settled(sender, example_id, author_id, state)``: validation settled an example
+(``state``: ``verified_correct``, ``verified_incorrect`` or ``flagged``; an owner's decision
+included). Sent once the transaction commits (``validation.services.settle_example``).
+
+``round_status_changed(sender, round_id, status)``: a round opened or closed (``status``). Sent once
+the transaction commits (``tasks.services.set_round_status``, ``validation.services.close_round``).
+
+The ``community`` app (notifications) receives the last three; the senders import nothing above them.
 """
 
 from django.dispatch import Signal
 
 leaderboard_inputs_changed = Signal()
+model_evaluation_finished = Signal()
+example_settled = Signal()
+round_status_changed = Signal()

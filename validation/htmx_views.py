@@ -10,7 +10,7 @@ from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
-from django.http import Http404, HttpResponseBadRequest, HttpResponseForbidden, StreamingHttpResponse
+from django.http import Http404, HttpResponseBadRequest, HttpResponseForbidden, JsonResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
@@ -21,8 +21,10 @@ from annotation.selectors import user_counts
 from dynabench import idempotency
 from dynabench.errors import RuleError
 from tasks import access
+from tasks.croissant import dataset_license_of_task
 from tasks.models import Round, Task
 from validation import selectors, services
+from validation.croissant import round_export_croissant
 from validation.forms import CloseRoundForm, OwnerQueueFilter, ValidationForm
 
 SKIPPED_KEY = "validation_skipped"
@@ -337,6 +339,23 @@ def export_round(request, code, number):
         return refused
     round = _round(task, number)
     return jsonl_response(request, [round], f"{task.code}-r{round.number}.jsonl")
+
+
+@login_required
+def round_croissant(request, code, number):
+    """Owners: the Croissant JSON-LD of the round's export (``validation.croissant``), to save beside the export."""
+    task = _task(code)
+    if (refused := _owner_only(request, task)) is not None:
+        return refused
+    round = _round(task, number)
+    body = round_export_croissant(
+        round, export_url=request.build_absolute_uri(reverse("validation:export_round", args=[task.code, round.number])),
+        page_url=request.build_absolute_uri(reverse("validation:round", args=[task.code, round.number])),
+        license=dataset_license_of_task(task),
+    )
+    response = JsonResponse(body, content_type="application/ld+json", json_dumps_params={"ensure_ascii": False, "indent": 1})
+    response["Content-Disposition"] = f'attachment; filename="{task.code}-r{round.number}.croissant.json"'
+    return response
 
 
 @login_required

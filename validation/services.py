@@ -26,6 +26,7 @@ from tasks.kinds import normalise_label, span_at
 from tasks.models import Dataset, DatasetItem, MLModel, Round, Task, TaskBan, default_label_visibility
 from tasks.selectors import evaluable_models
 from tasks.services import open_round, record_dataset_content
+from tasks.signals import example_settled, round_status_changed
 from validation import gold, identity, selectors
 from validation.calculations import (
     CORRECT,
@@ -401,8 +402,14 @@ def settle_example(example, *, release_lease_of=None) -> str:
         ),
         example=example,
     )
+    previous = example.validation_state
     for name, value in fields.items():
         setattr(example, name if name != "leased_to" else "leased_to_id", value)
+    if state != previous and state != ValidationState.PENDING:
+        example_id, author_id = example.pk, example.author_id
+        transaction.on_commit(lambda: example_settled.send(
+            sender=Example, example_id=example_id, author_id=author_id, state=str(state),
+        ))
     return state
 
 
@@ -719,6 +726,8 @@ def close_round(*, round, acting_user, ratios=None, seed=None, open_next=False, 
             return sorted(existing, key=lambda d: SPLITS.index(d.split))
         round = Round.objects.select_related("task").get(pk=round.pk)
         crowd_setup.end_studies(round)  # its crowd studies end with it: workers get a page saying so
+        closed_id = round.pk
+        transaction.on_commit(lambda: round_status_changed.send(sender=Round, round_id=closed_id, status=str(Round.Status.CLOSED)))
         validated = selectors.validated_examples(round=round)
         examples = [v.example for v in validated]
         targets = {v.example.pk: v.target for v in validated}

@@ -141,6 +141,9 @@ MATRIX = [
     # an accepted archive is 202: a job unpacks it
     ("POST", "/api/v1/models", _archive, None, (401, 403, 403, 202, 202, 202, 202)),
     ("POST", "/api/v1/models/predictions", _predictions, None, (401, 403, 403, 201, 201, 201, 201)),
+    # the dry runs answer whom a submission answers, and store nothing
+    ("POST", "/api/v1/models/check", _archive, None, (401, 403, 403, 200, 200, 200, 200)),
+    ("POST", "/api/v1/models/predictions/check", _predictions, None, (401, 403, 403, 200, 200, 200, 200)),
     # sentiment is not data-centric: every submitter gets wrong_submission (400), never a 5xx
     ("POST", "/api/v1/models/selections", {"task": "sentiment", "name": "matrix-selection", "uids": ["x"]}, None,
      (401, 403, 403, 400, 400, 400, 400)),
@@ -157,6 +160,9 @@ MATRIX = [
     ("GET", "/api/v1/datasets/{id}", None, None, ALL_200),
     ("DELETE", "/api/v1/datasets/{id}", None, None, ALL_405),
     ("GET", "/api/v1/datasets/{id}/items", None, None, ALL_200),
+    # the hidden set's file and Croissant description: everyone, without labels but for owners and admins
+    ("GET", "/api/v1/datasets/{id}/download.jsonl", None, None, ALL_200),
+    ("GET", "/api/v1/datasets/{id}/croissant.json", None, None, ALL_200),
     # the owner's console
     ("GET", "/api/v1/tasks/{task_code}/settings", None, None, OWNERS_ONLY_READ),
     ("PATCH", "/api/v1/tasks/{task_code}/settings", {"instructions": "Be kind.", "version": 1}, None, (401, 403, 403, 403, 403, 200, 200)),

@@ -59,5 +59,7 @@ PAGES = [
     ("leaderboard", "/tasks/sentiment/leaderboard/", "researcher"),
     ("model", "/models/{model}/", "researcher"),
     ("sign-up", "/accounts/signup/", None),
+    ("notifications", "/notifications/", "annotator"),
+    ("notification-preferences", "/notifications/preferences/", "annotator"),
 ]
 """The pages issue 17 names, each as the person who uses it sees it."""

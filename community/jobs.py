@@ -1,0 +1,72 @@
+"""RQ jobs that turn the lower layers' events into notifications (queued by ``community.receivers``)."""
+
+from __future__ import annotations
+
+from django.contrib.auth import get_user_model
+from django.urls import reverse
+
+from annotation.models import Example
+from validation.models import Validation
+from community.models import Notification
+from community.models import NotificationPreference
+from community.services import notify, send_digest
+from tasks.models import MLModel, Round
+
+
+def notify_model_finished(model_id: int, status: str, reason: str = "") -> str:
+    """Tell a model's owner that its evaluation finished (``evaluated``) or failed (with the reason)."""
+    model = MLModel.objects.select_related("owner", "task").filter(pk=model_id).first()
+    if model is None or model.owner is None:
+        return f"model {model_id}: no owner to notify"
+    if status == MLModel.Status.FAILED:
+        kind, message = Notification.Kind.MODEL_FAILED, f"The evaluation of your model {model.name} on {model.task.name} failed: {reason}"
+    else:
+        kind, message = Notification.Kind.MODEL_EVALUATED, f"Your model {model.name} on {model.task.name} is evaluated."
+    note = notify(user=model.owner, kind=kind, key=f"{kind}:{model.pk}", message=message,
+                  url=reverse("leaderboard:model", args=[model.pk]))
+    return f"model {model_id}: {'notified' if note else 'muted'}"
+
+
+def notify_example_settled(example_id: int, state: str) -> str:
+    """Tell an example's author that validation settled it (validated correct, incorrect or flagged)."""
+    example = Example.objects.select_related("author", "round__task").filter(pk=example_id).first()
+    if example is None or example.author is None:
+        return f"example {example_id}: no author to notify"
+    outcome = {"verified_correct": "validated as correct", "verified_incorrect": "judged incorrect",
+               "flagged": "flagged"}.get(state, state)
+    message = f"Your example #{example.pk} on {example.round.task.name} (round {example.round.number}) was {outcome}."
+    note = notify(user=example.author, kind=Notification.Kind.EXAMPLE_VALIDATED, key=f"example:{example.pk}:{state}",
+                  message=message, url=reverse("annotation:my_examples"))
+    return f"example {example_id}: {'notified' if note else 'muted'}"
+
+
+def notify_round_status(round_id: int, status: str) -> str:
+    """Tell the people who work on a round's task that it opened (those who wrote or validated examples
+    in any of the task's rounds) or closed (those who wrote or validated examples in it)."""
+    round = Round.objects.select_related("task").filter(pk=round_id).first()
+    if round is None:
+        return f"round {round_id}: gone"
+    task = round.task
+    if status == Round.Status.OPEN:
+        scope = {"round__task": task}
+        kind = Notification.Kind.ROUND_OPENED
+        message = f"Round {round.number} of {task.name} is open: new examples are welcome."
+        url = reverse("annotation:task_detail", args=[task.code])
+    else:
+        scope = {"round": round}
+        kind = Notification.Kind.ROUND_CLOSED
+        message = f"Round {round.number} of {task.name}, which you worked on, is closed."
+        url = reverse("validation:round", args=[task.code, round.number])
+    authors = set(Example.objects.filter(**scope).values_list("author_id", flat=True))
+    validators = set(Validation.objects.filter(**{f"example__{k}": v for k, v in scope.items()}).values_list("validator_id", flat=True))
+    people = get_user_model().objects.filter(pk__in=(authors | validators) - {None}, is_active=True)
+    sent = sum(1 for person in people if notify(user=person, kind=kind, key=f"{kind}:{round.pk}", message=message, url=url))
+    return f"round {round_id} {status}: {sent} notified"
+
+
+def send_digests() -> str:
+    """Email every user who wants a daily digest the notifications not emailed yet (``send_digest``);
+    run once a day (``manage.py send_notification_digests``, from cron or a scheduler)."""
+    users = [p.user for p in NotificationPreference.objects.filter(email=True, digest=True).select_related("user")]
+    sent = [n for n in (send_digest(user) for user in users) if n]
+    return f"{len(sent)} digests, {sum(sent)} notifications"

@@ -1,0 +1,55 @@
+"""A user's notifications and notification preferences."""
+
+from django.conf import settings
+from django.db import models
+
+
+class Notification(models.Model):
+    """One message to one user: ``kind``, plain-text ``message`` (escaped when shown), a link on the
+    platform, when it was read and when it was emailed. ``key`` names the event it reports
+    (``model_evaluated:12``), unique per user, so a job run twice notifies once."""
+
+    class Kind(models.TextChoices):
+        EXAMPLE_VALIDATED = "example_validated", "Your example was validated"
+        MODEL_EVALUATED = "model_evaluated", "Your model was evaluated"
+        MODEL_FAILED = "model_failed", "Your model's evaluation failed"
+        ROUND_OPENED = "round_opened", "A round of a task you work on opened"
+        ROUND_CLOSED = "round_closed", "A round you worked on closed"
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="notifications")
+    kind = models.CharField(max_length=32, choices=Kind.choices)
+    key = models.CharField(max_length=128)
+    message = models.TextField()
+    url = models.CharField(max_length=512, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    read_at = models.DateTimeField(null=True, blank=True)
+    emailed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [models.UniqueConstraint(fields=["user", "key"], name="notification_once_per_event")]
+        indexes = [models.Index(fields=["user", "read_at"], name="notification_unread")]
+
+    def __str__(self):
+        return f"{self.user_id}: {self.message[:60]}"
+
+
+class NotificationPreference(models.Model):
+    """What a user wants to hear about: ``email`` (also by email, or in-app only), ``digest`` (the
+    emails gathered into one a day instead of one each) and ``muted`` (kinds not to be notified of
+    at all). No row: everything, one email each."""
+
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="notification_preference")
+    email = models.BooleanField(default=True)
+    digest = models.BooleanField(default=False)
+    muted = models.JSONField(default=list, blank=True)
+
+    def wants(self, kind: str) -> bool:
+        return kind not in (self.muted or [])
+
+
+class TaskBadges(models.Model):
+    """A task's owners may turn badges off for it (no row: on)."""
+
+    task = models.OneToOneField("tasks.Task", on_delete=models.CASCADE, primary_key=True, related_name="badge_setting")
+    enabled = models.BooleanField(default=True)
