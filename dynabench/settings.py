@@ -373,10 +373,11 @@ SANDBOX_TRIES_PER_HOUR = int(os.environ.get("SANDBOX_TRIES_PER_HOUR", "30"))
 # Leaderboard (leaderboard/services.py, leaderboard/jobs.py): submission caps, evaluation, Dynascore.
 MODEL_ARCHIVE_MAX_BYTES = int(os.environ.get("MODEL_ARCHIVE_MAX_BYTES", str(2 * 1024**3)))
 MODEL_ARCHIVE_MAX_UNPACKED_BYTES = int(os.environ.get("MODEL_ARCHIVE_MAX_UNPACKED_BYTES", str(4 * 1024**3)))
-# The request reads an archive's kept files other than weights (config, tokenizer) to check the model
-# at once, at most this many bytes; the job leaderboard.jobs.unpack_model writes the weights, and is
-# started at most UNPACK_MAX_ATTEMPTS times when its worker dies.
-MODEL_ARCHIVE_MAX_SMALL_FILES_BYTES = int(os.environ.get("MODEL_ARCHIVE_MAX_SMALL_FILES_BYTES", str(64 * 1024**2)))
+# The request decompresses nothing of an archive: the job leaderboard.jobs.unpack_model reads it member by
+# member against MODEL_ARCHIVE_MAX_UNPACKED_BYTES, and is started at most UNPACK_MAX_ATTEMPTS times
+# when its worker dies. Submission attempts (accepted or refused) per user and clock hour, page and
+# API alike (leaderboard/services.py:count_upload_attempt); 0 turns it off.
+MODEL_UPLOAD_ATTEMPTS_PER_HOUR = int(os.environ.get("MODEL_UPLOAD_ATTEMPTS_PER_HOUR", "10"))
 UNPACK_MAX_ATTEMPTS = int(os.environ.get("UNPACK_MAX_ATTEMPTS", "3"))
 PREDICTIONS_MAX_BYTES = int(os.environ.get("PREDICTIONS_MAX_BYTES", str(200 * 1024**2)))
 # Contexts/dataset files uploaded through the owner's console: the largest file accepted, and
