@@ -69,6 +69,8 @@ def exception_handler(exc, context):
     else:
         detail = response.data.get("detail", response.data) if isinstance(response.data, dict) else response.data
         data = {"code": getattr(exc, "default_code", "error"), "detail": str(detail)}
+        if getattr(exc, "field", None):  # e.g. dynabench.parsers.BadCharacter
+            data["field"] = exc.field
     response.data = data
     return response
 

@@ -38,6 +38,7 @@ from django.utils.text import slugify
 from tqdm import tqdm
 
 from dynabench.errors import RuleError
+from dynabench.jsonbounds import loads_bounded, refused_character
 from tasks.kinds import TargetError
 from tasks.models import Context, Dataset, DatasetItem, Round, Task, default_label_visibility
 from tasks.services import record_dataset_content
@@ -240,9 +241,12 @@ class _Reader:
             if not line.strip():
                 continue
             try:
-                record = json.loads(line)
+                record = loads_bounded(line)
             except json.JSONDecodeError as exc:
                 self._problems.add(ImportRowError(number, f"bad JSON: {exc.msg} (column {exc.colno})"))
+                continue
+            except ValueError as exc:  # dynabench.jsonbounds.JSONRefused: too deep, a huge number, NUL
+                self._problems.add(ImportRowError(number, f"refused JSON: {exc}"))
                 continue
             if not isinstance(record, dict):
                 self._problems.add(ImportRowError(number, f"expected a JSON object, found {type(record).__name__}"))
@@ -259,6 +263,8 @@ class _Reader:
             raise ImportRowError(1, f"bad CSV header: {exc}") from None
         seen = set()
         for name in header:
+            if problem := refused_character(name):
+                raise ImportRowError(1, f"a column name holds {problem}; remove it")
             if name in seen:
                 raise ImportRowError(1, f"column '{name}' appears twice in the header")
             seen.add(name)
@@ -275,6 +281,10 @@ class _Reader:
                 continue
             if len(row) != len(header):
                 self._problems.add(ImportRowError(start, f"expected {len(header)} fields as in the header, found {len(row)}"))
+                continue
+            bad = next(((name, problem) for name, cell in zip(header, row) if (problem := refused_character(cell))), None)
+            if bad:
+                self._problems.add(ImportRowError(start, f"column '{bad[0]}' holds {bad[1]}; remove it"))
                 continue
             yield start, dict(zip(header, row))
 
