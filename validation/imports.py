@@ -29,6 +29,7 @@ from django.db import transaction
 from annotation import counters
 from annotation.models import Example
 from dynabench.errors import RuleError
+from dynabench.jsonbounds import loads_bounded
 from tasks.kinds import normalise_label
 from tasks.models import Context
 from validation.calculations import CORRECT, INCORRECT
@@ -75,9 +76,11 @@ def _read_jsonl(path: Path, limit: int | None):
             if not line.strip():
                 continue
             try:
-                yield json.loads(line)
+                yield loads_bounded(line)
             except json.JSONDecodeError as exc:
                 raise RuleError(Code.IMPORT_FORMAT, f"{path.name} line {n} is not JSON: {exc.msg}.") from None
+            except ValueError as exc:  # dynabench.jsonbounds.JSONRefused: too deep, a huge number, NUL
+                raise RuleError(Code.IMPORT_FORMAT, f"{path.name} line {n} is refused: {exc}.") from None
             if limit and n >= limit:
                 return
 
