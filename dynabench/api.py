@@ -108,7 +108,10 @@ def query_int(request, name: str, *, minimum: int = 0, maximum: int = MAX_ID) ->
         return None
     value = whole_number(raw, minimum=-MAX_ID - 1)
     if value is None:
-        raise exceptions.ValidationError({name: [f"Must be a whole number of at most 19 digits, not {raw[:40]!r}."]})
+        digits = raw.strip().lstrip("-")
+        if digits.isascii() and digits.isdigit():  # a whole number, past what a 64-bit column holds
+            raise exceptions.ValidationError({name: [f"Must be at most {maximum}."]})
+        raise exceptions.ValidationError({name: [f"Must be a whole number, not {raw[:40]!r}."]})
     if value < minimum:
         raise exceptions.ValidationError({name: [f"Must be at least {minimum}."]})
     if value > maximum:
