@@ -2,8 +2,13 @@
 
 Both importers read the file one line at a time (memory stays flat in the file's size),
 map each record onto the task's fields, check it, and insert in batches of
-``BATCH_SIZE`` rows inside one ``transaction.atomic()``. The first malformed record stops
-the import with ``ImportRowError`` (``"line N: reason"``) and nothing of that file is kept.
+``BATCH_SIZE`` rows: inside one ``transaction.atomic()`` on PostgreSQL (or when the caller is in
+a transaction already), and on SQLite in one transaction per batch, so its single write lock is
+released between batches and a login or any page that writes keeps answering during a big
+import (``_Commits``; ``benchmarks/import_lock.py``). The first malformed record stops
+the import with ``ImportRowError`` (``"line N: reason"``) and nothing of that file is kept: rolled
+back in one transaction, or on SQLite deleted again (its batches' rows, and the round or dataset
+the import created), so only an import in progress is ever seen half-done.
 With ``max_errors=N`` (the console's uploads) the whole file is checked instead: the first
 ``N`` problems and the count of all of them come back as ``ImportErrors``, and still nothing
 is kept. ``on_progress(bytes read, file size)`` is called as the file is read.
@@ -29,11 +34,12 @@ import hashlib
 import json
 import sys
 from collections.abc import Iterator
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from django.db import transaction
-from django.db.models import Max
+from django.db import connection, transaction
+from django.db.models import Max, Min
 from django.utils.text import slugify
 from tqdm import tqdm
 
@@ -421,6 +427,62 @@ def _target(task: Task, mapper: _RowMapper, line: int, record: dict, inputs: dic
 # --- writing -----------------------------------------------------------------------------
 
 
+class _Commits:
+    """Where an import's writes go, and how a failed import takes them back.
+
+    - One transaction for the whole import (PostgreSQL, whose row locks let other requests write
+      meanwhile; or when the caller is already inside a transaction): a failure rolls it back.
+    - On SQLite outside any transaction, one transaction per batch (``step``), so the database's
+      single write lock is released between batches and other requests (a login, a page that
+      writes its session) wait for one batch at most, not for the whole file. Other readers may
+      see the rows of an import in progress. A failed import then **deletes what it wrote**
+      (``undo``): the rows of each batch (by the pk range SQLite gave the batch: it serialises
+      writers, so the range holds this batch's rows only) and the round or dataset it created,
+      so the all-or-nothing outcome holds once the import has ended.
+    """
+
+    def __init__(self, *, batched: bool | None = None):
+        self.batched = (connection.vendor == "sqlite" and not connection.in_atomic_block) if batched is None else batched
+        self.written: list[tuple[type, dict, int, int]] = []
+        self.created: list = []
+        self._outer = None
+
+    def __enter__(self):
+        if not self.batched:
+            self._outer = transaction.atomic()
+            self._outer.__enter__()
+        return self
+
+    def __exit__(self, kind, error, trace):
+        if not self.batched:
+            return self._outer.__exit__(kind, error, trace)
+        if kind is not None:
+            self.undo()
+        return False
+
+    def step(self):
+        """The transaction of one batch (batched), or nothing more than the import's own."""
+        return transaction.atomic() if self.batched else nullcontext()
+
+    def wrote(self, model, parent: dict, uids: list[str]) -> None:
+        """Remember the rows one batch inserted (called inside that batch's ``step``)."""
+        if self.batched and uids:
+            span = model.objects.filter(**parent, uid__in=uids).aggregate(low=Min("pk"), high=Max("pk"))
+            self.written.append((model, parent, span["low"], span["high"]))
+
+    def made(self, obj) -> None:
+        """Remember an object (a round, a dataset) the import created, deleted if it fails."""
+        if self.batched:
+            self.created.append(obj)
+
+    def undo(self) -> None:
+        with transaction.atomic():
+            for model, parent, low, high in reversed(self.written):
+                model.objects.filter(**parent, pk__gte=low, pk__lte=high).delete()
+            for obj in reversed(self.created):
+                type(obj).objects.filter(pk=obj.pk).delete()
+
+
 class _BatchWriter:
     """Collect rows and insert them ``BATCH_SIZE`` at a time, skipping rows already stored
     with the same content and refusing a uid stored with different content or repeated in
@@ -428,8 +490,9 @@ class _BatchWriter:
 
     def __init__(
         self, *, model, parent: dict, content_fields: tuple[str, ...], describe: str, repeats_ok: bool, result: ImportResult,
-        problems: _Problems | None = None,
+        problems: _Problems | None = None, commits: _Commits | None = None,
     ):
+        self.commits = commits or _Commits(batched=False)
         self.problems = problems or _Problems(1)
         self.model = model
         self.parent = parent
@@ -455,6 +518,10 @@ class _BatchWriter:
     def flush(self) -> None:
         if not self.batch:
             return
+        with self.commits.step():
+            self._flush()
+
+    def _flush(self) -> None:
         stored = self.model.objects.filter(**self.parent, uid__in=list(self.batch)).values("pk", "uid", *self.content_fields)
         for row in stored:
             line, values = self.batch.pop(row["uid"])
@@ -476,6 +543,7 @@ class _BatchWriter:
         self.model.objects.bulk_create(
             [self.model(**self.parent, uid=uid, **values) for uid, (_, values) in self.batch.items()], batch_size=BATCH_SIZE
         )
+        self.commits.wrote(self.model, self.parent, list(self.batch))
         self.result.added += len(self.batch)
         self.batch = {}
 
@@ -509,20 +577,22 @@ def import_contexts(
     mapper = _RowMapper(spec, text_fields=names, optional_fields=[], extra_fields=[])
     problems = _Problems(max_errors)
     reader = _Reader(spec, progress=progress, problems=problems, on_progress=on_progress)
-    with transaction.atomic():
-        round_ = Round.objects.select_for_update().filter(task=task, number=round_number).order_by().first()
-        if round_ is None:
-            if not create_round:
-                raise RuleError(
-                    ImportErrorCode.OPTIONS,
-                    f"task {task.code} has no round {round_number}; create it in the admin or pass --create-round",
-                )
-            round_ = Round.objects.create(task=task, number=round_number, status=Round.Status.CLOSED)
+    with _Commits() as commits:
+        with commits.step():
+            round_ = Round.objects.select_for_update().filter(task=task, number=round_number).order_by().first()
+            if round_ is None:
+                if not create_round:
+                    raise RuleError(
+                        ImportErrorCode.OPTIONS,
+                        f"task {task.code} has no round {round_number}; create it in the admin or pass --create-round",
+                    )
+                round_ = Round.objects.create(task=task, number=round_number, status=Round.Status.CLOSED)
+                commits.made(round_)
         result = ImportResult(target=f"{task.code} round {round_number} contexts")
         writer = _BatchWriter(
             model=Context, parent={"round": round_}, content_fields=("data", "tag"),
             describe=f"{task.code} round {round_number}", repeats_ok=spec.uid_from == "content", result=result,
-            problems=problems,
+            problems=problems, commits=commits,
         )
         for line, record in reader:
             try:
@@ -597,32 +667,36 @@ def import_dataset(
     problems = _Problems(max_errors)
     reader = _Reader(spec, progress=progress, problems=problems, on_progress=on_progress)
 
-    with transaction.atomic():
-        round_ = None
-        if round_number is not None:
-            round_, _ = Round.objects.get_or_create(task=task, number=round_number, defaults={"status": Round.Status.CLOSED})
-        dataset = Dataset.objects.select_for_update().filter(task=task, name=name).order_by().first()
-        wanted = {"round": round_, "access": access, "split": split, "weight": weight, "label_visibility": label_visibility}
-        if dataset is None:
-            access = access or Dataset.Access.SCORING
-            dataset = Dataset.objects.create(
-                task=task, name=name, round=round_, access=access,
-                split=split or "", weight=1.0 if weight is None else weight,
-                label_visibility=label_visibility or default_label_visibility(split=split or "", access=access),
-            )
-        else:
-            for attr, value in wanted.items():
-                if value is not None and getattr(dataset, attr) != value:
-                    raise RuleError(
-                        ImportErrorCode.OPTIONS,
-                        f"dataset {dataset} exists with {attr}={getattr(dataset, attr)}, not {value}; "
-                        "change it in the admin or choose another name",
-                    )
+    with _Commits() as commits:
+        with commits.step():
+            round_ = None
+            if round_number is not None:
+                round_, made = Round.objects.get_or_create(task=task, number=round_number, defaults={"status": Round.Status.CLOSED})
+                if made:
+                    commits.made(round_)
+            dataset = Dataset.objects.select_for_update().filter(task=task, name=name).order_by().first()
+            wanted = {"round": round_, "access": access, "split": split, "weight": weight, "label_visibility": label_visibility}
+            if dataset is None:
+                access = access or Dataset.Access.SCORING
+                dataset = Dataset.objects.create(
+                    task=task, name=name, round=round_, access=access,
+                    split=split or "", weight=1.0 if weight is None else weight,
+                    label_visibility=label_visibility or default_label_visibility(split=split or "", access=access),
+                )
+                commits.made(dataset)
+            else:
+                for attr, value in wanted.items():
+                    if value is not None and getattr(dataset, attr) != value:
+                        raise RuleError(
+                            ImportErrorCode.OPTIONS,
+                            f"dataset {dataset} exists with {attr}={getattr(dataset, attr)}, not {value}; "
+                            "change it in the admin or choose another name",
+                        )
         result = ImportResult(target=f"dataset {dataset}")
         writer = _BatchWriter(
             model=DatasetItem, parent={"dataset": dataset}, content_fields=("input", "target", "tag"),
             describe=f"dataset {dataset}", repeats_ok=spec.uid_from == "content", result=result,
-            problems=problems,
+            problems=problems, commits=commits,
         )
         for line, record in reader:
             try:
@@ -638,9 +712,10 @@ def import_dataset(
         writer.flush()
         problems.raise_any()
         _no_rows_error(spec, result)
-        if result.added:
-            record_dataset_content(dataset, source=str(Path(spec.path).resolve()), source_checksum=reader.checksum)
-        else:
-            record_dataset_content(dataset)
+        with commits.step():
+            if result.added:
+                record_dataset_content(dataset, source=str(Path(spec.path).resolve()), source_checksum=reader.checksum)
+            else:
+                record_dataset_content(dataset)
     result.checksum = reader.checksum
     return result
