@@ -47,7 +47,7 @@ from dynabench.errors import RuleError
 from dynabench.jsonbounds import loads_bounded, refused_character
 from tasks.kinds import TargetError
 from tasks.models import Context, Dataset, DatasetItem, Round, Task, default_label_visibility
-from tasks.services import record_dataset_content
+from tasks.services import dataset_content_checksum, record_dataset_content
 
 BATCH_SIZE = 1000
 FORMATS = ("jsonl", "csv")
@@ -712,10 +712,12 @@ def import_dataset(
         writer.flush()
         problems.raise_any()
         _no_rows_error(spec, result)
+        # Batched (SQLite): every item is read for the checksum before the short transaction that records it.
+        content = dataset_content_checksum(dataset) if commits.batched else None
         with commits.step():
             if result.added:
-                record_dataset_content(dataset, source=str(Path(spec.path).resolve()), source_checksum=reader.checksum)
+                record_dataset_content(dataset, source=str(Path(spec.path).resolve()), source_checksum=reader.checksum, content=content)
             else:
-                record_dataset_content(dataset)
+                record_dataset_content(dataset, content=content)
     result.checksum = reader.checksum
     return result
