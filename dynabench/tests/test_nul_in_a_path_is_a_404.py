@@ -5,7 +5,10 @@ is a 404 on every database. Run with ``DATABASE_URL=postgres://...`` to check it
 import pytest
 
 
-@pytest.mark.parametrize("path", ["/users/%00/", "/users/a%00b/", "/tasks/senti%00ment/", "/tasks/sentiment/leaderboard/%00"])
+@pytest.mark.parametrize("path", [
+    "/users/%00/", "/users/a%00b/", "/tasks/senti%00ment/", "/tasks/sentiment/leaderboard/%00",
+    "/tasks/sentiment/console/people/%00/", "/tasks/sentiment/console/people/olga%00/",  # the console's person page
+])
 def test_a_page_path_with_a_nul_is_a_404(client, admin_user, sentiment_task, path):
     client.force_login(admin_user)
 
