@@ -41,7 +41,7 @@ HIGH_RATES = {
 
 
 @pytest.mark.slow
-@override_settings(REST_FRAMEWORK=HIGH_RATES)
+@override_settings(REST_FRAMEWORK=HIGH_RATES, MODEL_UPLOAD_ATTEMPTS_PER_HOUR=0)
 def test_schemathesis_finds_no_server_error_and_no_schema_violation(live_server, owner, annotator, sentiment_datasets, sentiment_model):
     schema = schemathesis.openapi.from_dict(SchemaGenerator().get_schema(request=None, public=True))
     round1 = sentiment_model.task.current_round()
