@@ -7,8 +7,8 @@ import pytest
 from rest_framework.test import APIClient
 
 from tasks.models import MLModel
-from tests.upload_support import unpack_now
 from tests.api.conftest import client_for, run_worker, tar_gz
+from tests.upload_support import unpack_now
 
 
 def _submit(user, directory, **extra):
