@@ -40,6 +40,14 @@ class JSONNumberTooLarge(JSONRefused):
     """An integer with more digits than allowed, or outside a signed 64-bit integer; or a number
     that overflows to infinity, or NaN/Infinity (not JSON)."""
 
+    path: list = []
+    """Keys and indexes leading to the number (filled by ``loads_bounded`` for an integer), and ``field``
+    its innermost key, so an API answer can name the field."""
+
+    @property
+    def field(self) -> str | None:
+        return next((str(p) for p in reversed(self.path) if isinstance(p, str)), None)
+
     def __init__(self, text: str, *, digits: int | None = None):
         shown = text if len(text) <= 24 else f"{text[:12]}…{text[-6:]} ({len(text.lstrip('-'))} digits)"
         reason = (f"more than {digits} digits" if digits is not None else "outside a signed 64-bit integer")
@@ -129,6 +137,35 @@ def _parse_int(text: str) -> int:
     return number
 
 
+class _BigInteger(str):
+    """An integer's digits kept as text by ``_path_of_big_integer`` (never converted)."""
+
+
+def _lenient_int(text: str):
+    try:
+        return _parse_int(text)
+    except JSONNumberTooLarge:
+        return _BigInteger(text)
+
+
+def _path_of_big_integer(text, kwargs) -> list:
+    """Where the first integer out of bounds sits in ``text``: parsed again keeping such integers as text."""
+    try:
+        data = json.loads(text, **{**kwargs, "parse_int": _lenient_int})
+    except (ValueError, RecursionError):
+        return []
+    stack = [(data, [])]
+    while stack:
+        item, path = stack.pop(0)
+        if isinstance(item, _BigInteger):
+            return path
+        if isinstance(item, dict):
+            stack.extend((child, [*path, key]) for key, child in item.items())
+        elif isinstance(item, list):
+            stack.extend((child, [*path, index]) for index, child in enumerate(item))
+    return []
+
+
 def _parse_float(text: str) -> float:
     number = float(text)
     if not math.isfinite(number):
@@ -158,6 +195,10 @@ def loads_bounded(text, *, max_depth: int = MAX_JSON_DEPTH, check_text: bool = T
         data = json.loads(text, **kwargs)
     except RecursionError:
         raise JSONTooDeep(max_depth) from None
+    except JSONNumberTooLarge as error:
+        if kwargs["parse_int"] is _parse_int:
+            error.path = _path_of_big_integer(text, kwargs)
+        raise
     except JSONRefused:
         raise
     except ValueError as error:

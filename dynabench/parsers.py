@@ -5,7 +5,7 @@ from rest_framework import exceptions, parsers, status
 from rest_framework.settings import api_settings
 from rest_framework.utils import json as drf_json
 
-from dynabench.jsonbounds import JSONBadCharacter, JSONTooDeep, loads_bounded
+from dynabench.jsonbounds import JSONBadCharacter, JSONNumberTooLarge, JSONTooDeep, loads_bounded
 
 
 class BadCharacter(exceptions.ParseError):
@@ -13,6 +13,15 @@ class BadCharacter(exceptions.ParseError):
     ``null_character``, ``field`` naming the innermost key)."""
 
     default_code = "null_character"
+
+    def __init__(self, detail, *, field: str | None = None):
+        super().__init__(detail)
+        self.field = field
+
+
+class NumberTooLarge(exceptions.ParseError):
+    """An integer past a signed 64-bit integer (or NaN/Infinity): 400 ``parse_error`` with ``field``
+    naming the innermost key holding it."""
 
     def __init__(self, detail, *, field: str | None = None):
         super().__init__(detail)
@@ -48,6 +57,8 @@ class JSONParser(parsers.JSONParser):
             return loads_bounded(text, parse_constant=parse_constant)
         except JSONTooDeep as error:
             raise exceptions.ParseError(f"JSON parse error - {error}; flatten the body.") from None
+        except JSONNumberTooLarge as error:
+            raise NumberTooLarge(f"JSON parse error - {error}{f' (in {error.field})' if error.field else ''}.", field=error.field) from None
         except JSONBadCharacter as error:
             raise BadCharacter(f"The body holds {error}; remove it.", field=error.field) from None
         except ValueError as error:
