@@ -27,6 +27,7 @@ from annotation.models import Example
 from annotation.selectors import counts_by_round, user_counts, validation_status
 from dynabench import idempotency
 from dynabench.errors import RuleError
+from dynabench.params import whole_number
 from dynabench.proxies import client_ip
 from tasks import access
 from tasks.models import Task
@@ -229,7 +230,9 @@ def new_context(request, code):
     try:
         if round is None:
             raise RuleError("no_round", f"{task.name} has no round yet.")
-        exclude = [int(pk) for pk in request.GET.getlist("exclude") if pk.isdigit()]
+        exclude = [whole_number(pk) for pk in request.GET.getlist("exclude") if pk]
+        if None in exclude:
+            return _problem("exclude must list context ids (whole numbers below 2^63).", status=400)
         context = services.choose_context(round=round, tag=request.GET.get("tag") or None, exclude=exclude)
     except RuleError as error:
         return _problem(error.message)

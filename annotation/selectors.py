@@ -7,13 +7,14 @@ keeps its own copy of the rule. A round's and a user's counts come from the runn
 (``annotation/counters.py``); ``example_counts`` counts any other set of examples.
 """
 
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass
 
 from django.db.models import Count, Q, QuerySet, Sum
 from django.db.models.functions import Coalesce
 
 from annotation.models import VALIDATED, AuthorTally, Example, RoundTally, ValidationState
 from dynabench import hotsql
+from tasks import access
 
 _COUNTS = {
     "collected": Count("id"),
@@ -119,6 +120,23 @@ def user_counts(user, *, task=None, round=None) -> ExampleCounts:
         tallies = tallies.filter(round=round)
     row = tallies.aggregate(**{name: Coalesce(Sum(name), 0) for name in ("collected", "fooled", "verified_fooled", "settled")})
     return ExampleCounts(**row)
+
+
+def author_counts(user, *, task=None) -> ExampleCounts:
+    """``user``'s own figures as shown to them (``GET /api/v1/me``): ``user_counts`` less their examples
+    in hidden splits (``tasks.access.hidden_example_filter``) of tasks they do not own. Those examples'
+    outcomes stay on the server, from their author too (``tasks.selectors.example_labels_hidden``); counted
+    here, the totals less the visible examples would tell them. Owners and admins see everything."""
+    counts = user_counts(user, task=task)
+    if getattr(user, "is_superuser", False):
+        return counts
+    hidden = Example.objects.filter(author=user).filter(access.hidden_example_filter()).exclude(round__task__owners=user)
+    if task is not None:
+        hidden = hidden.filter(round__task=task)
+    if not hidden.exists():
+        return counts
+    less = example_counts(hidden)
+    return ExampleCounts(*(max(a - b, 0) for a, b in zip(astuple(counts), astuple(less))))
 
 
 def counts_by_round(rounds) -> dict[int, ExampleCounts]:

@@ -44,7 +44,10 @@ class ExampleSerializer(serializers.ModelSerializer):
     )
     model_wrong = serializers.SerializerMethodField(help_text="Whether the example fooled the model, decided by the server.")
     metadata = serializers.SerializerMethodField(help_text="Explanations and flag reason; null when the example is in a hidden split.")
-    labels_hidden = serializers.SerializerMethodField(help_text="True when the example went into a hidden dataset.")
+    labels_hidden = serializers.SerializerMethodField(
+        help_text="True when the example went into a hidden dataset, whoever asks; its target, the model's answer, "
+        "model_wrong and metadata are then null for everyone but the task's owners and admins."
+    )
 
     class Meta:
         model = Example
@@ -80,7 +83,8 @@ class ExampleSerializer(serializers.ModelSerializer):
         return None if self._hidden(example) else example.model_wrong
 
     def get_labels_hidden(self, example) -> bool:
-        return self._hidden(example)
+        self._hidden(example)  # looks the hidden splits up once for the whole page
+        return access.example_labels_hidden(example, self.context["hidden_splits"])
 
 
 class FlagSerializer(StrictSerializerMixin, serializers.Serializer):

@@ -24,6 +24,7 @@ from rest_framework.views import exception_handler as drf_exception_handler
 from rest_framework.views import set_rollback
 
 from dynabench.errors import RuleError
+from dynabench.params import MAX_ID, whole_number
 from dynabench.parsers import RequestTooLarge
 
 
@@ -69,6 +70,8 @@ def exception_handler(exc, context):
     else:
         detail = response.data.get("detail", response.data) if isinstance(response.data, dict) else response.data
         data = {"code": getattr(exc, "default_code", "error"), "detail": str(detail)}
+        if getattr(exc, "field", None):  # e.g. dynabench.parsers.BadCharacter
+            data["field"] = exc.field
     response.data = data
     return response
 
@@ -97,17 +100,22 @@ def _params(source):
     return getattr(source, "query_params", source)
 
 
-def query_int(request, name: str, *, minimum: int = 0) -> int | None:
-    """Return the whole-number query parameter ``name`` (None when absent); a 400 naming it otherwise."""
+def query_int(request, name: str, *, minimum: int = 0, maximum: int = MAX_ID) -> int | None:
+    """Return the whole-number query parameter ``name`` (None when absent); a 400 naming it when it is
+    not a whole number or lies outside ``[minimum, maximum]`` (default: what a 64-bit column holds)."""
     raw = _params(request).get(name)
     if raw in (None, ""):
         return None
-    try:
-        value = int(raw)
-    except ValueError:
-        raise exceptions.ValidationError({name: [f"Must be a whole number, not {raw[:40]!r}."]}) from None
+    value = whole_number(raw, minimum=-MAX_ID - 1)
+    if value is None:
+        digits = raw.strip().lstrip("-")
+        if digits.isascii() and digits.isdigit():  # a whole number, past what a 64-bit column holds
+            raise exceptions.ValidationError({name: [f"Must be at most {maximum}."]})
+        raise exceptions.ValidationError({name: [f"Must be a whole number, not {raw[:40]!r}."]})
     if value < minimum:
         raise exceptions.ValidationError({name: [f"Must be at least {minimum}."]})
+    if value > maximum:
+        raise exceptions.ValidationError({name: [f"Must be at most {maximum}."]})
     return value
 
 

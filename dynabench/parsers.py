@@ -5,7 +5,27 @@ from rest_framework import exceptions, parsers, status
 from rest_framework.settings import api_settings
 from rest_framework.utils import json as drf_json
 
-from dynabench.jsonbounds import JSONTooDeep, loads_bounded
+from dynabench.jsonbounds import JSONBadCharacter, JSONNumberTooLarge, JSONTooDeep, loads_bounded
+
+
+class BadCharacter(exceptions.ParseError):
+    """A string of the body holds NUL or a lone surrogate, which the database cannot store (400
+    ``null_character``, ``field`` naming the innermost key)."""
+
+    default_code = "null_character"
+
+    def __init__(self, detail, *, field: str | None = None):
+        super().__init__(detail)
+        self.field = field
+
+
+class NumberTooLarge(exceptions.ParseError):
+    """An integer past a signed 64-bit integer (or NaN/Infinity): 400 ``parse_error`` with ``field``
+    naming the innermost key holding it."""
+
+    def __init__(self, detail, *, field: str | None = None):
+        super().__init__(detail)
+        self.field = field
 
 
 class RequestTooLarge(exceptions.APIException):
@@ -15,8 +35,10 @@ class RequestTooLarge(exceptions.APIException):
 
 
 class JSONParser(parsers.JSONParser):
-    """DRF's JSON parser that refuses bodies over ``DATA_UPLOAD_MAX_MEMORY_SIZE`` with a 413
-    and bodies nested deeper than ``dynabench.jsonbounds.MAX_JSON_DEPTH`` with a 400 (``parse_error``)."""
+    """DRF's JSON parser through the one bounded reader (``dynabench.jsonbounds.loads_bounded``):
+    bodies over ``DATA_UPLOAD_MAX_MEMORY_SIZE`` are a 413; bodies nested deeper than ``MAX_JSON_DEPTH``,
+    integers past a signed 64-bit integer, NaN/Infinity a 400 ``parse_error`` naming the problem; a
+    string holding NUL or a lone surrogate a 400 ``null_character`` naming its field."""
 
     def parse(self, stream, media_type=None, parser_context=None):
         limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
@@ -35,5 +57,9 @@ class JSONParser(parsers.JSONParser):
             return loads_bounded(text, parse_constant=parse_constant)
         except JSONTooDeep as error:
             raise exceptions.ParseError(f"JSON parse error - {error}; flatten the body.") from None
+        except JSONNumberTooLarge as error:
+            raise NumberTooLarge(f"JSON parse error - {error}{f' (in {error.field})' if error.field else ''}.", field=error.field) from None
+        except JSONBadCharacter as error:
+            raise BadCharacter(f"The body holds {error}; remove it.", field=error.field) from None
         except ValueError as error:
             raise exceptions.ParseError(f"JSON parse error - {error}") from None

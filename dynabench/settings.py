@@ -340,7 +340,9 @@ SPECTACULAR_SETTINGS = {
         "**Labels.** Train splits and published sets are public: `GET /datasets/{id}/items` returns their `target`. "
         "Test splits and every set that counts toward the Dynascore are hidden unless an owner publishes them: their "
         "items come with `uid` and `input` only (`target` and `metadata` null) to everyone but the task's owners and "
-        "admins; `labels_hidden` on a dataset says whether your requests get its targets. On hidden sets you get "
+        "admins. `labels_hidden` says whether a dataset (or an example) is hidden, the same for every reader, owners "
+        "included; `targets_visible` on a dataset says whether your requests get its targets. Your own figures in "
+        "`GET /me` leave out your examples in hidden splits of tasks you do not own. On hidden sets you get "
         "aggregate scores only (no per-item correctness, no small per-tag groups).\n\n"
         "**A current leaderboard.** Whenever a round closes, a dataset is imported or replaced, or a model is "
         "uploaded, published or retrained, the missing evaluations (model x dataset) are queued after the change "
@@ -387,16 +389,20 @@ SANDBOX_TRIES_PER_HOUR = int(os.environ.get("SANDBOX_TRIES_PER_HOUR", "30"))
 # Leaderboard (leaderboard/services.py, leaderboard/jobs.py): submission caps, evaluation, Dynascore.
 MODEL_ARCHIVE_MAX_BYTES = int(os.environ.get("MODEL_ARCHIVE_MAX_BYTES", str(2 * 1024**3)))
 MODEL_ARCHIVE_MAX_UNPACKED_BYTES = int(os.environ.get("MODEL_ARCHIVE_MAX_UNPACKED_BYTES", str(4 * 1024**3)))
-# The request reads an archive's kept files other than weights (config, tokenizer) to check the model
-# at once, at most this many bytes; the job leaderboard.jobs.unpack_model writes the weights, and is
-# started at most UNPACK_MAX_ATTEMPTS times when its worker dies.
-MODEL_ARCHIVE_MAX_SMALL_FILES_BYTES = int(os.environ.get("MODEL_ARCHIVE_MAX_SMALL_FILES_BYTES", str(64 * 1024**2)))
+# The request decompresses nothing of an archive: the job leaderboard.jobs.unpack_model reads it member by
+# member against MODEL_ARCHIVE_MAX_UNPACKED_BYTES, and is started at most UNPACK_MAX_ATTEMPTS times
+# when its worker dies. Submission attempts (accepted or refused) per user and clock hour, page and
+# API alike (leaderboard/services.py:count_upload_attempt); 0 turns it off.
+MODEL_UPLOAD_ATTEMPTS_PER_HOUR = int(os.environ.get("MODEL_UPLOAD_ATTEMPTS_PER_HOUR", "10"))
 UNPACK_MAX_ATTEMPTS = int(os.environ.get("UNPACK_MAX_ATTEMPTS", "3"))
 PREDICTIONS_MAX_BYTES = int(os.environ.get("PREDICTIONS_MAX_BYTES", str(200 * 1024**2)))
 # Contexts/dataset files uploaded through the owner's console: the largest file accepted, and
 # the number of records above which the import runs in an RQ job with a progress bar.
 CONSOLE_UPLOAD_MAX_BYTES = int(os.environ.get("CONSOLE_UPLOAD_MAX_BYTES", str(100 * 1024**2)))
 CONSOLE_UPLOAD_JOB_ROWS = int(os.environ.get("CONSOLE_UPLOAD_JOB_ROWS", "3000"))
+# SQLite imports commit each batch of 1,000 rows alone (tasks/importers.py:_Commits) and then leave the
+# write lock free this many times as long as the batch held it, so logins and other writes get in; 0: no pause.
+SQLITE_IMPORT_PAUSE_RATIO = float(os.environ.get("SQLITE_IMPORT_PAUSE_RATIO", "1.0"))
 # Upload routes (URL names) and the setting that holds the largest file each takes, in bytes:
 # dynabench.upload_limits.UploadLimitMiddleware refuses a bigger body with a 413 while it arrives
 # (a Content-Length over it before reading anything), so nothing over the limit is received or stored.

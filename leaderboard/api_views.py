@@ -91,11 +91,13 @@ def _model_ranking(model):
     create=extend_schema(
         summary="Submit a model archive (Hugging Face directory, safetensors): checked now, unpacked by a job, then evaluated",
         description=(
-            "The archive is checked in the request (size, members, config, architecture, labels, tokenizer, the "
-            "storage quota counting unpacked bytes), so a bad one is answered 400/413 at once. An accepted one is "
-            "answered 202 with the model in status `unpacking`: a job writes its files, then queues its evaluation "
-            "(status `queued`), or sets `failed` with `failure_reason` (e.g. a damaged weights file). Poll "
-            "`GET /api/v1/models/{id}` for the status."
+            "The request decompresses nothing: it refuses at once (400/413/429) only what costs nothing to read (the "
+            "hourly attempt throttle, refused attempts included, and the daily limit; the upload's size and format; a "
+            "zip's central directory: paths, links, pickle or code files, declared unpacked size; the storage quota). "
+            "An accepted one is answered 202 with the model in status `unpacking`: a job reads the archive member by "
+            "member against the unpacked-size limit, checks config, architecture, labels and tokenizer, writes its "
+            "files and queues its evaluation (status `queued`), or sets `failed` with `failure_reason` (e.g. a member "
+            "over the limit, a link in a tar, a damaged weights file). Poll `GET /api/v1/models/{id}` for the status."
         ),
         request={"multipart/form-data": ArchiveSubmissionSerializer},
         responses={202: ModelSerializer},

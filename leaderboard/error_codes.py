@@ -21,6 +21,7 @@ class LeaderboardErrorCode(StrEnum):
     WRONG_ARCHITECTURE = "wrong_architecture"
     LABEL_MISMATCH = "label_mismatch"
     DAILY_LIMIT = "daily_limit"
+    UPLOAD_RATE = "upload_rate"
     # prediction files
     BAD_PREDICTIONS = "bad_predictions"
     INCOMPLETE_PREDICTIONS = "incomplete_predictions"

@@ -13,7 +13,7 @@ import json
 from collections import defaultdict
 
 from dynabench.errors import RuleError
-from dynabench.jsonbounds import JSONTooDeep, loads_bounded
+from dynabench.jsonbounds import JSONRefused, loads_bounded
 from leaderboard.error_codes import LeaderboardErrorCode as Code
 from tasks import artefacts
 from tasks.models import Dataset, DatasetItem, MLModel, Task
@@ -94,8 +94,8 @@ def parse_predictions(task: Task, lines, *, datasets: dict[str, dict[str, int]],
         except json.JSONDecodeError as error:
             problems["not valid JSON"].append(f"line {number} ({error.msg})")
             continue
-        except JSONTooDeep as error:
-            problems["not valid JSON"].append(f"line {number} ({error})")
+        except JSONRefused as error:  # too deep, a number past 64 bits, NUL: the bounded reader says which
+            problems["refused JSON"].append(f"line {number} ({error})")
             continue
         if not isinstance(record, dict) or "uid" not in record or record.get(field) is None:
             problems[f"not an object with \"uid\" and \"{field}\""].append(f"line {number}")

@@ -3,8 +3,8 @@
 ``dynabench check`` (and every ``dynabench submit``) asks these before the real upload, so a file
 that would be refused is refused in a second, with the same line-numbered problems a real
 submission answers: the checks are the very functions the submission services call
-(``leaderboard.predictions.parse_predictions``; ``leaderboard.archives.list_archive``,
-``check_members``, ``write_skeleton`` and ``tasks.model_checks.check_model_directory``), never a
+(``leaderboard.predictions.parse_predictions``; ``leaderboard.archives.unpack_archive``, the
+unpacking job's entry-by-entry reader, and ``tasks.model_checks.check_model_directory``), never a
 copy. Nothing is written but a staged temporary file, removed before the answer; no model row,
 no artefact, no job, and the daily submission allowance is not spent.
 """
@@ -14,29 +14,33 @@ from __future__ import annotations
 import json
 import shutil
 import tempfile
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 from dynabench.errors import RuleError
 from dynabench.jsonbounds import JSONTooDeep, loads_bounded
 from leaderboard.archives import (
-    check_members,
-    is_weights,
-    kept_files,
-    list_archive,
+    MiB,
     max_archive_bytes,
+    max_unpacked_bytes,
+    model_folder,
     models_root,
     stage_upload,
-    write_skeleton,
+    unpack_archive,
 )
 from leaderboard.error_codes import LeaderboardErrorCode as Code
 from leaderboard.predictions import parse_predictions, require_scoring_items
-from leaderboard.services import check_can_submit, check_storage_quota, max_predictions_bytes
+from leaderboard.quota import check_storage_quota
+from leaderboard.services import check_can_submit, max_predictions_bytes
 from tasks.model_checks import check_model_directory
 from tasks.models import Task
 
 #: The name a dry run checks when the caller gives none (names are checked like a submission's).
 DRY_RUN_NAME = "preflight"
+
+#: Bytes a dry run unpacks at most: a client packs the weights as empty entries and names their
+#: sizes (``weights_sizes``), so a dry-run archive holds configuration and tokenizer files only.
+PREFLIGHT_MAX_UNPACKED_BYTES = 64 * MiB
 
 
 @dataclass(frozen=True)
@@ -92,44 +96,49 @@ def _weights_sizes(raw) -> dict[str, int]:
 
 
 def check_model_archive(*, user, task: Task, upload, weights_sizes=None, name: str = "") -> ArchiveCheck:
-    """Run a model submission's cheap checks on the archive ``upload`` and store nothing.
+    """Run a model submission's checks on the archive ``upload`` and store nothing.
 
-    The checks of ``leaderboard.services.submit_model_archive`` that read no weights: may ``user``
-    submit a model to ``task``, the archive's size, its members (``list_archive``,
-    ``check_members``: paths, links, special files, pickles, code, weights present, unpacked size),
-    the owner's storage quota, and the configuration and tokenizer files (``write_skeleton``, then
-    ``check_model_directory``: architecture, labels, tokenizer).
+    The checks of ``leaderboard.services.submit_model_archive`` and of its unpacking job, on an
+    archive whose weights the client left out: may ``user`` submit a model to ``task``, the
+    archive's size, its entries read one by one by the job's own reader
+    (``leaderboard.archives.unpack_archive``: paths, links, special files, pickles, code, weights
+    present; at most ``PREFLIGHT_MAX_UNPACKED_BYTES`` unpacked here), the declared unpacked size
+    (``MODEL_ARCHIVE_MAX_UNPACKED_BYTES``) and the owner's storage quota, then the configuration
+    and tokenizer files (``check_model_directory``: architecture, labels, tokenizer).
 
-    ``weights_sizes`` (a JSON object ``{member: bytes}``, optional) lets a client leave the weights
-    out of a dry run: it packs each ``*.safetensors`` file as an empty member and names its real
-    size here, so the size and quota checks count it while megabytes of weights stay home. Only
-    empty ``.safetensors`` members take a size so; the real submission checks the real archive.
-    Raises the ``RuleError`` a submission would raise; returns an ``ArchiveCheck``.
+    ``weights_sizes`` (a JSON object ``{member: bytes}``, optional) names the real size of each
+    ``*.safetensors`` file packed as an empty entry, so the size and quota checks count it while
+    the weights stay home; the real submission checks the real archive. Raises the ``RuleError``
+    a submission would raise; returns an ``ArchiveCheck``.
     """
     check_can_submit(user=user, task=task, name=name or DRY_RUN_NAME, rate_limited=False)
     sizes = _weights_sizes(weights_sizes)
     root = models_root()
     archive_path = stage_upload(upload, max_bytes=max_archive_bytes(), what="archive", directory=root)
-    skeleton = Path(tempfile.mkdtemp(prefix=".preflight-", dir=root))
+    unpacked = Path(tempfile.mkdtemp(prefix=".preflight-", dir=root))
     try:
-        members = list_archive(archive_path)
-        declared = [
-            replace(m, size=sizes[m.name]) if m.name in sizes and m.type == "file" and m.size == 0 and is_weights(m) else m
-            for m in members
-        ]
-        unmatched = sorted(set(sizes) - {m.name for m in members if is_weights(m) and m.size == 0})
+        unpack_archive(archive_path, unpacked, max_bytes=PREFLIGHT_MAX_UNPACKED_BYTES)
+        files = {str(f.relative_to(unpacked)): f.stat().st_size for f in unpacked.rglob("*") if f.is_file()}
+        empty_weights = {n for n, size in files.items() if size == 0 and n.endswith(".safetensors")}
+        unmatched = sorted(set(sizes) - empty_weights)
         if unmatched:
             raise RuleError(
                 Code.NOT_AN_ARCHIVE,
                 f"weights_sizes names {', '.join(unmatched[:10])}, which the archive has not as an empty .safetensors entry.",
                 field="weights_sizes",
             )
-        check_members(declared)
-        kept = kept_files(declared)
-        adding = sum(m.size for m in kept)
+        declared = {n: sizes.get(n, size) for n, size in files.items()}
+        adding = sum(declared.values())
+        if adding > max_unpacked_bytes():
+            raise RuleError(
+                Code.ARCHIVE_TOO_BIG,
+                f"The archive unpacks to {adding / MiB:,.1f} MiB, more than the limit of {max_unpacked_bytes() / MiB:,.0f} MiB. "
+                "Leave out optimizer states, checkpoints and anything the model does not need to run.",
+                field="upload", status_code=413,
+            )
         check_storage_quota(user, adding)
-        check_model_directory(write_skeleton(archive_path, members, kept_files(members), skeleton), task=task)
-        return ArchiveCheck(files=sorted(m.name for m in kept), kept_bytes=adding)
+        check_model_directory(model_folder(unpacked), task=task)
+        return ArchiveCheck(files=sorted(files), kept_bytes=adding)
     finally:
         archive_path.unlink(missing_ok=True)
-        shutil.rmtree(skeleton, ignore_errors=True)
+        shutil.rmtree(unpacked, ignore_errors=True)

@@ -4,14 +4,13 @@ The HTMX pages, the REST API and the admin call these functions; they raise ``Ru
 (400), ``NotAllowed`` (403) or ``RateLimited`` (429) with a message saying what to fix, and
 on a refusal nothing is stored (no row, no file).
 
-- :func:`submit_model_archive`: a zip or tar(.gz) of a Hugging Face directory. Checked in the
-  request **before anything is loaded**: size, member paths (no absolute paths, no ``..``),
-  member kinds (no symlinks, hard links or devices), pickle or code files, then its small
-  files (config, tokenizer) are read into a skeleton folder and checked by the registry's
-  ``check_model_directory`` (safetensors, config, architecture for the task kind, labels
-  matching the task's) and the owner's storage quota is reserved. The archive goes to the
-  storage and the job ``leaderboard.jobs.unpack_model`` (``leaderboard/unpacking.py``) unpacks
-  the weights: the request never writes them.
+- :func:`submit_model_archive`: a zip or tar(.gz) of a Hugging Face directory. The request
+  decompresses nothing: it refuses at once what costs nothing to read (the attempt rate, the
+  upload's size, its format, a zip's central directory: paths, links, pickle or code files,
+  declared sizes; the storage quota), stores the archive and answers. The job
+  ``leaderboard.jobs.unpack_model`` (``leaderboard/unpacking.py``) reads it member by member
+  against the unpacked-size limit, checks the model (``check_model_directory``) and writes its
+  files, or sets the model ``failed`` with the reason.
 - :func:`submit_predictions`: a JSONL prediction file covering every item of the task's
   scoring datasets (checked by ``leaderboard.predictions``).
 - :func:`register_model_directory`: a task owner registers a directory already on the server.
@@ -24,32 +23,30 @@ import hashlib
 import io
 import json
 import shutil
-import tempfile
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 
 from django.conf import settings
-from django.contrib.auth import get_user_model
 from django.db import transaction
-from django.db.models import Sum
 from django.utils import timezone
 
 from dynabench.errors import NotAllowed, RateLimited, RuleError
+from dynabench.ratelimits import count_hit
 from dynabench.roles import has_role
 from leaderboard.error_codes import LeaderboardErrorCode as Code
 from leaderboard.archives import (
     MiB,
     archive_kind,
     check_members,
-    kept_files,
-    list_archive,
+    kept_bytes,
     max_archive_bytes,
     models_root,
     stage_upload,
     store_archive,
-    write_skeleton,
+    zip_members,
 )
+from leaderboard.quota import check_storage_quota, lock_user, quota_left, storage_quota_bytes, storage_used_bytes  # noqa: F401
 from leaderboard.queueing import enqueue_recompute, enqueue_selection_training, enqueue_unpack
 from leaderboard.scheduling import schedule_evaluations, schedule_model
 from leaderboard.models import LeaderboardConfig
@@ -64,15 +61,6 @@ def _setting(name: str, default):
     return getattr(settings, name, default)
 
 
-
-
-
-
-
-
-
-
-
 def max_predictions_bytes() -> int:
     return int(_setting("PREDICTIONS_MAX_BYTES", 200 * MiB))
 
@@ -81,6 +69,30 @@ def daily_submission_limit() -> int:
     return int(_setting("MODEL_SUBMISSIONS_PER_DAY", 5))
 
 
+UPLOAD_WINDOW_S = 3600
+
+
+def upload_attempts_per_hour() -> int:
+    """Submission attempts (uploads, predictions files, selections: accepted or refused) one user may
+    make per clock hour on any surface (``settings.MODEL_UPLOAD_ATTEMPTS_PER_HOUR``, default 10; 0: no limit)."""
+    return int(_setting("MODEL_UPLOAD_ATTEMPTS_PER_HOUR", 10))
+
+
+def count_upload_attempt(user) -> None:
+    """Count one submission attempt of ``user`` in this hour's window (``dynabench.ratelimits``, in the
+    cache, so every web process and both surfaces, page and API, share it) and raise ``RateLimited``
+    (``upload_rate``, 429) past ``upload_attempts_per_hour()``. Counted before the upload is looked
+    at, so refused uploads count as much as accepted ones; superusers are not limited."""
+    limit = upload_attempts_per_hour()
+    if limit <= 0 or getattr(user, "is_superuser", False):
+        return
+    count, resets_in = count_hit(f"model-upload:{user.pk}", window_s=UPLOAD_WINDOW_S)
+    if count > limit:
+        raise RateLimited(
+            Code.UPLOAD_RATE,
+            f"Too many submissions: at most {limit} an hour, refused ones included. Try again in {resets_in // 60 + 1} "
+            "minutes.",
+        )
 
 
 # --- shared checks -----------------------------------------------------------------------
@@ -145,6 +157,8 @@ def check_can_submit(*, user, task: Task, name: str, rate_limited: bool = True, 
     ``rate_limited=False``), else ``RateLimited``.
     """
     check_submitter(user=user, task=task)
+    if rate_limited:
+        count_upload_attempt(user)
     if not task.active:
         raise RuleError(Code.NO_SCORING_DATASETS, f"The task '{task.code}' is not active; it takes no submissions.")
     if submission not in task.spec.submissions:
@@ -171,132 +185,57 @@ def _enqueue_evaluation(model_id: int) -> None:
     schedule_model(MLModel.objects.select_related("task").get(pk=model_id))
 
 
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-def storage_quota_bytes() -> int:
-    return int(_setting("MODEL_STORAGE_QUOTA_BYTES", 10 * 1024**3))
-
-
-def storage_used_bytes(user) -> int:
-    """Unpacked bytes the user's models keep: every file of their uploaded model folders and
-    predictions files under ``MEDIA_ROOT/models/`` (models that failed included, until deleted),
-    plus the declared bytes of the kept files of their archives still waiting to be unpacked
-    (status ``unpacking``: ``MLModel.archive_kept_bytes``), so queued uploads count at once."""
-    root, used = models_root().resolve(), 0
-    for path in MLModel.objects.filter(owner=user).exclude(path="").values_list("path", flat=True):
-        local = Path(path)
-        if not local.exists() or not local.resolve().is_relative_to(root):
-            continue
-        files = [local] if local.is_file() else [f for f in local.rglob("*") if f.is_file()]
-        used += sum(f.stat().st_size for f in files)
-    pending = MLModel.objects.filter(owner=user, status=MLModel.Status.UNPACKING).aggregate(total=Sum("archive_kept_bytes"))
-    return used + (pending["total"] or 0)
-
-
-def check_storage_quota(user, adding: int) -> None:
-    """Refuse (413, ``storage_quota``) when ``adding`` more unpacked bytes would take ``user`` over
-    ``settings.MODEL_STORAGE_QUOTA_BYTES`` (default 10 GiB) counting ``storage_used_bytes``;
-    superusers are exempt. Call it under ``_lock_user`` to count concurrent uploads."""
-    if getattr(user, "is_superuser", False):
-        return
-    used, quota = storage_used_bytes(user), storage_quota_bytes()
-    if used + adding > quota:
-        raise RuleError(
-            Code.STORAGE_QUOTA,
-            f"This model's files unpack to {adding / MiB:,.1f} MiB and your models already keep (or are unpacking) "
-            f"{used / MiB:,.1f} MiB; your storage quota is {quota / MiB:,.0f} MiB. Delete a model you no longer need, "
-            "or leave out files the model does not need to run.",
-            field="upload", status_code=413,
-        )
-
-
-def _lock_user(user) -> None:
-    """Lock ``user``'s row until the transaction ends, so one user's uploads pass the quota one at a
-    time (PostgreSQL; SQLite serialises every writing transaction anyway)."""
-    get_user_model().objects.select_for_update(of=("self",)).only("pk").get(pk=user.pk)
-
-
-
-
-
-
-
-
-
-
-
-
-
-
 def submit_model_archive(
     *, user, task: Task, upload, name: str, description: str = "", anonymous: bool = False, published: bool = True,
     rate_limited: bool = True,
 ) -> MLModel:
-    """Check a model archive of ``task`` for ``user``, store it and queue the job that unpacks it.
+    """Store a model archive of ``task`` for ``user`` and queue the job that checks and unpacks it.
 
-    The request checks everything that needs no weights, so a bad archive is refused at once:
-    the upload's size (``MODEL_ARCHIVE_MAX_BYTES``), its members (``list_archive``,
-    ``check_members``: paths, links, special files, pickles, code, weights present, unpacked
-    size), its small kept files (config, tokenizer: ``write_skeleton``, then
-    ``check_model_directory``: architecture, labels, tokenizer) and the owner's storage quota
-    (``check_storage_quota``: the unpacked bytes of the kept files, ``kept_files``, counted with
-    the owner's stored models and archives still unpacking). The quota is checked again and the
-    model created under a lock on the owner's row, so two concurrent uploads cannot both pass.
+    The request decompresses nothing (listing a tar.gz's members means decompressing them: a few
+    MB can declare gigabytes). It refuses at once only what costs nothing to read: the upload
+    attempt rate and daily limit (``check_can_submit``), the upload's size
+    (``MODEL_ARCHIVE_MAX_BYTES``, while it is copied), its format (``archive_kind``: a zip's end
+    record or a tar's first header) and, for a zip, its central directory (``zip_members``,
+    ``check_members``: paths, links, special files, pickles, code, weights present, declared
+    unpacked size), then the owner's storage quota (``check_storage_quota``) for the bytes it
+    reserves: a zip's declared kept bytes (``kept_bytes``), a tar's upload size (its unpacked size is
+    known only once read). The quota is checked again and the model created under a lock on the
+    owner's row, so two concurrent uploads cannot both pass.
 
     Returns the new ``MLModel`` (kind ``hf_directory``, status ``unpacking``, no ``path`` yet)
     whose archive is in the storage (``MLModel.archive``); the job
-    ``leaderboard.jobs.unpack_model`` is enqueued when the transaction commits. It writes the
-    kept files only to ``MEDIA_ROOT/models/<id>/``, publishes the artefact, sets the status
-    ``queued`` and schedules the evaluation, or sets ``failed`` with the reason (e.g. a damaged
-    weights file).
+    ``leaderboard.jobs.unpack_model`` is enqueued when the transaction commits. It reads the archive
+    member by member, stops at the first byte past the unpacked-size limit or the quota, checks the
+    model (config, architecture, labels, tokenizer: ``check_model_directory``), writes the kept files
+    to ``MEDIA_ROOT/models/<id>/``, sets ``queued`` and schedules the evaluation, or sets ``failed``
+    with the reason (``leaderboard/unpacking.py``).
 
-    Raises ``RateLimited`` (daily limit), ``RuleError`` with codes ``archive_too_big``,
-    ``not_an_archive``, ``unsafe_path``, ``link_in_archive``, ``special_file_in_archive``,
-    ``pickle_weights``, ``no_weights``, ``bad_config``, ``storage_quota`` (413) or the registry's ``model_*`` codes
-    (architecture, labels, tokenizer). Nothing is stored when it raises.
+    Raises ``RateLimited`` (``upload_rate``, ``daily_limit``), ``RuleError`` with codes
+    ``archive_too_big``, ``not_an_archive``, ``unsafe_path``, ``link_in_archive``,
+    ``special_file_in_archive``, ``pickle_weights``, ``no_weights``, ``storage_quota`` (413). Nothing
+    is stored when it raises.
     """
     name = check_can_submit(user=user, task=task, name=name, rate_limited=rate_limited)
     root = models_root()
     archive_path = stage_upload(upload, max_bytes=max_archive_bytes(), what="archive", directory=root)
-    skeleton = Path(tempfile.mkdtemp(prefix=".staging-", dir=root))
     stored = None
     try:
-        members = list_archive(archive_path)
-        check_members(members)
-        kept = kept_files(members)
-        adding = sum(m.size for m in kept)
-        check_storage_quota(user, adding)  # before storing anything; again under the lock below
-        check_model_directory(write_skeleton(archive_path, members, kept, skeleton), task=task)
-        stored = store_archive(archive_path, archive_kind(archive_path))
+        archive_format = archive_kind(archive_path)
+        if archive_format == "zip":
+            members = zip_members(archive_path)
+            check_members(members)
+            reserved = kept_bytes(members)
+        else:
+            reserved = archive_path.stat().st_size
+        check_storage_quota(user, reserved)  # before storing anything; again under the lock below
+        stored = store_archive(archive_path, archive_format)
         with transaction.atomic():
-            _lock_user(user)
-            check_storage_quota(user, adding)
+            lock_user(user)
+            check_storage_quota(user, reserved)
             model = MLModel.objects.create(
                 task=task, owner=user, name=name, description=description or "", kind=MLModel.Kind.HF_DIRECTORY,
                 published=published, anonymous=anonymous, status=MLModel.Status.UNPACKING, archive=stored,
-                archive_kept_bytes=adding,
+                archive_kept_bytes=reserved,
             )
             model_id = model.pk
             transaction.on_commit(lambda: enqueue_unpack(model_id))
@@ -307,7 +246,6 @@ def submit_model_archive(
         raise
     finally:
         archive_path.unlink(missing_ok=True)
-        shutil.rmtree(skeleton, ignore_errors=True)
 
 
 def register_model_directory(

@@ -1,7 +1,8 @@
 """Unpacking a submitted model archive in a job: the request checks and stores it, a worker writes it.
 
-``services.submit_model_archive`` checks an archive in the web request with everything but its
-weights, reserves the owner's storage quota (``MLModel.archive_kept_bytes``), puts the archive in
+``services.submit_model_archive`` refuses in the web request only what costs nothing to read (the
+upload's size and format, a zip's central directory), reserves the owner's storage quota
+(``MLModel.archive_kept_bytes``: a zip's declared kept bytes, a tar's size), puts the archive in
 the storage (``uploads/<hex>.<zip|tar>`` in ``tasks.artefacts.storage()``, so a worker on another
 machine reads it) and creates the model ``unpacking``. The job ``leaderboard.jobs.unpack_model``
 then calls :func:`unpack`:
@@ -9,10 +10,13 @@ then calls :func:`unpack`:
 1. claim: the model is ``unpacking`` and the job is the one recorded on it (``unpack_job_id``; a
    direct call, e.g. a test, acts for the recorded job); ``unpack_attempts`` goes up by one;
 2. copy the archive from the storage into a staging folder
-   ``MEDIA_ROOT/models/.unpacking-<id>-<random>/``, list and check its members again, extract
-   only the kept files (``archives.extract_archive(only=...)``, which refuses a member larger than
-   it declares and a damaged one), find the model folder, check it
-   (``check_model_directory``), checksum it and publish it to the storage;
+   ``MEDIA_ROOT/models/.unpacking-<id>-<random>/`` and read it member by member
+   (``archives.unpack_archive``): each entry's header is checked (paths, links, pickles, the
+   declared unpacked size against ``MODEL_ARCHIVE_MAX_UNPACKED_BYTES``) before its data is read,
+   and reading stops at the first byte past that limit, past the entry's declared size or past
+   the owner's quota; only the kept files are written. Then find the model folder, check it
+   (``check_model_directory``: config, architecture, labels, tokenizer), settle the quota for
+   the bytes written under a lock on the owner's row, checksum the folder and publish it;
 3. under a lock on the model's row, if the model still waits for this job: move the folder to
    ``MEDIA_ROOT/models/<id>/``, set ``path``, ``checksum`` and status ``queued`` and schedule the
    evaluation as for any new model (``scheduling.schedule_model``);
@@ -42,7 +46,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from dynabench.errors import RuleError
-from leaderboard import archives, queueing
+from leaderboard import archives, queueing, quota
 from leaderboard.error_codes import LeaderboardErrorCode as Code
 from leaderboard.scheduling import schedule_model
 from tasks import artefacts
@@ -79,7 +83,7 @@ def _claim(model_id: int, job_id: str | None) -> MLModel | None:
         models = models.filter(unpack_job_id=job_id)
     if not models.update(unpack_attempts=F("unpack_attempts") + 1, updated_at=timezone.now()):
         return None
-    return MLModel.objects.select_related("task").get(pk=model_id)
+    return MLModel.objects.select_related("task", "owner").get(pk=model_id)
 
 
 def _delete_archive(name: str) -> None:
@@ -104,27 +108,35 @@ def fail_unpacking(model: MLModel, reason: str, *, job_id: str | None = None) ->
     return changed
 
 
-def _extract(model: MLModel, staging: Path) -> tuple[Path, str]:
-    """Step 2 of the module docstring: the checked model folder under ``staging`` and its checksum.
-    Raises ``RuleError`` when the archive is gone or refused."""
+def _extract(model: MLModel, staging: Path) -> tuple[Path, str, int]:
+    """Step 2 of the module docstring: the checked model folder under ``staging``, its checksum and
+    the bytes of its files. Raises ``RuleError`` when the archive is gone or refused."""
     storage = artefacts.storage()
     if not model.archive or not storage.exists(model.archive):
         raise RuleError(Code.ARCHIVE_GONE, "The uploaded archive is no longer in the storage; submit the model again.")
     local = staging / f"archive{Path(model.archive).suffix}"
     with storage.open(model.archive, "rb") as source, open(local, "wb") as out:
         shutil.copyfileobj(source, out, archives.MiB)
-    members = archives.list_archive(local)
-    archives.check_members(members)
-    kept = archives.kept_files(members)
-    if sum(m.size for m in kept) != model.archive_kept_bytes:
-        raise RuleError(Code.ARCHIVE_GONE, "The stored archive is not the one checked at upload; submit the model again.")
     unpacked = staging / "model"
     unpacked.mkdir()
-    archives.extract_archive(local, members, unpacked, only={m.name for m in kept})
+    left = quota.quota_left(model.owner, reserved=model.archive_kept_bytes)
+    written = archives.unpack_archive(local, unpacked, quota_left=left)
     local.unlink()
     folder = archives.model_folder(unpacked)
     check_model_directory(folder, task=model.task)
-    return folder, directory_checksum(folder)
+    return folder, directory_checksum(folder), written
+
+
+def _settle_quota(model: MLModel, written: int, job_id: str | None) -> None:
+    """Under a lock on the owner's row: check the quota for the bytes written (less those the request
+    reserved) and keep them as the model's reservation until it leaves ``unpacking``. Raises
+    ``RuleError`` (``storage_quota``, 413) when the owner's other uploads took the room meanwhile."""
+    if model.owner is None:
+        return
+    with transaction.atomic():
+        quota.lock_user(model.owner)
+        quota.check_storage_quota(model.owner, written - model.archive_kept_bytes, files=written)
+        MLModel.objects.filter(pk=model.pk, status=MLModel.Status.UNPACKING, unpack_job_id=job_id).update(archive_kept_bytes=written)
 
 
 def unpack(model_id: int, *, job_id: str | None = None) -> str:
@@ -147,7 +159,8 @@ def unpack(model_id: int, *, job_id: str | None = None) -> str:
     moved = False
     try:
         try:
-            folder, checksum = _extract(model, staging)
+            folder, checksum, written = _extract(model, staging)
+            _settle_quota(model, written, recorded)
         except RuleError as error:
             fail_unpacking(model, error.message, job_id=recorded)
             return f"model {model_id}: failed: {error.message}"
@@ -169,7 +182,7 @@ def unpack(model_id: int, *, job_id: str | None = None) -> str:
             model.refresh_from_db()
             runs = schedule_model(model)
         _delete_archive(archive)
-        return f"model {model_id} ({model.name}): unpacked {model.archive_kept_bytes:,} bytes; {len(runs)} evaluation runs queued"
+        return f"model {model_id} ({model.name}): unpacked {written:,} bytes; {len(runs)} evaluation runs queued"
     except BaseException:
         if moved:
             shutil.rmtree(final, ignore_errors=True)

@@ -2,8 +2,13 @@
 
 Both importers read the file one line at a time (memory stays flat in the file's size),
 map each record onto the task's fields, check it, and insert in batches of
-``BATCH_SIZE`` rows inside one ``transaction.atomic()``. The first malformed record stops
-the import with ``ImportRowError`` (``"line N: reason"``) and nothing of that file is kept.
+``BATCH_SIZE`` rows: inside one ``transaction.atomic()`` on PostgreSQL (or when the caller is in
+a transaction already), and on SQLite in one transaction per batch, so its single write lock is
+released between batches and a login or any page that writes keeps answering during a big
+import (``_Commits``; ``benchmarks/import_lock.py``). The first malformed record stops
+the import with ``ImportRowError`` (``"line N: reason"``) and nothing of that file is kept: rolled
+back in one transaction, or on SQLite deleted again (its batches' rows, and the round or dataset
+the import created), so only an import in progress is ever seen half-done.
 With ``max_errors=N`` (the console's uploads) the whole file is checked instead: the first
 ``N`` problems and the count of all of them come back as ``ImportErrors``, and still nothing
 is kept. ``on_progress(bytes read, file size)`` is called as the file is read.
@@ -28,19 +33,23 @@ import csv
 import hashlib
 import json
 import sys
+import time
 from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from django.db import transaction
-from django.db.models import Max
+from django.conf import settings
+from django.db import connection, transaction
+from django.db.models import Max, Min
 from django.utils.text import slugify
 from tqdm import tqdm
 
 from dynabench.errors import RuleError
+from dynabench.jsonbounds import loads_bounded, refused_character
 from tasks.kinds import TargetError
 from tasks.models import Context, Dataset, DatasetItem, Round, Task, default_label_visibility
-from tasks.services import record_dataset_content
+from tasks.services import dataset_content_checksum, record_dataset_content
 
 BATCH_SIZE = 1000
 FORMATS = ("jsonl", "csv")
@@ -240,9 +249,12 @@ class _Reader:
             if not line.strip():
                 continue
             try:
-                record = json.loads(line)
+                record = loads_bounded(line)
             except json.JSONDecodeError as exc:
                 self._problems.add(ImportRowError(number, f"bad JSON: {exc.msg} (column {exc.colno})"))
+                continue
+            except ValueError as exc:  # dynabench.jsonbounds.JSONRefused: too deep, a huge number, NUL
+                self._problems.add(ImportRowError(number, f"refused JSON: {exc}"))
                 continue
             if not isinstance(record, dict):
                 self._problems.add(ImportRowError(number, f"expected a JSON object, found {type(record).__name__}"))
@@ -259,6 +271,8 @@ class _Reader:
             raise ImportRowError(1, f"bad CSV header: {exc}") from None
         seen = set()
         for name in header:
+            if problem := refused_character(name):
+                raise ImportRowError(1, f"a column name holds {problem}; remove it")
             if name in seen:
                 raise ImportRowError(1, f"column '{name}' appears twice in the header")
             seen.add(name)
@@ -275,6 +289,10 @@ class _Reader:
                 continue
             if len(row) != len(header):
                 self._problems.add(ImportRowError(start, f"expected {len(header)} fields as in the header, found {len(row)}"))
+                continue
+            bad = next(((name, problem) for name, cell in zip(header, row) if (problem := refused_character(cell))), None)
+            if bad:
+                self._problems.add(ImportRowError(start, f"column '{bad[0]}' holds {bad[1]}; remove it"))
                 continue
             yield start, dict(zip(header, row))
 
@@ -411,6 +429,83 @@ def _target(task: Task, mapper: _RowMapper, line: int, record: dict, inputs: dic
 # --- writing -----------------------------------------------------------------------------
 
 
+class _Commits:
+    """Where an import's writes go, and how a failed import takes them back.
+
+    - One transaction for the whole import (PostgreSQL, whose row locks let other requests write
+      meanwhile; or when the caller is already inside a transaction): a failure rolls it back.
+    - On SQLite outside any transaction, one transaction per batch (``step``), so the database's
+      single write lock is released between batches and other requests (a login, a page that
+      writes its session) wait for one batch at most, not for the whole file. Other readers may
+      see the rows of an import in progress. A failed import then **deletes what it wrote**
+      (``undo``): the rows of each batch (by the pk range SQLite gave the batch: it serialises
+      writers, so the range holds this batch's rows only) and the round or dataset it created,
+      so the all-or-nothing outcome holds once the import has ended.
+    """
+
+    def __init__(self, *, batched: bool | None = None):
+        self.batched = (connection.vendor == "sqlite" and not connection.in_atomic_block) if batched is None else batched
+        self.written: list[tuple[type, dict, int, int]] = []
+        self.created: list = []
+        self._outer = None
+
+    def __enter__(self):
+        if not self.batched:
+            self._outer = transaction.atomic()
+            self._outer.__enter__()
+        return self
+
+    def __exit__(self, kind, error, trace):
+        if not self.batched:
+            return self._outer.__exit__(kind, error, trace)
+        if kind is not None:
+            self.undo()
+        return False
+
+    def step(self):
+        """The transaction of one batch (batched), or nothing more than the import's own."""
+        return self._batch_transaction() if self.batched else nullcontext()
+
+    @contextmanager
+    def _batch_transaction(self):
+        """One batch's transaction; after it commits, the write lock is left free for
+        ``settings.SQLITE_IMPORT_PAUSE_RATIO`` (default 1.0) times as long as the batch held it. On
+        a busy machine the batches' inserts took 60 % of an import's time, and a login polling
+        for the lock (SQLite's busy handler retries every 100 ms) kept missing the short gaps
+        between them; with the pause another writer's next try finds the lock free."""
+        started = time.perf_counter()
+        with transaction.atomic():
+            yield
+        ratio = float(getattr(settings, "SQLITE_IMPORT_PAUSE_RATIO", 1.0))
+        if ratio > 0:
+            time.sleep(min((time.perf_counter() - started) * ratio, 1.0))
+
+    def wrote(self, model, parent: dict, rows: list) -> None:
+        """Remember the rows one batch inserted (called inside that batch's ``step``): their pk range,
+        from the pks SQLite returns to ``bulk_create`` (else looked up by their uids)."""
+        if not self.batched or not rows:
+            return
+        pks = [row.pk for row in rows]
+        if None in pks:
+            span = model.objects.filter(**parent, uid__in=[row.uid for row in rows]).aggregate(low=Min("pk"), high=Max("pk"))
+            low, high = span["low"], span["high"]
+        else:
+            low, high = min(pks), max(pks)
+        self.written.append((model, parent, low, high))
+
+    def made(self, obj) -> None:
+        """Remember an object (a round, a dataset) the import created, deleted if it fails."""
+        if self.batched:
+            self.created.append(obj)
+
+    def undo(self) -> None:
+        with transaction.atomic():
+            for model, parent, low, high in reversed(self.written):
+                model.objects.filter(**parent, pk__gte=low, pk__lte=high).delete()
+            for obj in reversed(self.created):
+                type(obj).objects.filter(pk=obj.pk).delete()
+
+
 class _BatchWriter:
     """Collect rows and insert them ``BATCH_SIZE`` at a time, skipping rows already stored
     with the same content and refusing a uid stored with different content or repeated in
@@ -418,8 +513,9 @@ class _BatchWriter:
 
     def __init__(
         self, *, model, parent: dict, content_fields: tuple[str, ...], describe: str, repeats_ok: bool, result: ImportResult,
-        problems: _Problems | None = None,
+        problems: _Problems | None = None, commits: _Commits | None = None,
     ):
+        self.commits = commits or _Commits(batched=False)
         self.problems = problems or _Problems(1)
         self.model = model
         self.parent = parent
@@ -443,8 +539,20 @@ class _BatchWriter:
             self.flush()
 
     def flush(self) -> None:
+        """Sort the batch's rows already stored out (a read: on SQLite outside any transaction, so it
+        holds no write lock), then insert the rest in the batch's own transaction (``_Commits.step``)."""
         if not self.batch:
             return
+        self._sort_out_stored()
+        with self.commits.step():
+            created = self.model.objects.bulk_create(
+                [self.model(**self.parent, uid=uid, **values) for uid, (_, values) in self.batch.items()], batch_size=BATCH_SIZE
+            )
+            self.commits.wrote(self.model, self.parent, created)
+        self.result.added += len(self.batch)
+        self.batch = {}
+
+    def _sort_out_stored(self) -> None:
         stored = self.model.objects.filter(**self.parent, uid__in=list(self.batch)).values("pk", "uid", *self.content_fields)
         for row in stored:
             line, values = self.batch.pop(row["uid"])
@@ -463,11 +571,6 @@ class _BatchWriter:
                 ))
                 continue
             self.result.unchanged += 1
-        self.model.objects.bulk_create(
-            [self.model(**self.parent, uid=uid, **values) for uid, (_, values) in self.batch.items()], batch_size=BATCH_SIZE
-        )
-        self.result.added += len(self.batch)
-        self.batch = {}
 
 
 def _no_rows_error(spec: FileSpec, result: ImportResult) -> None:
@@ -499,20 +602,22 @@ def import_contexts(
     mapper = _RowMapper(spec, text_fields=names, optional_fields=[], extra_fields=[])
     problems = _Problems(max_errors)
     reader = _Reader(spec, progress=progress, problems=problems, on_progress=on_progress)
-    with transaction.atomic():
-        round_ = Round.objects.select_for_update().filter(task=task, number=round_number).order_by().first()
-        if round_ is None:
-            if not create_round:
-                raise RuleError(
-                    ImportErrorCode.OPTIONS,
-                    f"task {task.code} has no round {round_number}; create it in the admin or pass --create-round",
-                )
-            round_ = Round.objects.create(task=task, number=round_number, status=Round.Status.CLOSED)
+    with _Commits() as commits:
+        with commits.step():
+            round_ = Round.objects.select_for_update().filter(task=task, number=round_number).order_by().first()
+            if round_ is None:
+                if not create_round:
+                    raise RuleError(
+                        ImportErrorCode.OPTIONS,
+                        f"task {task.code} has no round {round_number}; create it in the admin or pass --create-round",
+                    )
+                round_ = Round.objects.create(task=task, number=round_number, status=Round.Status.CLOSED)
+                commits.made(round_)
         result = ImportResult(target=f"{task.code} round {round_number} contexts")
         writer = _BatchWriter(
             model=Context, parent={"round": round_}, content_fields=("data", "tag"),
             describe=f"{task.code} round {round_number}", repeats_ok=spec.uid_from == "content", result=result,
-            problems=problems,
+            problems=problems, commits=commits,
         )
         for line, record in reader:
             try:
@@ -587,32 +692,36 @@ def import_dataset(
     problems = _Problems(max_errors)
     reader = _Reader(spec, progress=progress, problems=problems, on_progress=on_progress)
 
-    with transaction.atomic():
-        round_ = None
-        if round_number is not None:
-            round_, _ = Round.objects.get_or_create(task=task, number=round_number, defaults={"status": Round.Status.CLOSED})
-        dataset = Dataset.objects.select_for_update().filter(task=task, name=name).order_by().first()
-        wanted = {"round": round_, "access": access, "split": split, "weight": weight, "label_visibility": label_visibility}
-        if dataset is None:
-            access = access or Dataset.Access.SCORING
-            dataset = Dataset.objects.create(
-                task=task, name=name, round=round_, access=access,
-                split=split or "", weight=1.0 if weight is None else weight,
-                label_visibility=label_visibility or default_label_visibility(split=split or "", access=access),
-            )
-        else:
-            for attr, value in wanted.items():
-                if value is not None and getattr(dataset, attr) != value:
-                    raise RuleError(
-                        ImportErrorCode.OPTIONS,
-                        f"dataset {dataset} exists with {attr}={getattr(dataset, attr)}, not {value}; "
-                        "change it in the admin or choose another name",
-                    )
+    with _Commits() as commits:
+        with commits.step():
+            round_ = None
+            if round_number is not None:
+                round_, made = Round.objects.get_or_create(task=task, number=round_number, defaults={"status": Round.Status.CLOSED})
+                if made:
+                    commits.made(round_)
+            dataset = Dataset.objects.select_for_update().filter(task=task, name=name).order_by().first()
+            wanted = {"round": round_, "access": access, "split": split, "weight": weight, "label_visibility": label_visibility}
+            if dataset is None:
+                access = access or Dataset.Access.SCORING
+                dataset = Dataset.objects.create(
+                    task=task, name=name, round=round_, access=access,
+                    split=split or "", weight=1.0 if weight is None else weight,
+                    label_visibility=label_visibility or default_label_visibility(split=split or "", access=access),
+                )
+                commits.made(dataset)
+            else:
+                for attr, value in wanted.items():
+                    if value is not None and getattr(dataset, attr) != value:
+                        raise RuleError(
+                            ImportErrorCode.OPTIONS,
+                            f"dataset {dataset} exists with {attr}={getattr(dataset, attr)}, not {value}; "
+                            "change it in the admin or choose another name",
+                        )
         result = ImportResult(target=f"dataset {dataset}")
         writer = _BatchWriter(
             model=DatasetItem, parent={"dataset": dataset}, content_fields=("input", "target", "tag"),
             describe=f"dataset {dataset}", repeats_ok=spec.uid_from == "content", result=result,
-            problems=problems,
+            problems=problems, commits=commits,
         )
         for line, record in reader:
             try:
@@ -628,9 +737,12 @@ def import_dataset(
         writer.flush()
         problems.raise_any()
         _no_rows_error(spec, result)
-        if result.added:
-            record_dataset_content(dataset, source=str(Path(spec.path).resolve()), source_checksum=reader.checksum)
-        else:
-            record_dataset_content(dataset)
+        # Batched (SQLite): every item is read for the checksum before the short transaction that records it.
+        content = dataset_content_checksum(dataset) if commits.batched else None
+        with commits.step():
+            if result.added:
+                record_dataset_content(dataset, source=str(Path(spec.path).resolve()), source_checksum=reader.checksum, content=content)
+            else:
+                record_dataset_content(dataset, content=content)
     result.checksum = reader.checksum
     return result

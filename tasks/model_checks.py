@@ -25,7 +25,7 @@ import json
 from pathlib import Path
 
 from dynabench.errors import RuleError
-from dynabench.jsonbounds import JSONTooDeep, loads_bounded
+from dynabench.jsonbounds import JSONRefused, loads_bounded
 
 
 class ModelCheckCode:
@@ -80,7 +80,7 @@ def _read_json(path: Path, what: str) -> dict:
         _refuse(ModelCheckCode.BAD_CONFIG, f"{what} is larger than 1 MiB; it should be a small JSON file.")
     try:
         data = loads_bounded(path.read_text(encoding="utf-8"))
-    except JSONTooDeep as error:
+    except JSONRefused as error:  # too deep, a number past 64 bits, NUL or a lone surrogate
         _refuse(ModelCheckCode.BAD_CONFIG, f"{what} is refused: {error}; a model config is a shallow JSON object.")
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
         _refuse(ModelCheckCode.BAD_CONFIG, f"{what} is not valid JSON ({error}); save it again with save_pretrained().")

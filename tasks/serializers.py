@@ -77,20 +77,26 @@ class ImportResultSerializer(serializers.Serializer):
 
 class DatasetSerializer(serializers.ModelSerializer):
     """A dataset with its provenance. ``label_visibility`` is the dataset's setting (public or
-    hidden); ``labels_hidden`` says whether *this reader* gets its items without targets
-    (``tasks.selectors.can_see_labels``: hidden sets show targets to the task's owners and admins only)."""
+    hidden); ``labels_hidden`` says whether it is a hidden set, the same for every reader (its targets
+    never leave the server for researchers; a task's owners and admins still read them);
+    ``targets_visible`` says whether *this reader's* requests get its items with targets
+    (``tasks.selectors.can_see_labels``)."""
 
     task = serializers.SlugRelatedField(slug_field="code", read_only=True)
     round = serializers.IntegerField(source="round.number", read_only=True, allow_null=True)
     item_count = serializers.SerializerMethodField(help_text="Number of items.")
-    labels_hidden = serializers.SerializerMethodField(help_text="True when your requests get the items without targets.")
+    labels_hidden = serializers.SerializerMethodField(
+        help_text="True for a hidden set (its labels stay on the server for researchers), whoever asks; owners and admins "
+        "still get its targets: see targets_visible."
+    )
+    targets_visible = serializers.SerializerMethodField(help_text="True when your requests get the items with their targets.")
     source = serializers.SerializerMethodField(help_text="Round and split, or the name of the imported file.")
 
     class Meta:
         model = Dataset
         fields = [
             "id", "task", "round", "name", "description", "access", "split", "weight", "item_count",
-            "label_visibility", "labels_hidden", "labels_published_at", "version", "checksum", "source",
+            "label_visibility", "labels_hidden", "targets_visible", "labels_published_at", "version", "checksum", "source",
             "source_checksum", "created_at", "content_changed_at",
         ]
 
@@ -99,8 +105,11 @@ class DatasetSerializer(serializers.ModelSerializer):
         return dataset.item_count if counted is None else counted
 
     def get_labels_hidden(self, dataset) -> bool:
+        return dataset.labels_hidden
+
+    def get_targets_visible(self, dataset) -> bool:
         request = self.context.get("request")
-        return not can_see_labels(getattr(request, "user", None), dataset)
+        return can_see_labels(getattr(request, "user", None), dataset)
 
     def get_source(self, dataset) -> str:
         # An imported file is named by its file name only: the server's paths stay on the server.

@@ -270,7 +270,9 @@ def dataset_content_checksum(dataset: Dataset) -> tuple[str, int]:
     return canonical_checksum(rows.iterator(chunk_size=2000))
 
 
-def record_dataset_content(dataset: Dataset, *, source: str | None = None, source_checksum: str | None = None) -> bool:
+def record_dataset_content(
+    dataset: Dataset, *, source: str | None = None, source_checksum: str | None = None, content: tuple[str, int] | None = None,
+) -> bool:
     """Recompute the dataset's item count and content checksum after its items were written.
 
     When the content differs from the recorded one, the version is bumped (the first content
@@ -278,9 +280,12 @@ def record_dataset_content(dataset: Dataset, *, source: str | None = None, sourc
     ``leaderboard_inputs_changed`` is sent for this dataset, so every model is (re-)scored on
     the new version once the transaction commits; earlier scores stay readable, no longer
     ranked. ``source``/``source_checksum`` record where the content came from. Returns True
-    when the content changed. Call it inside the transaction that wrote the items.
+    when the content changed. Call it inside the transaction that wrote the items; ``content``:
+    ``dataset_content_checksum(dataset)`` computed beforehand by a caller that wrote its items in
+    several transactions (a SQLite import, ``tasks/importers.py``), so the reading of every item
+    holds no write lock.
     """
-    checksum, count = dataset_content_checksum(dataset)
+    checksum, count = content if content is not None else dataset_content_checksum(dataset)
     fields = {}
     if source is not None:
         fields["source"] = source[-1024:]

@@ -17,7 +17,6 @@ One flow for the console page, the REST API and the admin:
 from __future__ import annotations
 
 import csv
-import json
 import uuid
 from pathlib import Path
 
@@ -29,6 +28,7 @@ from django.utils import timezone
 from django.utils.text import slugify
 
 from dynabench.errors import FieldErrors, NotAllowed, RuleError
+from dynabench.jsonbounds import loads_bounded
 from tasks.importers import MISSING, FileSpec, ImportErrors, ImportRowError, import_contexts, import_dataset, lookup
 from tasks.models import Dataset, Round, Task, Upload
 
@@ -87,8 +87,8 @@ def _scan(path: Path, fmt: str) -> tuple[list[str], int]:
             records += 1
             if records <= _SCAN_RECORDS:
                 try:
-                    record = json.loads(line)
-                except json.JSONDecodeError:
+                    record = loads_bounded(line)
+                except ValueError:  # not JSON, or out of bounds: the import reports the line
                     continue
                 if isinstance(record, dict):
                     columns.extend(p for p in _flatten(record) if p not in columns)
@@ -247,13 +247,21 @@ def _file_spec(upload: Upload) -> FileSpec:
     )
 
 
+def _bounded_or_none(line: str):
+    """A JSONL line read with the bounded reader, or None when it is refused (the import reports it)."""
+    try:
+        return loads_bounded(line)
+    except ValueError:
+        return None
+
+
 def preview_rows(upload: Upload, mapping: dict | None = None, *, limit: int = PREVIEW_ROWS) -> list[dict]:
     """The first ``limit`` records as ``{task field: value}`` through ``mapping`` (default the
     upload's); a value the record lacks shows as ``None``. Reads only the start of the file."""
     fields = dict(((mapping or upload.mapping).get("fields") or {}))
     rows = []
     with open(upload.file.path, encoding="utf-8-sig", errors="replace", newline="") as fh:
-        records = csv.DictReader(fh) if upload.format == "csv" else (json.loads(line) for line in fh if line.strip())
+        records = csv.DictReader(fh) if upload.format == "csv" else (_bounded_or_none(line) for line in fh if line.strip())
         try:
             for record in records:
                 if not isinstance(record, dict):
@@ -261,7 +269,7 @@ def preview_rows(upload: Upload, mapping: dict | None = None, *, limit: int = PR
                 rows.append({name: (None if (v := lookup(record, column)) is MISSING else v) for name, column in fields.items()})
                 if len(rows) >= limit:
                     break
-        except (json.JSONDecodeError, csv.Error):
+        except csv.Error:
             pass  # the import reports the line
     return rows
 

@@ -20,7 +20,7 @@ from rest_framework.views import APIView
 from annotation import qualification
 from annotation.error_codes import AnnotationErrorCode
 from annotation.models import Example
-from annotation.selectors import counts_by_round, user_counts
+from annotation.selectors import author_counts, counts_by_round
 from dynabench import idempotency
 from dynabench.api import query_choice, query_float, query_int
 from dynabench.errors import NotAllowed, RuleError
@@ -268,9 +268,10 @@ class MeView(APIView):
             "roles": [role for role in ROLES if has_role(user, role)],
             "is_admin": user.is_superuser,
             "owned_tasks": list(user.owned_tasks.order_by("code").values_list("code", flat=True)),
-            "examples": _counts(user_counts(user)),
+            # The author's own figures leave out their examples in hidden splits (annotation.selectors.author_counts).
+            "examples": _counts(author_counts(user)),
             "examples_by_task": [
-                {"task": t.code, **_counts(user_counts(user, task=t))} for t in tasks
+                {"task": t.code, **_counts(author_counts(user, task=t))} for t in tasks
             ],
             "validations": Validation.objects.filter(validator=user).count(),
         }

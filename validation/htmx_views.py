@@ -20,6 +20,7 @@ from annotation.models import Example
 from annotation.selectors import user_counts
 from dynabench import idempotency
 from dynabench.errors import RuleError
+from dynabench.params import whole_number
 from tasks import access
 from tasks.croissant import dataset_license_of_task
 from tasks.models import Round, Task
@@ -45,8 +46,10 @@ def _round(task, number):
 
 def _queue_round(request, task):
     number = request.GET.get("round") or request.POST.get("round")
-    if number and str(number).isdigit():
-        return _round(task, int(number))
+    if number:
+        if whole_number(number, minimum=1) is None:
+            raise Http404("No such round.")
+        return _round(task, whole_number(number, minimum=1))
     round = task.current_round()
     if round is None:
         raise Http404("This task has no rounds yet.")

@@ -29,6 +29,7 @@ from django.db import transaction
 from annotation import counters
 from annotation.models import Example
 from dynabench.errors import RuleError
+from dynabench.jsonbounds import loads_bounded, refused_character
 from tasks.kinds import normalise_label
 from tasks.models import Context
 from validation.calculations import CORRECT, INCORRECT
@@ -75,9 +76,11 @@ def _read_jsonl(path: Path, limit: int | None):
             if not line.strip():
                 continue
             try:
-                yield json.loads(line)
+                yield loads_bounded(line)
             except json.JSONDecodeError as exc:
                 raise RuleError(Code.IMPORT_FORMAT, f"{path.name} line {n} is not JSON: {exc.msg}.") from None
+            except ValueError as exc:  # dynabench.jsonbounds.JSONRefused: too deep, a huge number, NUL
+                raise RuleError(Code.IMPORT_FORMAT, f"{path.name} line {n} is refused: {exc}.") from None
             if limit and n >= limit:
                 return
 
@@ -200,6 +203,9 @@ def _import_anli(round, path, examples_path, limit, report):
                 premise, hypothesis = row["context"], row["statement"]
             except KeyError as exc:
                 raise RuleError(Code.IMPORT_FORMAT, f"{examples_path.name}: no column {exc.args[0]} (is this an ANLI_analysis file?).") from None
+            bad = next(((name, problem) for name, cell in row.items() if isinstance(cell, str) and (problem := refused_character(cell))), None)
+            if bad:  # PostgreSQL refuses NUL in text: say where instead of failing on save
+                raise RuleError(Code.IMPORT_FORMAT, f"{examples_path.name} row {n}: column '{bad[0]}' holds {bad[1]}; remove it.")
             target, model_label = normalise_label(task.config, gold), normalise_label(task.config, pred)
             if target is None:
                 raise RuleError(Code.IMPORT_FORMAT, f"{examples_path.name} row {n}: gold label '{gold}' is not a label of {task.code}.")

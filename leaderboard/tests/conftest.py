@@ -29,6 +29,16 @@ def media_root(settings, tmp_path):
 
 
 @pytest.fixture(autouse=True)
+def empty_cache():
+    """Rate-limit counters (e.g. the hourly upload attempts) start at zero in every test."""
+    from django.core.cache import cache
+
+    cache.clear()
+    yield
+    cache.clear()
+
+
+@pytest.fixture(autouse=True)
 def empty_registry():
     from tasks.registry import clear_cache
 

@@ -76,12 +76,12 @@ def test_a_config_that_asks_for_custom_code_is_refused(task, researcher, seq2seq
     shutil.copytree(seq2seq_dir, copy)
     config = json.loads((copy / "config.json").read_text())
     (copy / "config.json").write_text(json.dumps({**config, "auto_map": {"AutoModelForSeq2SeqLM": "evil.Model"}}))
-    with pytest.raises(RuleError) as info:
-        submit_model_archive(user=researcher, task=task, upload=zip_directory(copy), name="auto-map-t5")
-    assert "remote code is never run" in info.value.message
+    model = submit_unpacked(user=researcher, task=task, upload=zip_directory(copy), name="auto-map-t5")
+    assert model.status == "failed"  # the config is read by the unpacking job, not the request
+    assert "remote code is never run" in model.failure_reason
 
 
 def test_a_classifier_is_not_a_generation_model(task, researcher, tiny_classifier_dir):
-    with pytest.raises(RuleError) as info:
-        submit_model_archive(user=researcher, task=task, upload=zip_directory(tiny_classifier_dir), name="not-t5")
-    assert "ForConditionalGeneration" in info.value.message
+    model = submit_unpacked(user=researcher, task=task, upload=zip_directory(tiny_classifier_dir), name="not-t5")
+    assert model.status == "failed"
+    assert "ForConditionalGeneration" in model.failure_reason

@@ -4,11 +4,11 @@ its answer's word F1 against the annotator's span is below the task's threshold 
 
 from __future__ import annotations
 
-import json
 
 import numpy as np
 
 from dynabench.errors import RuleError
+from dynabench.jsonbounds import JSONRefused, loads_bounded
 from tasks.display import passage_segments
 from tasks.error_codes import TargetErrorCode
 from tasks.metrics import best_over_ground_truths, squad_exact_match, squad_f1
@@ -63,6 +63,22 @@ def qa_features(tokenizer, examples, *, question_field, passage_field, max_lengt
         feature["start_positions"], feature["end_positions"] = start_token, end_token
         features.append(feature)
     return features
+
+
+def _character_position(value) -> int | None:
+    """``value`` as a character position (a whole number ≥ 0, given as an int, a whole float or digits),
+    or None. Never converts a huge integer to a float (``OverflowError``) nor parses more digits than a
+    64-bit position has."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, float):
+        value = int(value) if value.is_integer() else None
+    elif isinstance(value, str):
+        digits = value.strip()
+        value = int(digits) if digits.isdigit() and digits.isascii() and len(digits) <= 19 else None
+    elif not isinstance(value, int):
+        return None
+    return value if value is not None and value >= 0 else None
 
 
 @register
@@ -122,12 +138,16 @@ class ExtractiveQASpec(TaskKindSpec):
             raise RuleError(
                 TargetErrorCode.REQUIRED, "Select the answer in the passage (mouse, or Shift + arrow keys).", field="answer"
             )
-        try:
-            if isinstance(start, bool) or float(start) != int(start):
-                raise ValueError
-            start = int(start)
-        except (TypeError, ValueError):
+        start = _character_position(start)
+        if start is None:
             raise RuleError(TargetErrorCode.INVALID_ANSWER, "The answer's start must be a character position.", field="answer")
+        if start > len(passage):
+            raise RuleError(
+                TargetErrorCode.ANSWER_NOT_IN_PASSAGE,
+                f"The answer's start ({start if start < 10**12 else 'a huge number'}) is past the end of the passage "
+                f"({len(passage)} characters). Select the answer in the passage again.",
+                field="answer",
+            )
         start += len(text) - len(text.lstrip())
         text = text.strip()
         if not span_at(passage, text=text, start=start):
@@ -144,8 +164,10 @@ class ExtractiveQASpec(TaskKindSpec):
         passage_field = self.passage_field(config)
         if isinstance(raw, str):
             try:
-                raw = json.loads(raw)
-            except json.JSONDecodeError:
+                raw = loads_bounded(raw)
+            except JSONRefused as error:  # too deep, a number past 64 bits, NUL
+                raise TargetError(f"field '{source}' is refused: {error}") from None
+            except ValueError:
                 raise TargetError(f"field '{source}' is not JSON answers") from None
         if isinstance(raw, dict) and isinstance(raw.get("text"), list):
             starts = raw.get("answer_start", [])
@@ -163,7 +185,9 @@ class ExtractiveQASpec(TaskKindSpec):
             if not isinstance(text, str) or not text.strip():
                 raise TargetError("answers: empty answer text")
             if isinstance(start, bool) or not isinstance(start, int) or start < 0:
-                raise TargetError(f"answers: answer_start must be a whole number ≥ 0, found {start!r}")
+                raise TargetError(f"answers: answer_start must be a whole number ≥ 0, found {str(start)[:40]!r}")
+            if start > len(passage):
+                raise TargetError(f"answers: answer_start {start} is past the end of the {passage_field} ({len(passage)} characters)")
             if not span_at(passage, text=text, start=start):
                 raise TargetError(f"answers: '{text}' is not at character {start} of the {passage_field}")
             answers.append({"text": text, "answer_start": start})

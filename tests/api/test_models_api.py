@@ -8,6 +8,7 @@ from rest_framework.test import APIClient
 
 from tasks.models import MLModel
 from tests.api.conftest import client_for, run_worker, tar_gz
+from tests.upload_support import unpack_now
 
 
 def _submit(user, directory, **extra):
@@ -34,7 +35,7 @@ def test_a_submitted_archive_is_accepted_unpacked_then_evaluated_on_every_datase
     assert detail["rank"] == 1 and detail["dynascore"] is not None
 
 
-def test_it_refuses_an_archive_with_pickle_weights_and_stores_nothing(researcher, sentiment_datasets, tiny_classifier_dir):
+def test_a_tar_with_pickle_weights_fails_in_the_job_and_keeps_nothing(researcher, sentiment_datasets, tiny_classifier_dir):
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
         for name in ("config.json", "pytorch_model.bin"):
@@ -47,9 +48,12 @@ def test_it_refuses_an_archive_with_pickle_weights_and_stores_nothing(researcher
 
     response = client_for(researcher).post("/api/v1/models", {"task": "sentiment", "name": "bad", "archive": buffer}, format="multipart")
 
-    assert response.status_code == 400
-    assert response.json()["code"] == "pickle_weights"
-    assert not MLModel.objects.exists()
+    assert response.status_code == 202  # a tar's members are read (decompressed) by the job, not the request
+    model = unpack_now(MLModel.objects.get(pk=response.json()["id"]))
+    assert model.status == "failed" and "Pickle-based files are never loaded" in model.failure_reason
+    detail = client_for(researcher).get(f"/api/v1/models/{model.pk}").json()
+    assert (detail["status"], detail["failure_reason"]) == ("failed", model.failure_reason)
+    assert (model.path, model.archive) == ("", "")
 
 
 def test_it_refuses_a_json_body(researcher, sentiment_datasets):

@@ -4,7 +4,9 @@ nested deeper than Python's parser recurses, each raised an uncaught exception i
 (FileExistsError, NotADirectoryError, BadZipFile, RecursionError). Now each is a 400 naming the problem,
 and nothing is stored.
 
-On the old code all four API tests answered 500."""
+On the old code all four API tests answered 500. A damaged member is found only by decompressing it,
+which the request no longer does (issue 28): the upload is taken (202) and the unpacking job fails the
+model with the reason."""
 
 import io
 import zipfile
@@ -14,6 +16,7 @@ import pytest
 from leaderboard.tests.conftest import zip_directory
 from tasks.models import MLModel
 from tests.api.conftest import client_for, sentiment_datasets  # noqa: F401  (two scoring datasets of sentiment)
+from tests.upload_support import unpack_now
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -53,7 +56,6 @@ def _bad_crc(model_dir) -> bytes:
     [
         ("duplicate member", lambda d: _with_extra(d, [("model/config.json", "{}")]), "same path more than once"),
         ("file under a file", lambda d: _with_extra(d, [("model/config.json/tokenizer.json", "{}")]), "both a file and a folder"),
-        ("bad CRC", _bad_crc, "damaged"),
     ],
 )
 def test_a_malformed_archive_is_a_400_naming_the_problem(case, build, phrase, researcher, sentiment_datasets, tiny_classifier_dir):
@@ -62,6 +64,17 @@ def test_a_malformed_archive_is_a_400_naming_the_problem(case, build, phrase, re
     assert response.status_code == 400, (case, response.status_code, response.content[:300])
     assert phrase in response.json()["detail"]
     assert not MLModel.objects.exists()
+
+
+def test_a_member_with_a_bad_crc_fails_the_model_in_the_job_naming_the_problem(researcher, sentiment_datasets, tiny_classifier_dir):
+    response = _upload_archive(researcher, _bad_crc(tiny_classifier_dir))
+    assert response.status_code == 202, response.content[:300]
+
+    model = unpack_now(MLModel.objects.get(pk=response.json()["id"]))
+
+    assert model.status == "failed"
+    assert "'model/config.json' is damaged" in model.failure_reason
+    assert client_for(researcher).get(f"/api/v1/models/{model.pk}").json()["failure_reason"] == model.failure_reason
 
 
 def test_a_deeply_nested_predictions_line_is_a_400_naming_the_line(researcher, sentiment_datasets):
