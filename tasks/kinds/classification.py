@@ -153,7 +153,8 @@ class ClassificationSpec(TaskKindSpec):
         return ItemScores(per_item=[g == p for g, p in zip(gold, predicted)], item_results=item_results, _metrics=metrics)
 
     def consistency(self, config, original, perturbed):
-        metrics = _classification_metrics([o["label"] for o in original], [p["label"] for p in perturbed])
+        # An endpoint's answer may name no label (None): it agrees only with another answer naming none.
+        metrics = _classification_metrics([o.get("label") or "" for o in original], [p.get("label") for p in perturbed])
         return metrics[config["perf_metric"]]
 
     endpoint_answer_rule = (
