@@ -135,13 +135,20 @@ class EndpointServer(ThreadingHTTPServer):
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
         super().__init__(("127.0.0.1", port), _Handler)
-        self.model_name = model_name
+        self.model_name, self.model_dir = model_name, model_dir
         self.tokenizer = AutoTokenizer.from_pretrained(model_dir, local_files_only=True)
         self.model = AutoModelForCausalLM.from_pretrained(model_dir, local_files_only=True, use_safetensors=True).eval()
         self.torch = torch
         self.lock = threading.Lock()
         self.stalling, self.released = threading.Event(), threading.Event()
         self.reset()
+
+    def handle_error(self, request, client_address):
+        """A client that went away (a timeout, a killed connection) is expected here: stay quiet."""
+        import sys
+
+        if not isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
+            super().handle_error(request, client_address)
 
     def reset(self):
         """Forget recorded requests and every failure behaviour."""
