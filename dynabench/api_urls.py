@@ -9,6 +9,7 @@ urlpatterns = [
     path("", include("tasks.api_urls")),
     path("", include("annotation.api_urls")),
     path("", include("validation.api_urls")),
+    path("", include("console.api_urls")),
     path("", include("leaderboard.api_urls")),
     re_path(r"", api_views.not_found),
 ]

@@ -88,6 +88,7 @@ INSTALLED_APPS = [
     "annotation",
     "validation",
     "leaderboard",
+    "console",
     "cycle",
     "axes",  # login lockout; keep last (its checks look at the other apps' settings)
 ]
@@ -387,7 +388,7 @@ CONSOLE_UPLOAD_JOB_ROWS = int(os.environ.get("CONSOLE_UPLOAD_JOB_ROWS", "3000"))
 # dynabench.upload_limits.UploadLimitMiddleware refuses a bigger body with a 413 while it arrives
 # (a Content-Length over it before reading anything), so nothing over the limit is received or stored.
 UPLOAD_LIMITS = {
-    "validation:console_uploads": "CONSOLE_UPLOAD_MAX_BYTES",
+    "console:uploads": "CONSOLE_UPLOAD_MAX_BYTES",
     "task-uploads": "CONSOLE_UPLOAD_MAX_BYTES",
     "context-list": "CONSOLE_UPLOAD_MAX_BYTES",
     "leaderboard:submit": "MODEL_ARCHIVE_MAX_BYTES",  # an archive or a predictions file; the larger limit

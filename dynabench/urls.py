@@ -28,6 +28,7 @@ urlpatterns = [
     path("", include("annotation.urls")),
     path("", include("validation.urls")),
     path("", include("leaderboard.urls")),
+    path("", include("console.urls")),
 ]
 
 if settings.DEBUG:

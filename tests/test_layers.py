@@ -26,7 +26,7 @@ def test_an_upward_import_inside_a_function_breaks_the_layers(tmp_path):
     """The project's own contracts, run over a copy of the root packages reduced to empty
     modules plus one function-local upward import (the working tree is left untouched)."""
     config = (ROOT / ".importlinter").read_text()
-    for package in ("dynabench", "tasks", "annotation", "validation", "leaderboard", "cycle", "dynabench_client"):
+    for package in ("dynabench", "tasks", "annotation", "validation", "leaderboard", "console", "cycle", "dynabench_client"):
         assert f"    {package}\n" in config
         (tmp_path / package).mkdir()
         (tmp_path / package / "__init__.py").write_text("")
@@ -39,3 +39,9 @@ def test_an_upward_import_inside_a_function_breaks_the_layers(tmp_path):
     )
     assert result.returncode == 1, result.stdout + result.stderr
     assert "tasks.probe -> validation.selectors" in result.stdout
+
+
+def test_the_console_sits_on_top_beside_the_cycle():
+    """The owner's console is above every app (like Django's admin) and independent of ``cycle``."""
+    config = (ROOT / ".importlinter").read_text()
+    assert "layers =\n    console | cycle\n    leaderboard\n" in config

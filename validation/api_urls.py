@@ -17,7 +17,5 @@ router.register(
 )
 urlpatterns = [
     path("me", api_views.MeView.as_view(), name="api-me"),
-    path("tasks/<slug:task_code>/rounds/<int:round_number>/dashboard", api_views.RoundDashboardView.as_view(), name="round-dashboard"),
-    path("tasks/<slug:task_code>/people", api_views.TaskPeopleView.as_view(), name="task-people"),
     *router.urls,
 ]

@@ -35,8 +35,6 @@ from tasks.serializers import DatasetSerializer
 from validation import selectors, services
 from validation.models import Validation
 from validation.serializers import (
-    PersonStatsSerializer,
-    RoundDashboardSerializer,
     ExampleForReviewSerializer,
     MeSerializer,
     RoundClosedSerializer,
@@ -279,52 +277,3 @@ class MeView(APIView):
         return Response(MeSerializer(body).data)
 
 
-@extend_schema(summary="A round's dashboard (owners)", parameters=[TASK_CODE, ROUND_NUMBER], responses=RoundDashboardSerializer)
-class RoundDashboardView(RoundScopedMixin, APIView):
-    """The owner's round dashboard as data (``validation.selectors.round_dashboard``)."""
-
-    permission_classes = [IsTaskOwner]
-
-    def get(self, request, task_code, round_number):
-        round = self.get_round()
-        board = selectors.round_dashboard(round)
-        counts, agreement = board.stats.counts, board.stats.agreement
-        body = {
-            "round": round.number, "collected": counts.collected, "fooled": counts.fooled,
-            "verified_fooled": counts.verified_fooled, "vmer": counts.vmer,
-            "per_hour": [vars(b) for b in board.per_hour],
-            "per_model": [{**vars(m), "fooling_rate": m.fooling_rate, "vmer": m.vmer} for m in board.per_model],
-            "queue_depth": board.queue_depth, "oldest_pending": board.oldest_pending,
-            "fleiss_kappa": agreement.fleiss_kappa if agreement else None,
-            "krippendorff_alpha": agreement.krippendorff_alpha if agreement else None,
-            "flagged_count": board.flagged_count, "flagged_ids": [e.pk for e in board.flagged],
-            "unused_contexts": board.unused_contexts, "contexts": board.contexts,
-            "figures_as_of": board.figures_as_of, "figures_stale": board.figures_stale,
-        }
-        return Response(RoundDashboardSerializer(body).data)
-
-
-@extend_schema(
-    summary="The task's people and their records (owners)",
-    parameters=[TASK_CODE, OpenApiParameter("search", OpenApiTypes.STR, description="Part of a username or email: any user.")],
-    responses=PersonStatsSerializer(many=True),
-)
-class TaskPeopleView(TaskScopedMixin, APIView):
-    """Each person's roles, examples, fooling rate, vMER, validation accuracy against consensus and
-    last activity on the task; ``?search=`` finds any user (to grant a role)."""
-
-    permission_classes = [IsTaskOwner]
-
-    def get(self, request, task_code):
-        task = self.get_task()
-        people = selectors.task_people(task, query=(request.query_params.get("search") or "").strip()[:150])
-        ids = [p.pk for p in people]
-        stats, roles = selectors.people_stats(task, ids), access.task_roles_of(task, ids)
-        banned = set(task.bans.filter(user_id__in=ids).values_list("user_id", flat=True))
-        rows = [
-            {"user": p.username, "roles": sorted(roles[p.pk]), "banned": p.pk in banned, "examples": stats[p.pk].examples,
-             "fooling_rate": stats[p.pk].fooling_rate, "vmer": stats[p.pk].vmer, "validations": stats[p.pk].validations,
-             "validation_accuracy": stats[p.pk].validation_accuracy, "last_active": stats[p.pk].last_active}
-            for p in people
-        ]
-        return Response(PersonStatsSerializer(rows, many=True).data)

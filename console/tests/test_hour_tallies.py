@@ -11,7 +11,7 @@ from annotation import counters
 from annotation.models import Example, RoundHourTally
 from annotation.services import retract_example
 from tasks.models import MLModel
-from validation.selectors import per_model_hour, round_dashboard
+from console.selectors import per_model_hour, round_dashboard
 from validation.services import record_validation
 from validation.tests.conftest import leased, make_example, make_user
 

@@ -1,10 +1,11 @@
 """The task owner's console: HTMX pages under ``/tasks/<code>/console/`` to run a campaign from
-the browser (settings, rounds, uploads, people, the round dashboard).
+the browser (settings, rounds, uploads, people, the round dashboard). The console is its own app,
+above every app whose records it edits (as Django's admin is), so it may call any of them.
 
 Every page is for the task's owners (and admins) only: anyone else gets 403, checked on the
 server for every URL. Views parse and render; the rules are in the services and selectors
 they call (``tasks.services``, ``tasks.access``, ``tasks.uploads``, ``validation.services``,
-``validation.selectors``), the same functions the REST API and the admin use.
+``console.selectors`` for its own read models), the same functions the REST API and the admin use.
 """
 
 from functools import wraps
@@ -18,12 +19,8 @@ from django.views.decorators.http import require_POST
 
 from annotation.models import Example
 from annotation.selectors import counts_by_round
-from dynabench.errors import FieldErrors, RuleError
-from tasks import access, uploads
-from tasks import services as task_services
-from tasks.models import Round, Task, Upload
-from validation import plots, selectors, services
-from validation.console_forms import (
+from console import plots, selectors
+from console.forms import (
     BanForm,
     CloseRoundForm,
     MappingForm,
@@ -33,6 +30,11 @@ from validation.console_forms import (
     TaskSettingsForm,
     UploadForm,
 )
+from dynabench.errors import FieldErrors, RuleError
+from tasks import access, uploads
+from tasks import services as task_services
+from tasks.models import Round, Task, Upload
+from validation import services
 
 DEFAULT_RATIOS = {"train": 0.8, "dev": 0.1, "test": 0.1}
 
@@ -93,7 +95,7 @@ def settings_page(request, task):
             status = refused.status_code
         else:
             messages.success(request, "Settings saved.")
-            return redirect("validation:console_settings", code=task.code)
+            return redirect("console:settings", code=task.code)
     return _page(request, task, "settings.html", "settings", form=form, status=status)
 
 
@@ -132,7 +134,7 @@ def open_round(request, task):
             form.add_error("target_models" if refused.field == "target_models" else None, refused.message)
         else:
             messages.success(request, f"Round {new_round.number} is open with {new_round.target_models.count()} model(s) in the loop.")
-            return redirect("validation:console_rounds", code=task.code)
+            return redirect("console:rounds", code=task.code)
     rounds = list(task.rounds.order_by("-number").prefetch_related("target_models"))
     counts = counts_by_round(rounds)
     return _page(request, task, "rounds.html", "rounds", status=400, rounds=[(r, counts[r.pk]) for r in rounds], form=form,
@@ -160,7 +162,7 @@ def close_round(request, task, number):
             else:
                 summary = ", ".join(f"{d.name} ({d.items.count()})" for d in datasets)
                 messages.success(request, f"Round {round.number} is closed. Datasets: {summary}.")
-                return redirect("validation:console_rounds", code=task.code)
+                return redirect("console:rounds", code=task.code)
     try:
         preview = services.preview_round_close(
             round, ratios=form.ratios() if form.is_bound and form.is_valid() else ratios,
@@ -193,7 +195,7 @@ def uploads_page(request, task):
                 form.add_field_errors(refused)
                 status = 413 if refused.code == "upload_too_large" else 400
             else:
-                return redirect("validation:console_upload", code=task.code, upload_id=upload.pk)
+                return redirect("console:upload", code=task.code, upload_id=upload.pk)
     recent = task.uploads.select_related("uploaded_by")[:20]
     return _page(request, task, "uploads.html", "uploads", status=status, form=form, recent=recent)
 
@@ -221,7 +223,7 @@ def upload_detail(request, task, upload_id):
                 form.add_error(None, refused.message)
                 status = refused.status_code
             else:
-                return redirect("validation:console_upload", code=task.code, upload_id=upload.pk)
+                return redirect("console:upload", code=task.code, upload_id=upload.pk)
     preview_mapping = form.mapping() if form is not None and form.is_bound and form.is_valid() else None
     return _page(
         request, task, "upload.html", "uploads", status=status, form=form,
@@ -341,7 +343,7 @@ def person_page(request, task, username):
 
 @owner_console
 def dashboard(request, task, number=None):
-    """The round dashboard (``validation.selectors.round_dashboard``) with its plots; the
+    """The round dashboard (``console.selectors.round_dashboard``) with its plots; the
     current round unless ``number`` is given."""
     round = get_object_or_404(Round, task=task, number=number) if number is not None else task.current_round()
     if round is None:

@@ -9,7 +9,7 @@ from django.utils import timezone
 from annotation import counters
 from annotation.models import Example
 from tasks.models import Context, MLModel
-from validation.selectors import round_dashboard
+from console.selectors import round_dashboard
 from validation.tests.conftest import make_example
 
 

@@ -1,0 +1,25 @@
+"""The owner's console pages: ``/console/`` (the tasks one owns) and ``/tasks/<code>/console/...``."""
+
+from django.urls import path
+
+from console import views
+
+app_name = "console"
+urlpatterns = [
+    path("console/", views.console_home, name="home"),
+    path("tasks/<slug:code>/console/", views.settings_page, name="settings"),
+    path("tasks/<slug:code>/console/preview", views.settings_preview, name="preview"),
+    path("tasks/<slug:code>/console/rounds/", views.rounds_page, name="rounds"),
+    path("tasks/<slug:code>/console/rounds/open", views.open_round, name="open_round"),
+    path("tasks/<slug:code>/console/rounds/<int:number>/close", views.close_round, name="close_round"),
+    path("tasks/<slug:code>/console/rounds/<int:number>/dashboard", views.dashboard, name="round_dashboard"),
+    path("tasks/<slug:code>/console/dashboard/", views.dashboard, name="dashboard"),
+    path("tasks/<slug:code>/console/uploads/", views.uploads_page, name="uploads"),
+    path("tasks/<slug:code>/console/uploads/<int:upload_id>/", views.upload_detail, name="upload"),
+    path("tasks/<slug:code>/console/uploads/<int:upload_id>/preview", views.upload_preview, name="upload_preview"),
+    path("tasks/<slug:code>/console/uploads/<int:upload_id>/status", views.upload_status, name="upload_status"),
+    path("tasks/<slug:code>/console/people/", views.people_page, name="people"),
+    path("tasks/<slug:code>/console/people/role/<str:action>", views.change_role, name="role"),
+    path("tasks/<slug:code>/console/people/ban/<str:action>", views.ban, name="ban"),
+    path("tasks/<slug:code>/console/people/<str:username>/", views.person_page, name="person"),
+]
