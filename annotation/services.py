@@ -429,7 +429,9 @@ def model_in_loop(round: Round) -> MLModel:
         raise ModelNotReady(models[0])
     # An endpoint whose circuit breaker is open is out of rotation while another model can answer;
     # when none can, it stays the choice and the call is refused with the reason (``_predict``).
-    models = [m for m in ready if not (m.is_endpoint and endpoints.breaker_open_for(m.pk) > 0)] or ready
+    if len(ready) > 1:
+        ready = [m for m in ready if not (m.is_endpoint and endpoints.breaker_open_for(m.pk) > 0)] or ready
+    models = ready
     if len(models) == 1:
         return models[0]
     rows = (

@@ -54,12 +54,12 @@ import random
 import socket
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.core.cache import cache
-from django.db import IntegrityError, transaction
+from django.db import transaction
 from django.db.models import F
 
 from dynabench.errors import RuleError
@@ -83,6 +83,8 @@ class EndpointCode:
 
 
 PARAMS = ("temperature", "top_p", "max_tokens", "seed", "stop")
+STORE_EVERY = 32
+STORE_EVERY_S = 0.5
 BACKOFF_BASE_S = 0.25
 BACKOFF_MAX_S = 8.0
 
@@ -471,20 +473,24 @@ def _backoff(attempt: int, retry_after: str | None) -> float:
     return min(BACKOFF_MAX_S, BACKOFF_BASE_S * 2**attempt) * (0.5 + random.random() / 2)
 
 
-def call(endpoint, messages: list[dict], *, model_name_for_errors: str = "") -> Answer:
+def call(endpoint, messages: list[dict], *, checked: bool = False, failures_known: bool = True) -> Answer:
     """Send one request to ``endpoint`` and return its ``Answer``; raise ``EndpointError`` when it fails.
 
-    Refuses at once while the breaker is open (``endpoint_unavailable``); checks the URL again
-    (``check_url``, a ``RuleError``); retries 429/5xx/connection errors with backoff; counts the
-    outcome in the breaker. Thread-safe; blocks while ``max_concurrency`` calls are in flight.
+    Refuses at once while the breaker is open (``endpoint_unavailable``) and checks the URL again
+    (``check_url``, a ``RuleError``), unless the caller did both just before (``checked``); retries
+    429/5xx/connection errors with backoff; counts a failure in the breaker, and a success too when
+    the breaker may hold failures (``failures_known``; a caller that read it closed and clean passes
+    False and spares the shared cache a round trip). Thread-safe; blocks while ``max_concurrency``
+    calls are in flight.
     """
     import httpx
 
     model_id = endpoint.model_id
-    if breaker_open_for(model_id) > 0:
-        raise EndpointError(EndpointCode.UNAVAILABLE, "The endpoint's circuit breaker is open after repeated failures.")
+    if not checked:
+        if breaker_open_for(model_id) > 0:
+            raise EndpointError(EndpointCode.UNAVAILABLE, "The endpoint's circuit breaker is open after repeated failures.")
+        check_url(endpoint.base_url)
     url = api_url(endpoint)
-    check_url(endpoint.base_url)
     client, semaphore = _client(endpoint)
     key = api_key(endpoint)
     headers = {"Authorization": f"Bearer {key}"} if key else {}
@@ -499,7 +505,8 @@ def call(endpoint, messages: list[dict], *, model_name_for_errors: str = "") -> 
                 data = _read_bounded(response, limit)
                 if response.status_code == 200:
                     answer = _answer(endpoint, data, (time.perf_counter() - started) * 1000)
-                    _record_outcome(model_id, True)
+                    if failures_known:
+                        _record_outcome(model_id, True)
                     return answer
                 error = EndpointError(EndpointCode.FAILED, f"The endpoint answered HTTP {response.status_code}.")
                 if response.status_code != 429 and response.status_code < 500:
@@ -559,35 +566,62 @@ class EndpointPredictor:
                 todo.setdefault(key, m)
         failure = None
         if todo:
-            workers = min(len(todo), self.endpoint.max_concurrency)
-            with ThreadPoolExecutor(max_workers=workers, thread_name_prefix=f"endpoint-{self.model.pk}") as pool:
-                futures = {pool.submit(call, self.endpoint, m): key for key, m in todo.items()}
-                for future, key in futures.items():
-                    try:
-                        answer = future.result()
-                    except EndpointError as error:
-                        failure = failure or error
-                        continue
-                    except RuleError as error:
-                        failure = failure or EndpointError(error.code, error.message)
-                        continue
-                    answers[key] = answer
-                    self._store(key, answer)
+            failure = self._ask(todo, answers)
         if failure is not None:
             raise RuleError(failure.code, f"The endpoint model '{self.model.name}' failed: {failure.message}", status_code=503)
         return [self._output(spec, config, item, answers[key]) for item, key in zip(inputs, keys)]
 
-    def _store(self, key: str, answer: Answer) -> None:
+    def _ask(self, todo: dict[str, list[dict]], answers: dict[str, Answer]) -> EndpointError | None:
+        """Ask the endpoint for every request of ``todo`` (key → messages), at most ``max_concurrency`` at
+        once; put the answers in ``answers`` and the response cache (written in batches of at most
+        ``STORE_EVERY`` answers or ``STORE_EVERY_S`` seconds, so a worker that dies loses at most that);
+        return the first failure (None when every call answered). The breaker is read and the URL
+        checked once for the whole batch; one request is sent from the calling thread."""
+        state = breaker_state(self.model.pk)
+        if state["open"]:
+            return EndpointError(EndpointCode.UNAVAILABLE, "The endpoint's circuit breaker is open after repeated failures.")
+        try:
+            check_url(self.endpoint.base_url)
+        except RuleError as error:
+            return EndpointError(error.code, error.message)
+        ask = lambda m: call(self.endpoint, m, checked=True, failures_known=state["failures"] > 0)  # noqa: E731
+        if len(todo) == 1:
+            [(key, m)] = todo.items()
+            try:
+                answers[key] = ask(m)
+            except EndpointError as error:
+                return error
+            self._store([(key, answers[key])])
+            return None
+        failure, pending, flushed = None, [], time.monotonic()
+        workers = min(len(todo), self.endpoint.max_concurrency)
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix=f"endpoint-{self.model.pk}") as pool:
+            futures = {pool.submit(ask, m): key for key, m in todo.items()}
+            for future in as_completed(futures):
+                try:
+                    answer = future.result()
+                except EndpointError as error:
+                    failure = failure or error
+                    continue
+                key = futures[future]
+                answers[key] = answer
+                pending.append((key, answer))
+                if len(pending) >= STORE_EVERY or time.monotonic() - flushed >= STORE_EVERY_S:
+                    self._store(pending)
+                    pending, flushed = [], time.monotonic()
+        self._store(pending)
+        return failure
+
+    def _store(self, rows: list[tuple[str, Answer]]) -> None:
+        """Write answers to the response cache in one statement (an answer another process stored first is kept)."""
         from tasks.models import EndpointResponse
 
-        try:
-            with transaction.atomic():
-                EndpointResponse.objects.create(
-                    model=self.model, key=key, text=answer.text, raw=answer.raw, latency_ms=answer.latency_ms,
-                    prompt_tokens=answer.prompt_tokens, completion_tokens=answer.completion_tokens,
-                )
-        except IntegrityError:  # another process stored the same answer first
-            pass
+        if rows:
+            EndpointResponse.objects.bulk_create([
+                EndpointResponse(model=self.model, key=key, text=a.text, raw=a.raw, latency_ms=a.latency_ms,
+                                 prompt_tokens=a.prompt_tokens, completion_tokens=a.completion_tokens)
+                for key, a in rows
+            ], ignore_conflicts=True)
 
     def _output(self, spec, config, item: dict, answer: Answer) -> dict:
         output = spec.endpoint_answer(config, answer.text, item)
@@ -642,8 +676,11 @@ def charge_round(round, model, output: dict) -> None:
     if info.get("cached", True):
         return
     tokens = (info.get("prompt_tokens") or 0) + (info.get("completion_tokens") or 0)
-    usage, _ = EndpointUsage.objects.get_or_create(round=round, model=model)
-    EndpointUsage.objects.filter(pk=usage.pk).update(calls=F("calls") + 1, tokens=F("tokens") + tokens)
+    counted = dict(calls=F("calls") + 1, tokens=F("tokens") + tokens)
+    if not EndpointUsage.objects.filter(round=round, model=model).update(**counted):
+        with transaction.atomic():
+            usage, _ = EndpointUsage.objects.select_for_update().get_or_create(round=round, model=model)
+            EndpointUsage.objects.filter(pk=usage.pk).update(**counted)
 
 
 def round_usage(round) -> dict:

@@ -202,3 +202,26 @@ def start_server(model_dir: Path, *, port: int = 0) -> EndpointServer:
     server = EndpointServer(model_dir, port=port)
     threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
     return server
+
+
+def main() -> None:
+    """``python tests/endpoint_server.py [--model-dir DIR] [--port N]``: serve until killed (builds the tiny
+    model in a temporary folder when no directory is given); prints ``listening <url>`` once ready."""
+    import argparse
+    import tempfile
+
+    parser = argparse.ArgumentParser(description=main.__doc__.split("\n")[0])
+    parser.add_argument("--model-dir", default="")
+    parser.add_argument("--port", type=int, default=0)
+    args = parser.parse_args()
+    model_dir = Path(args.model_dir) if args.model_dir else build_tiny_causal_lm(Path(tempfile.mkdtemp(prefix="tiny-gpt2-")))
+    server = EndpointServer(model_dir, port=args.port)
+    print(f"listening {server.url}", flush=True)
+    server.serve_forever(poll_interval=0.05)
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    main()
