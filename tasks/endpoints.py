@@ -9,8 +9,9 @@ like a local model. What a task kind sends and how the answer becomes its output
 
 Safety (server-side request forgery). ``check_url`` accepts only ``http``/``https`` URLs without
 credentials whose host is on the admin's allow-list ``settings.DYNABENCH_ENDPOINT_ALLOWLIST``
-(host names, ``*.suffix`` patterns, or networks such as ``127.0.0.1/32``). Every address the host
-resolves to is checked: link-local (cloud metadata ``169.254.169.254``), multicast, unspecified
+(host names, ``*.suffix`` patterns, or networks such as ``127.0.0.1/32``): a host name must match a
+name entry (an unlisted name is refused before any DNS look-up), an address must lie in a network
+entry. Every address the host resolves to is checked: link-local (cloud metadata ``169.254.169.254``), multicast, unspecified
 and reserved addresses are always refused; the platform's own networks
 (``settings.DYNABENCH_ENDPOINT_BLOCKED_NETWORKS``, loopback and private ranges by default) only
 pass when a *network* entry of the allow-list covers the address (a listed name that resolves
@@ -147,8 +148,18 @@ def check_url(url: str) -> str:
     except ValueError:
         raise RuleError(EndpointCode.BAD_URL, "The endpoint URL's port is not a number.", field="base_url") from None
     names, networks = _allowlist()
-    addresses = _resolve(host, port)
     named = any(fnmatch.fnmatchcase(host, pattern) for pattern in names)
+    try:
+        literal = ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        literal = None
+    if literal is None and not named:  # refused before any DNS look-up of a name nobody listed
+        raise RuleError(
+            EndpointCode.URL_NOT_ALLOWED,
+            f"The host '{host}' is not on the platform's endpoint allow-list; ask an admin to add it to "
+            "DYNABENCH_ENDPOINT_ALLOWLIST.", field="base_url",
+        )
+    addresses = [literal] if literal is not None else _resolve(host, port)
     blocked = [ipaddress.ip_network(n) for n in _setting("DYNABENCH_ENDPOINT_BLOCKED_NETWORKS", DEFAULT_BLOCKED)]
     for address in addresses:
         listed = any(address.version == n.version and address in n for n in networks)
