@@ -82,7 +82,7 @@ class EndpointModelForm(forms.Form):
     name = forms.CharField(max_length=200)
     base_url = forms.CharField(max_length=500, label="Base URL", help_text="e.g. http://vllm.internal:8000/v1; on DYNABENCH_ENDPOINT_ALLOWLIST.")
     model_name = forms.CharField(max_length=200, label="Model name", help_text="The `model` the server serves.")
-    api = forms.ChoiceField(choices=[("chat", "/v1/chat/completions"), ("completions", "/v1/completions")], initial="chat")
+    api = forms.ChoiceField(choices=[("chat", "/v1/chat/completions"), ("completions", "/v1/completions")], initial="chat", label="API")
     temperature = forms.FloatField(required=False, min_value=0, max_value=2, initial=0)
     top_p = forms.FloatField(required=False, min_value=0, max_value=1)
     max_tokens = forms.IntegerField(required=False, min_value=1, max_value=4096, initial=64)
