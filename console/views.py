@@ -389,4 +389,5 @@ def dashboard(request, task, number=None):
     vmer_series += [{"name": s["name"], "points": list(zip(hours, [v for _, v in s["points"]]))} for s in board.vmer_over_time_by_model]
     vmer_svg = plots.line_chart_svg(vmer_series, label="vMER over time, per model in the loop")
     return _page(request, task, "dashboard.html", "dashboard", round=round, board=board, counts=counts,
-                 per_hour_svg=per_hour_svg, vmer_svg=vmer_svg, rounds=task.rounds.order_by("-number"))
+                 per_hour_svg=per_hour_svg, vmer_svg=vmer_svg, rounds=task.rounds.order_by("-number"),
+                 endpoint_use=endpoints.round_usage(round))

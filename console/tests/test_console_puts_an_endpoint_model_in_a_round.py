@@ -39,6 +39,9 @@ def test_an_owner_adds_an_endpoint_and_opens_a_round_with_it(client, owner, anno
     page = client.get("/tasks/sentiment/console/rounds/").content.decode()
     assert "Endpoint use: 1 calls of 50" in page
     assert KEY not in page and Example.objects.filter(round=round2).count() == 1
+    dashboard = client.get("/tasks/sentiment/console/dashboard/").content.decode()
+    assert "Endpoint models in this round: 1 calls of a budget of 50" in dashboard
+    assert "tiny-gpt2 via vLLM" in dashboard
 
 
 def test_a_metadata_url_is_refused_on_the_form(client, owner, sentiment_task, endpoint_server):
