@@ -430,7 +430,7 @@ def model_in_loop(round: Round) -> MLModel:
     # An endpoint whose circuit breaker is open is out of rotation while another model can answer;
     # when none can, it stays the choice and the call is refused with the reason (``_predict``).
     if len(ready) > 1:
-        ready = [m for m in ready if not (m.is_endpoint and endpoints.breaker_open_for(m.pk) > 0)] or ready
+        ready = [m for m in ready if not (m.is_endpoint and endpoints.breaker_open_for(m) > 0)] or ready
     models = ready
     if len(models) == 1:
         return models[0]
@@ -498,7 +498,7 @@ def _predict(model: MLModel, inputs: dict, *, round: Round | None = None) -> tup
         output = get_predictor(model).predict([inputs])[0]
     except RuleError as error:
         if model.is_endpoint and error.status_code == 503:
-            wait = endpoints.breaker_open_for(model.pk)
+            wait = endpoints.breaker_open_for(model)
             again = f"submit it again in {wait:.0f} s" if wait > 0 else "submit it again in a moment"
             raise RuleError(
                 error.code, f"{error.message} Nothing was saved; your text stays in the form: {again}.", status_code=503,
@@ -520,7 +520,7 @@ def _predict(model: MLModel, inputs: dict, *, round: Round | None = None) -> tup
 def loop_notice(model: MLModel) -> str:
     """A notice for the create page when ``model`` (``model_in_loop``'s choice) is an endpoint taken out
     of rotation (its circuit breaker is open), else ''. Writing stays open; submitting is refused until it answers."""
-    wait = endpoints.breaker_open_for(model.pk) if model.is_endpoint else 0.0
+    wait = endpoints.breaker_open_for(model) if model.is_endpoint else 0.0
     if wait <= 0:
         return ""
     return (f"The model in the loop ({model.name}) is not answering right now; the platform tries it again in "

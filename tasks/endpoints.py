@@ -33,7 +33,9 @@ calls per endpoint are in flight in one process. A circuit breaker in the shared
 every web and worker process sees it) opens after ``DYNABENCH_ENDPOINT_BREAKER_FAILURES``
 consecutive failed calls (5) for ``DYNABENCH_ENDPOINT_BREAKER_COOLDOWN_S`` (30 s): meanwhile calls
 fail at once with ``endpoint_unavailable``; after the cool-down the next call tries again (one
-success closes it, one failure opens it again).
+success closes it, one failure opens it again). Each process reads the shared state at most once a
+second (``DYNABENCH_ENDPOINT_BREAKER_READ_EVERY_S``) and its own outcomes at once, so a call pays no
+cache round trip.
 
 Cache. Every answer is stored in ``EndpointResponse`` under the sha256 of the API, the model name,
 the parameters and the messages, so an evaluation that resumes after a worker or the endpoint
@@ -325,21 +327,46 @@ def settings_checksum(endpoint) -> str:
 # --- the circuit breaker ------------------------------------------------------------------------
 
 
-def _breaker_key(model_id: int) -> str:
-    return f"endpoint-breaker:{model_id}"
+_memo: dict[str, tuple[float, dict]] = {}
+_memo_lock = threading.Lock()
 
 
-def breaker_open_for(model_id: int) -> float:
-    """Seconds until the endpoint's breaker lets a call through again (0: closed or cooled down)."""
-    state = cache.get(_breaker_key(model_id)) or {}
-    return max(0.0, float(state.get("open_until", 0.0)) - time.time())
+def _breaker_key(model) -> str:
+    """The breaker's cache key: the model's id and creation time (a reused id never inherits a state)."""
+    return f"endpoint-breaker:{model.pk}:{model.created_at.timestamp() if model.created_at else 0:.6f}"
 
 
-def _record_outcome(model_id: int, ok: bool, reason: str = "") -> None:
-    key = _breaker_key(model_id)
+def _read(model) -> dict:
+    """The breaker's state, read from the shared cache at most every ``DYNABENCH_ENDPOINT_BREAKER_READ_EVERY_S``
+    seconds per process (1 s; this process's own outcomes update it at once), so a call does not pay a
+    cache round trip: another process's opening is seen here within that time."""
+    key = _breaker_key(model)
+    now = time.monotonic()
+    with _memo_lock:
+        memo = _memo.get(key)
+    if memo is not None and now - memo[0] < float(_setting("DYNABENCH_ENDPOINT_BREAKER_READ_EVERY_S", 1.0)):
+        return memo[1]
+    state = cache.get(key) or {}
+    with _memo_lock:
+        _memo[key] = (now, state)
+    return state
+
+
+def _remember(key: str, state: dict) -> None:
+    with _memo_lock:
+        _memo[key] = (time.monotonic(), state)
+
+
+def breaker_open_for(model) -> float:
+    """Seconds until ``model``'s breaker lets a call through again (0: closed or cooled down)."""
+    return max(0.0, float(_read(model).get("open_until", 0.0)) - time.time())
+
+
+def _record_outcome(model, ok: bool, reason: str = "") -> None:
+    key = _breaker_key(model)
     if ok:
-        if cache.get(key):
-            cache.delete(key)
+        cache.delete(key)
+        _remember(key, {})
         return
     state = cache.get(key) or {}
     failures = int(state.get("failures", 0)) + 1
@@ -347,18 +374,21 @@ def _record_outcome(model_id: int, ok: bool, reason: str = "") -> None:
     if failures >= int(_setting("DYNABENCH_ENDPOINT_BREAKER_FAILURES", 5)):
         state["open_until"] = time.time() + float(_setting("DYNABENCH_ENDPOINT_BREAKER_COOLDOWN_S", 30))
     cache.set(key, state, timeout=3600)
+    _remember(key, state)
 
 
-def breaker_state(model_id: int) -> dict:
-    """``{"open": bool, "seconds": float, "failures": int, "reason": str}`` of the endpoint's breaker."""
-    state = cache.get(_breaker_key(model_id)) or {}
+def breaker_state(model) -> dict:
+    """``{"open": bool, "seconds": float, "failures": int, "reason": str}`` of ``model``'s breaker."""
+    state = _read(model)
     seconds = max(0.0, float(state.get("open_until", 0.0)) - time.time())
     return {"open": seconds > 0, "seconds": seconds, "failures": int(state.get("failures", 0)), "reason": state.get("reason", "")}
 
 
-def reset_breaker(model_id: int) -> None:
-    """Close the endpoint's breaker (an owner fixed the endpoint)."""
-    cache.delete(_breaker_key(model_id))
+def reset_breaker(model) -> None:
+    """Close ``model``'s breaker (an owner fixed the endpoint)."""
+    key = _breaker_key(model)
+    cache.delete(key)
+    _remember(key, {})
 
 
 def unavailable(model, seconds: float) -> RuleError:
@@ -402,10 +432,11 @@ _clients_lock = threading.Lock()
 
 
 def _reset_after_fork() -> None:
-    global _clients_lock
-    _clients_lock = threading.Lock()
+    global _clients_lock, _memo_lock
+    _clients_lock, _memo_lock = threading.Lock(), threading.Lock()
     _clients.clear()
     _semaphores.clear()
+    _memo.clear()
 
 
 os.register_at_fork(after_in_child=_reset_after_fork)
@@ -496,9 +527,9 @@ def call(endpoint, messages: list[dict], *, checked: bool = False, failures_know
     """
     import httpx
 
-    model_id = endpoint.model_id
+    model = endpoint.model
     if not checked:
-        if breaker_open_for(model_id) > 0:
+        if breaker_open_for(model) > 0:
             raise EndpointError(EndpointCode.UNAVAILABLE, "The endpoint's circuit breaker is open after repeated failures.")
         check_url(endpoint.base_url)
     url = api_url(endpoint)
@@ -517,7 +548,7 @@ def call(endpoint, messages: list[dict], *, checked: bool = False, failures_know
                 if response.status_code == 200:
                     answer = _answer(endpoint, data, (time.perf_counter() - started) * 1000)
                     if failures_known:
-                        _record_outcome(model_id, True)
+                        _record_outcome(model, True)
                     return answer
                 error = EndpointError(EndpointCode.FAILED, f"The endpoint answered HTTP {response.status_code}.")
                 if response.status_code != 429 and response.status_code < 500:
@@ -533,8 +564,8 @@ def call(endpoint, messages: list[dict], *, checked: bool = False, failures_know
             break
         if attempt < endpoint.max_retries:
             time.sleep(_backoff(attempt, retry_after))
-    _record_outcome(model_id, False, error.message)
-    logger.warning("endpoint model %s: %s", model_id, error.message)
+    _record_outcome(model, False, error.message)
+    logger.warning("endpoint model %s: %s", model.pk, error.message)
     raise error
 
 
@@ -588,7 +619,7 @@ class EndpointPredictor:
         ``STORE_EVERY`` answers or ``STORE_EVERY_S`` seconds, so a worker that dies loses at most that);
         return the first failure (None when every call answered). The breaker is read and the URL
         checked once for the whole batch; one request is sent from the calling thread."""
-        state = breaker_state(self.model.pk)
+        state = breaker_state(self.model)
         if state["open"]:
             return EndpointError(EndpointCode.UNAVAILABLE, "The endpoint's circuit breaker is open after repeated failures.")
         try:

@@ -40,7 +40,7 @@ def make_endpoint_model(endpoint_server, db):
         fields.setdefault("timeout_s", 10)
         model = create_endpoint_model(task=task, owner=fields.pop("owner", None), name=name,
                                       base_url=url or endpoint_server.url, **fields)
-        reset_breaker(model.pk)
+        reset_breaker(model)
         return model
 
     return make

@@ -31,7 +31,7 @@ def test_a_failing_endpoint_refuses_with_503_and_keeps_the_text(client, annotato
     assert "Nothing was saved; your text stays in the form" in html
     assert f"{TEXT}</textarea>" in html
     assert not Example.objects.exists()
-    assert breaker_state(endpoint_in_loop.pk)["open"]
+    assert breaker_state(endpoint_in_loop)["open"]
 
     again = client.get(f"/tasks/{sentiment_task.code}/write/")
     assert again.status_code == 200

@@ -16,7 +16,7 @@ def test_the_breaker_opens_after_repeated_failures_and_stops_calls(sentiment_tas
     for text in ("one", "two"):
         with pytest.raises(RuleError):
             get_predictor(model).predict([{"text": text}])
-    assert breaker_state(model.pk)["open"] is True
+    assert breaker_state(model)["open"] is True
     asked = len(endpoint_server.requests)
 
     with pytest.raises(RuleError) as refused:
@@ -25,6 +25,6 @@ def test_the_breaker_opens_after_repeated_failures_and_stops_calls(sentiment_tas
     assert refused.value.code == "endpoint_unavailable" and refused.value.status_code == 503
     assert len(endpoint_server.requests) == asked
 
-    reset_breaker(model.pk)
+    reset_breaker(model)
     get_predictor(model).predict([{"text": "three"}])
-    assert breaker_state(model.pk) == {"open": False, "seconds": 0.0, "failures": 0, "reason": ""}
+    assert breaker_state(model) == {"open": False, "seconds": 0.0, "failures": 0, "reason": ""}
