@@ -309,7 +309,7 @@ def create_endpoint_model(
     with transaction.atomic():
         model = MLModel.objects.create(
             task=task, owner=owner, name=name, description=description, kind=MLModel.Kind.ENDPOINT,
-            path=url, checksum=settings_checksum(endpoint), published=published, anonymous=anonymous,
+            checksum=settings_checksum(endpoint), published=published, anonymous=anonymous,
             status=status or MLModel.Status.UPLOADED,
         )
         endpoint.model = model
