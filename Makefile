@@ -1,6 +1,17 @@
 # The two commands: `make run` (bring the platform up) and `make test` (check the layers, then run
-# the whole suite). `make lint` checks the import-linter contracts (.importlinter) alone.
+# the whole suite, browser tests included, in parallel). `make lint` checks the import-linter
+# contracts (.importlinter) and that no test asserts on elapsed time (scripts/check_test_clocks.py).
+#
+# TEST_WORKERS: pytest-xdist workers; `auto` is one per CPU core (psutil's count: 2 on the 2-core
+# machines this project runs on, where the suite is CPU-bound, so more workers only share the same
+# two cores), at most 4 (each worker holds torch and its own processes in memory, and takes a
+# Redis database of its own: base + worker number stays within Redis's 16). `make test
+# TEST_WORKERS=0` runs serially. PYTEST_ARGS are appended (e.g. PYTEST_ARGS="-x -k leaderboard").
+# --maxschedchunk 1: tests are handed out one at a time, so the slow ones (run first, see
+# conftest.py) spread over the workers.
 PY ?= python3
+TEST_WORKERS ?= auto
+PYTEST_ARGS ?=
 VENV ?= .venv
 BIN := $(VENV)/bin
 
@@ -21,6 +32,7 @@ run: install
 
 lint: install
 	$(BIN)/lint-imports
+	$(BIN)/python scripts/check_test_clocks.py
 
 test: lint
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q -n $(TEST_WORKERS) --maxprocesses 4 --maxschedchunk 1 --durations=30 $(PYTEST_ARGS)

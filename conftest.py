@@ -1,11 +1,36 @@
 """Fixtures shared by every app's tests: people in each role, the default tasks, tiny models,
-a tiny base encoder for training (its sha256 pinned) and a scratch models directory."""
+a tiny base encoder for training (its sha256 pinned) and a scratch models directory; and the
+order the suite runs in (the slow tests first, see ``pytest_collection_modifyitems``).
+
+Each pytest process (each pytest-xdist worker) has its own state: see ``tests/settings.py``."""
 
 import pytest
 from django.contrib.auth.models import Group, User
 
 from tasks.training import WEIGHTS_FILE, BaseEncoder, file_sha256
 from tests.tiny_models import build_tiny_classifier, build_tiny_qa_model
+
+
+def pytest_sessionstart(session):
+    """On a Redis server (``REDIS_URL``), start from an empty database: this process's own
+    (``tests/settings.py`` gives each xdist worker its own number), so that no job or cache
+    entry left by an earlier run is met. The embedded Redis of a run is new and empty anyway."""
+    from django.conf import settings
+
+    if session.config.pluginmanager.has_plugin("dsession"):
+        return  # the pytest-xdist controller runs no test: each worker empties its own database
+    if not settings.EMBEDDED_REDIS:
+        import redis
+
+        redis.Redis.from_url(settings.REDIS_URL).flushdb()
+
+
+def pytest_collection_modifyitems(session, config, items):
+    """Run the tests marked ``slow`` (each a minute or more of real processes) first, keeping the
+    order within each module: with ``make test``'s ``--maxschedchunk 1`` pytest-xdist hands them
+    out one at a time, so they spread over the workers and run beside the many short tests,
+    instead of ending the run with one worker busy on the last of them and the others idle."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)  # stable: a module stays in order
 
 
 @pytest.fixture(autouse=True)
@@ -99,6 +124,15 @@ def tiny_encoder(tiny_classifier_dir, settings):
     settings.DYNABENCH_TRAINING_BASE_ENCODER = {"path": str(encoder.path), "sha256": encoder.sha256, "name": encoder.name}
     settings.DYNABENCH_TRAINING_THREADS = 1  # a tiny model only loses time to a second thread
     return encoder
+
+
+@pytest.fixture(scope="session")
+def stack_template(tmp_path_factory):
+    """A migrated SQLite database file, made once per pytest process (one ``migrate`` in a child
+    process instead of one per test), that each ``tests.worker_stack.WorkerStack`` copies."""
+    from tests.worker_stack import migrated_template
+
+    return migrated_template(tmp_path_factory.mktemp("stack-template"))
 
 
 @pytest.fixture

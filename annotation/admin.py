@@ -6,6 +6,7 @@
 from django.contrib import admin
 
 from dynabench.admin_tools import BoundedJSONMixin, OwnerScopedAdmin, short
+from annotation import qualification
 from annotation.models import CrowdStudy, Example, Qualification, QuizItem
 
 
@@ -58,17 +59,34 @@ class QuizItemInline(BoundedJSONMixin, admin.StackedInline):
 
 @admin.register(Qualification)
 class QualificationAdmin(OwnerScopedAdmin):
-    """A task's onboarding: instructions, pass mark, attempts and the quiz (owners write it here)."""
+    """A task's onboarding: instructions, pass mark, attempts and the quiz pool (owners write it
+    here); the page says when the pool is too small to be safe and who keeps failing."""
 
-    list_display = ("task", "pass_mark", "max_attempts", "grants_validator", "active", "updated_at")
+    list_display = ("task", "pass_mark", "questions_per_attempt", "max_attempts", "pool_safety", "active", "updated_at")
     list_filter = ("active",)
+    readonly_fields = ("pool_safety", "failing_workers")
     inlines = [QuizItemInline]
+
+    @admin.display(description="pool")
+    def pool_safety(self, obj):
+        if obj.pk is None:
+            return "—"
+        report = qualification.pool_report(obj)
+        return "safe" if report.safe else " ".join(report.problems)
+
+    @admin.display(description="repeated failures")
+    def failing_workers(self, obj):
+        if obj.pk is None:
+            return "—"
+        rows = qualification.repeated_failures(obj)
+        return "; ".join(f"{r['username']}: {r['failed']} failed" for r in rows) or "none"
 
 
 @admin.register(CrowdStudy)
 class CrowdStudyAdmin(OwnerScopedAdmin):
     """Crowd studies: the study URL is ``/crowd/<task>/r<round>/<platform>/``."""
 
-    list_display = ("round", "platform", "activity", "required", "active", "created_at")
+    list_display = ("round", "platform", "platform_study_id", "activity", "required", "participant_cap", "active", "created_at")
     list_filter = ("platform", "activity", "active")
     raw_id_fields = ("round",)
+    exclude = ("api_token",)  # a secret: set from the console's study form, never shown back

@@ -1,5 +1,7 @@
 """Examples written by annotators against the model in the loop."""
 
+import secrets
+
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
@@ -235,13 +237,27 @@ class Qualification(models.Model):
     (``annotation/qualification.py``); owners and admins are exempt. Passing grants the
     task's annotator role and, with ``grants_validator``, its validator role
     (``tasks.access.grant_role``). ``pass_mark``: the share of quiz items answered right
-    (0..1); ``max_attempts``: attempts allowed per worker.
+    (0..1); ``max_attempts``: attempts allowed per worker; ``questions_per_attempt``: how many
+    questions each attempt draws from the pool of quiz items; ``cooloff_minutes``: the wait after
+    a failed attempt; ``attempts_per_hour``: attempts by everyone per clock hour. A worker learns
+    only pass or fail (``annotation/qualification.py``).
     """
 
     task = models.OneToOneField("tasks.Task", on_delete=models.CASCADE, related_name="qualification")
     instructions = models.TextField(help_text="Markdown, rendered safely; the worker confirms reading it.")
     pass_mark = models.FloatField(default=0.8, help_text="Share of quiz items right needed to pass (0..1).")
-    max_attempts = models.PositiveIntegerField(default=3)
+    max_attempts = models.PositiveIntegerField(default=3, help_text="Attempts allowed per worker.")
+    questions_per_attempt = models.PositiveIntegerField(
+        default=5, help_text="Questions drawn at random from the pool for each attempt (the pool should hold several times as many)."
+    )
+    cooloff_minutes = models.PositiveIntegerField(default=60, help_text="Minutes a worker waits after a failed attempt.")
+    attempts_per_hour = models.PositiveIntegerField(
+        default=200, help_text="Attempts by all workers together per clock hour (0: no limit): unlimited identities stay limited."
+    )
+    retire_after_passes = models.PositiveIntegerField(
+        default=1, help_text="A question leaves the pool once it was in this many passed attempts (0: never): "
+        "what a pass reveals is never asked again.",
+    )
     grants_validator = models.BooleanField(default=True, help_text="Passing also grants the validator role on the task.")
     active = models.BooleanField(default=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -250,6 +266,7 @@ class Qualification(models.Model):
         constraints = [
             models.CheckConstraint(condition=Q(pass_mark__gte=0) & Q(pass_mark__lte=1), name="qualification_pass_mark_0_1"),
             models.CheckConstraint(condition=Q(max_attempts__gte=1), name="qualification_attempts_positive"),
+            models.CheckConstraint(condition=Q(questions_per_attempt__gte=1), name="qualification_questions_positive"),
         ]
 
     def __str__(self):
@@ -260,12 +277,15 @@ class QuizItem(models.Model):
     """One quiz question: ``input`` holds every field shown (context and example fields, e.g.
     ``{"prompt", "text"}`` or ``{"passage", "question"}``); ``answer`` is the gold target in the
     task's stored shape (``{"label"}`` or ``{"answers": [{"text", "answer_start"}]}``), checked
-    with the task kind's ``clean_target``. ``answer`` never leaves the server."""
+    with the task kind's ``clean_target``. ``answer`` never leaves the server. ``passes``: the
+    passed attempts it was drawn in (a pass tells the worker their answers were mostly right,
+    so the question retires after ``Qualification.retire_after_passes`` of them)."""
 
     qualification = models.ForeignKey(Qualification, on_delete=models.CASCADE, related_name="items")
     position = models.PositiveIntegerField(default=0)
     input = models.JSONField(default=dict)
     answer = models.JSONField(default=dict)
+    passes = models.PositiveIntegerField(default=0, help_text="Passed attempts this question was in.")
 
     class Meta:
         ordering = ["qualification", "position", "id"]
@@ -283,25 +303,36 @@ class QuizItem(models.Model):
 
 
 class QuizAttempt(models.Model):
-    """One submitted attempt at a qualification quiz: the worker's answers, the score, whether it passed.
+    """One attempt at a qualification quiz: the questions drawn for it, then the worker's answers,
+    the score and whether it passed.
 
+    An attempt is opened when the quiz is shown (``items``: the drawn quiz item ids, in order;
+    ``submitted_at`` None; ``right``/``total``/``passed`` None) and scored once when submitted.
     ``key``: the one-time key the quiz form carried, unique per worker and qualification, so
-    a double-submitted form is recorded once.
+    a double-submitted form is recorded once. ``right`` is for the owner only: the worker is
+    told pass or fail.
     """
 
     qualification = models.ForeignKey(Qualification, on_delete=models.CASCADE, related_name="attempts")
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="quiz_attempts")
     key = models.CharField(max_length=64)
+    items = models.JSONField(default=list, help_text="Ids of the quiz items drawn for this attempt.")
     answers = models.JSONField(default=dict)
-    right = models.PositiveIntegerField()
-    total = models.PositiveIntegerField()
-    passed = models.BooleanField()
+    right = models.PositiveIntegerField(null=True, blank=True)
+    total = models.PositiveIntegerField(null=True, blank=True)
+    passed = models.BooleanField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    submitted_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["created_at", "id"]
         constraints = [models.UniqueConstraint(fields=["qualification", "user", "key"], name="one_attempt_per_form")]
         indexes = [models.Index(fields=["user", "qualification", "passed"], name="quiz_attempt_user")]
+
+
+def new_entry_token() -> str:
+    """A fresh per-study secret for the entry URL: 32 URL-safe characters (192 bits)."""
+    return secrets.token_urlsafe(24)
 
 
 class CrowdStudy(models.Model):
@@ -312,6 +343,13 @@ class CrowdStudy(models.Model):
     ``assignmentId``, ``hitId``). ``activity``: what counts as work (examples written or
     validations given); ``required``: how many finish the study; ``completion_code``: the code
     Prolific expects (MTurk gets its submit form instead).
+
+    What proves an entry (``annotation/crowd.py``): ``platform_study_id`` (Prolific's
+    ``STUDY_ID`` or MTurk's HIT id, which the URL's study parameter must equal), ``entry_token``
+    (a per-study secret the owner pastes into the platform as part of the URL),
+    ``participant_cap`` (sessions at most), and optionally ``api_token`` (the owner's Prolific API
+    token: each entry's ``SESSION_ID`` is then looked up and its participant and study compared;
+    never shown back).
     """
 
     class Platform(models.TextChoices):
@@ -328,7 +366,18 @@ class CrowdStudy(models.Model):
     required = models.PositiveIntegerField(default=5, help_text="Examples or validations that finish the study.")
     completion_code = models.CharField(max_length=64, blank=True, help_text="Prolific's completion code.")
     mturk_sandbox = models.BooleanField(default=False, help_text="Send MTurk workers to the sandbox's submit URL.")
+    platform_study_id = models.CharField(
+        max_length=64, blank=True, help_text="Prolific's STUDY_ID or MTurk's HIT id; entries with another are refused.",
+    )
+    entry_token = models.CharField(
+        max_length=64, default=new_entry_token, help_text="Secret part of the study URL pasted into the platform.",
+    )
+    participant_cap = models.PositiveIntegerField(default=100, help_text="Workers who may start the study, at most.")
+    api_token = models.CharField(
+        max_length=255, blank=True, help_text="Prolific API token: look each entry's submission up (never shown back).",
+    )
     active = models.BooleanField(default=True)
+    ended_at = models.DateTimeField(null=True, blank=True, help_text="When the study ended (its round closed).")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -346,11 +395,17 @@ class CrowdStudy(models.Model):
 class CrowdWorker(models.Model):
     """A platform worker's pseudonymous account: no password, a username derived from a salted
     hash of the platform id. ``platform_worker_id`` stays on the server: only the task owner's
-    pay files carry it (the platforms need it to pay); pages and exports never show it."""
+    pay files carry it (the platforms need it to pay); pages and exports never show it.
+    ``proof_hash``: the hash of a secret cookie the creating browser got (``annotation/crowd.py``),
+    so knowing a worker's id does not make another browser that worker."""
 
     user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="crowd_worker")
     platform = models.CharField(max_length=16, choices=CrowdStudy.Platform.choices)
     platform_worker_id = models.CharField(max_length=64)
+    proof_hash = models.CharField(
+        max_length=64, blank=True,
+        help_text="sha256 of the browser proof issued when the account was made: only that browser re-enters it freely.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -359,7 +414,10 @@ class CrowdWorker(models.Model):
 
 class CrowdSession(models.Model):
     """One worker's visit to one study: started, how much work counted (``progress``, raised in
-    the transaction that stores the example or validation), and the completion recorded once."""
+    the transaction that stores the example or validation), and the completion recorded once.
+    ``platform_session`` (Prolific's ``SESSION_ID``, MTurk's ``assignmentId``) belongs to one
+    worker of the study; ``address_hash`` lets consensus count workers who entered from one
+    address once (``validation/identity.py``)."""
 
     study = models.ForeignKey(CrowdStudy, on_delete=models.CASCADE, related_name="sessions")
     worker = models.ForeignKey(CrowdWorker, on_delete=models.CASCADE, related_name="sessions")
@@ -369,7 +427,17 @@ class CrowdSession(models.Model):
     started_at = models.DateTimeField(auto_now_add=True)
     completed_at = models.DateTimeField(null=True, blank=True)
     completion_code = models.CharField(max_length=64, blank=True)
+    address_hash = models.CharField(
+        max_length=32, blank=True, help_text="Salted hash of the client address it entered from (distinct-worker checks).",
+    )
+    verified = models.BooleanField(default=False, help_text="Confirmed by the platform's API (participant and study).")
 
     class Meta:
         ordering = ["study", "started_at"]
-        constraints = [models.UniqueConstraint(fields=["study", "worker"], name="one_session_per_study_and_worker")]
+        constraints = [
+            models.UniqueConstraint(fields=["study", "worker"], name="one_session_per_study_and_worker"),
+            models.UniqueConstraint(
+                fields=["study", "platform_session"], condition=~Q(platform_session=""), name="one_worker_per_platform_session",
+            ),
+        ]
+        indexes = [models.Index(fields=["address_hash"], name="crowd_session_address")]

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from console import views
+from console import crowd_views, views
 
 app_name = "console"
 urlpatterns = [
@@ -23,4 +23,11 @@ urlpatterns = [
     path("tasks/<slug:code>/console/people/role/<str:action>", views.change_role, name="role"),
     path("tasks/<slug:code>/console/people/ban/<str:action>", views.ban, name="ban"),
     path("tasks/<slug:code>/console/people/<str:username>/", views.person_page, name="person"),
+    path("tasks/<slug:code>/console/crowd/", crowd_views.crowd_page, name="crowd"),
+    path("tasks/<slug:code>/console/crowd/studies/<int:study_id>/", crowd_views.crowd_study, name="crowd_study"),
+    path("tasks/<slug:code>/console/crowd/studies/<int:study_id>/token", crowd_views.crowd_study_token, name="crowd_study_token"),
+    path("tasks/<slug:code>/console/crowd/quiz/", crowd_views.crowd_quiz, name="crowd_quiz"),
+    path("tasks/<slug:code>/console/crowd/quiz/questions", crowd_views.crowd_quiz_item, name="crowd_quiz_item"),
+    path("tasks/<slug:code>/console/crowd/quiz/questions/<int:item_id>/delete", crowd_views.crowd_quiz_item_delete,
+         name="crowd_quiz_item_delete"),
 ]

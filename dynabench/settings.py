@@ -232,6 +232,15 @@ PASSWORD_RESET_PER_EMAIL_PER_HOUR = int(os.environ.get("PASSWORD_RESET_PER_EMAIL
 # Accounts created from one client address per day (0: no limit): throwaway accounts would multiply
 # every per-account limit.
 SIGNUP_PER_ADDRESS_PER_DAY = int(os.environ.get("SIGNUP_PER_ADDRESS_PER_DAY", "5"))
+# Paid-crowd study entries (annotation/crowd.py): per client address per clock hour and per study
+# per minute (0: no limit); past either the entry page answers 429.
+CROWD_ENTRIES_PER_ADDRESS_PER_HOUR = int(os.environ.get("CROWD_ENTRIES_PER_ADDRESS_PER_HOUR", "10"))
+CROWD_ENTRIES_PER_STUDY_PER_MINUTE = int(os.environ.get("CROWD_ENTRIES_PER_STUDY_PER_MINUTE", "30"))
+# Where a study's optional entry look-up asks (annotation/crowd_lookup.py); tests point them at a
+# local stand-in server.
+PROLIFIC_API_URL = os.environ.get("PROLIFIC_API_URL", "https://api.prolific.com")
+MTURK_API_URL = os.environ.get("MTURK_API_URL", "https://mturk-requester.us-east-1.amazonaws.com")
+MTURK_SANDBOX_API_URL = os.environ.get("MTURK_SANDBOX_API_URL", "https://mturk-requester-sandbox.us-east-1.amazonaws.com")
 # Examples a validator may skip in one round per day (0: no limit): skipping without end would let
 # a validator walk the queue to a chosen example.
 VALIDATION_SKIPS_PER_DAY = int(os.environ.get("VALIDATION_SKIPS_PER_DAY", "50"))
@@ -432,6 +441,10 @@ MODEL_STORAGE_QUOTA_BYTES = int(os.environ.get("MODEL_STORAGE_QUOTA_BYTES", str(
 EVALUATION_MACHINE_MEMORY_GIB = float(os.environ.get("EVALUATION_MACHINE_MEMORY_GIB", "0")) or None  # None: this machine's RAM
 LEADERBOARD_BOOTSTRAP_RESAMPLES = int(os.environ.get("LEADERBOARD_BOOTSTRAP_RESAMPLES", "1000"))
 
+# Training (tasks/training.py): torch threads of one training. A fixed count (default 1), so that
+# the same data and seed give the same weights whatever the machine's load (the weights differ in
+# their last bits from one thread count to another); 0 follows the load (the cores not busy).
+DYNABENCH_TRAINING_THREADS = max(0, int(os.environ.get("DYNABENCH_TRAINING_THREADS", "1")))
 # Training (tasks/training.py): train from another local encoder than MiniLM, pinned by the sha256
 # of its model.safetensors (manage.py run_cycle --base-model passes these to its worker).
 if os.environ.get("DYNABENCH_TRAINING_BASE_ENCODER"):

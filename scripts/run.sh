@@ -7,7 +7,9 @@
 # answer within seconds: the worker trains the models in the background (the write page says
 # "model in training" until the model in the loop is ready), then evaluates them, and each
 # task's leaderboard fills by itself within minutes.
-# Ctrl-C (or SIGTERM) stops every process it started, and the embedded Redis if it started it.
+# Ctrl-C (or SIGTERM) stops every process it started gracefully (the web workers finish their
+# requests, the RQ worker its current job, within seconds), and the embedded Redis if it started
+# it, prints "Stopped." and exits 0; it exits 1 if a server stopped on its own.
 #
 # Environment: HOST (127.0.0.1), PORT (8000), WEB_WORKERS (2), WEB_THREADS (4), RQ_WORKERS (1),
 # plus the platform's own settings (DATABASE_URL, REDIS_URL, ... see README.md).
@@ -40,7 +42,8 @@ PY
 redis_was_up=$(embedded_redis check)
 
 pids=()
-signalled=""
+stop_asked=""
+GRACEFUL_TIMEOUT=10  # seconds gunicorn's workers have to finish the requests they are serving
 alive() { local p; for p in "${pids[@]}"; do kill -0 "$p" 2>/dev/null && echo "$p"; done; return 0; }
 wait_for_exit() {  # up to $1 seconds for every started process to be gone
     local deadline=$((SECONDS + $1))
@@ -49,16 +52,25 @@ wait_for_exit() {  # up to $1 seconds for every started process to be gone
 cleanup() {
     local code=$?
     # Ignore further signals while cleaning up: on a TERM, make sends its child a second
-    # TERM as it dies, which would otherwise kill this script before the embedded Redis stops.
+    # TERM as it dies, and a second Ctrl-C should not cut the stop short either.
     trap - EXIT
     trap '' INT TERM
+    [ -n "$stop_asked" ] && code=0  # an asked-for stop (Ctrl-C, SIGTERM) is a success
     if [ ${#pids[@]} -gt 0 ]; then
         echo "Stopping the web server and the worker(s)..."
-        # On Ctrl-C (or a TERM to the process group) they got the signal too: let them finish
-        # on their own first, since a second signal mid-shutdown can hang gunicorn's workers.
-        wait_for_exit "$([ -n "$signalled" ] && echo 15 || echo 5)"
+        # The servers run in sessions of their own (setsid below), so Ctrl-C reaches this script
+        # alone and each server gets the one signal that stops it gracefully: on TERM gunicorn's
+        # master lets its workers finish their requests (--graceful-timeout) and RQ's worker
+        # finishes its current job (warm shutdown).
+        kill -TERM $(alive) 2>/dev/null || true
+        wait_for_exit $((GRACEFUL_TIMEOUT + 5))
+        # A worker still in a long job (a training): a second TERM is RQ's cold shutdown, which
+        # ends the job's work horse; the reaper fails or re-queues that job on the next start.
         if [ -n "$(alive)" ]; then kill -TERM $(alive) 2>/dev/null || true; wait_for_exit 20; fi
-        if [ -n "$(alive)" ]; then kill -KILL $(alive) 2>/dev/null || true; fi
+        if [ -n "$(alive)" ]; then
+            echo "Killing what did not stop: $(alive)"
+            for p in $(alive); do kill -KILL -- "-$p" 2>/dev/null || true; done
+        fi
         wait 2>/dev/null || true
     fi
     if [ -z "$redis_was_up" ]; then embedded_redis stop || true; fi
@@ -66,8 +78,7 @@ cleanup() {
     exit "$code"
 }
 trap cleanup EXIT
-trap 'signalled=1; exit 130' INT
-trap 'signalled=1; exit 143' TERM
+trap 'stop_asked=1; exit 0' INT TERM
 
 # One Python process for the steps before the server starts: each Django process pays its
 # start-up (URL checks import torch through the model registry) once, not four times.
@@ -94,18 +105,23 @@ logins=$(cat "$logins_file")
 rm -f "$logins_file"
 
 echo "== Starting the web server ($WEB_WORKERS workers) and $RQ_WORKERS RQ worker(s)"
-.venv/bin/gunicorn dynabench.wsgi:application --bind "$HOST:$PORT" --workers "$WEB_WORKERS" \
-    --threads "$WEB_THREADS" --timeout 120 --graceful-timeout 10 --no-control-socket --access-logfile - &
+# setsid: each server in a session (and process group) of its own, out of reach of the terminal's
+# Ctrl-C, which would otherwise hit every process at once (gunicorn's workers as well as its
+# master: a quick shutdown that ended in "Worker ... was sent SIGKILL!"); cleanup() stops them.
+setsid .venv/bin/gunicorn dynabench.wsgi:application --bind "$HOST:$PORT" --workers "$WEB_WORKERS" \
+    --threads "$WEB_THREADS" --timeout 120 --graceful-timeout "$GRACEFUL_TIMEOUT" --no-control-socket \
+    --access-logfile - &
 pids+=($!)
 # The training queue first: on a first run the models in the loop are trained before anything is
 # evaluated, so every task's write page opens as early as it can.
 for _ in $(seq "$RQ_WORKERS"); do
-    "$PY" manage.py rqworker --with-scheduler training default evaluation &
+    setsid "$PY" manage.py rqworker --with-scheduler training default evaluation &
     pids+=($!)
 done
 
-"$PY" - "$URL/healthz" <<'PY' || echo "warning: $URL/healthz did not answer yet; see the logs above"
-import sys, time, urllib.request
+"$PY" - "$URL/healthz" <<'PY' || [ -n "$stop_asked" ] || echo "warning: $URL/healthz did not answer yet; see the logs above"
+import signal, sys, time, urllib.request
+signal.signal(signal.SIGINT, lambda *_: sys.exit(130))  # Ctrl-C while waiting: no traceback, the script stops
 deadline = time.monotonic() + 60
 while time.monotonic() < deadline:
     try:
@@ -130,6 +146,7 @@ $logins
   Press Ctrl-C to stop.
 
 BANNER
-wait -n "${pids[@]}"
-echo "A process exited; stopping the others."
+wait -n "${pids[@]}" || true
+[ -n "$stop_asked" ] && exit 0
+echo "A process exited on its own; stopping the others."
 exit 1

@@ -14,6 +14,9 @@ CHROMIUM = Path("/usr/bin/chromium")
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 DESKTOP = {"width": 1280, "height": 800}
 PHONE = {"width": 390, "height": 844}
+HANG_MS = 60000
+"""Playwright's wait for an element, a navigation or a condition (ms): a ceiling that only catches
+a hang, far above the normal time even on a loaded machine; never a verdict on speed."""
 
 browser_only = [
     pytest.mark.browser,
@@ -41,7 +44,7 @@ def browser():
 def _page(browser, live_server, viewport):
     context = browser.new_context(base_url=live_server.url, viewport=viewport)
     page = context.new_page()
-    page.set_default_timeout(15000)
+    page.set_default_timeout(HANG_MS)
     page.on("dialog", lambda dialog: dialog.accept())
     return context, page
 

@@ -15,7 +15,7 @@ import boto3
 import pytest
 from moto.server import ThreadedMotoServer
 
-from tests.worker_stack import WorkerStack, migrated_template, sentiment_model_setup
+from tests.worker_stack import WorkerStack, sentiment_model_setup
 
 pytestmark = pytest.mark.slow
 
@@ -51,10 +51,10 @@ def bucket():
         server.stop()
 
 
-def test_a_worker_evaluates_a_model_it_only_has_through_the_bucket(tmp_path, bucket, tiny_classifier_dir):
+def test_a_worker_evaluates_a_model_it_only_has_through_the_bucket(tmp_path, bucket, tiny_classifier_dir, stack_template):
     options = {"bucket_name": BUCKET, "endpoint_url": bucket.meta.endpoint_url, "access_key": "dynabench",
                "secret_key": "secret", "region_name": "us-east-1", "file_overwrite": True}
-    stack = WorkerStack(tmp_path / "stack", migrated_template(tmp_path / "template"),
+    stack = WorkerStack(tmp_path / "stack", stack_template, LEADERBOARD_BOOTSTRAP_RESAMPLES="200",
                         STORAGE_BACKEND="storages.backends.s3.S3Storage", STORAGE_OPTIONS=json.dumps(options))
     try:
         created = stack.json(sentiment_model_setup(12, tiny_classifier_dir)
@@ -64,7 +64,7 @@ def test_a_worker_evaluates_a_model_it_only_has_through_the_bucket(tmp_path, buc
         cache = tmp_path / "worker-cache"
         stack.worker("remote", cache=cache)
         stack.wait_for(lambda: stack.query("SELECT status FROM leaderboard_evaluationrun WHERE status IN ('done', 'failed')"),
-                       timeout=240, what="the run to finish")
+                       timeout=900, what="the run to finish")
         result = stack.json(RESULT)
     finally:
         stack.stop()

@@ -24,7 +24,10 @@ from tasks.training import WEIGHTS_FILE, file_sha256
 from tests.tiny_models import build_tiny_classifier
 
 pytestmark = pytest.mark.slow
-DEADLINE_S = 900  # seconds; about 7 minutes measured at a load average of 17 on 2 cores, most of it waiting for the CPU
+# Seconds: ceilings that only catch a hang (a run that never answers or never fills its
+# leaderboards), never a verdict on speed; about 7 minutes were measured at a load average of 17 on 2 cores.
+HOME_HANG_S = 600
+FILL_HANG_S = 1200
 
 
 def _stop(process: subprocess.Popen) -> None:
@@ -71,7 +74,7 @@ def test_a_fresh_run_answers_at_once_and_fills_all_four_leaderboards(first_run):
     base, log, process = first_run
     started = time.monotonic()
     home = None
-    while time.monotonic() - started < 180 and process.poll() is None:
+    while time.monotonic() - started < HOME_HANG_S and process.poll() is None:
         try:
             home = requests.get(base + "/", timeout=30)
             break
@@ -81,13 +84,13 @@ def test_a_fresh_run_answers_at_once_and_fills_all_four_leaderboards(first_run):
     page = home.text
     assert all(f'data-task="{code}"' in page for code in DEFAULT_TASK_CODES)
     boards = {}
-    while time.monotonic() - started < DEADLINE_S and process.poll() is None:
+    while time.monotonic() - started < FILL_HANG_S and process.poll() is None:
         boards = {code: requests.get(f"{base}/api/v1/tasks/{code}/leaderboard", timeout=30).json() for code in DEFAULT_TASK_CODES}
         if all(_filled(board) for board in boards.values()):
             break
         time.sleep(3)
     unfilled = {code: (len(b["rows"]), b["pending"]) for code, b in boards.items() if not _filled(b)}
-    assert not unfilled, (unfilled, log.read_text()[-4000:])
+    assert not unfilled, (f"hung: leaderboards not filled after {FILL_HANG_S} s or run.sh exited", unfilled, log.read_text()[-4000:])
 
     for code, board in boards.items():
         assert {d["name"] for d in board["datasets"]} == {f"{code}-seed-dev", f"{code}-seed-test"}

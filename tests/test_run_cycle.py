@@ -9,7 +9,6 @@ import os
 import subprocess
 import sys
 from collections import Counter, defaultdict
-from urllib.parse import urlsplit, urlunsplit
 
 import numpy as np
 import pytest
@@ -56,14 +55,13 @@ def cycle_run(tmp_path, django_db_blocker):
     shared_file("dynasent/dynasent-v1.1-round02-dynabench-dev.jsonl")
     tiny = build_tiny_classifier(tmp_path / "tiny", ["positive", "negative", "neutral"])
     url, alias_settings, drop = _scratch_database(tmp_path)
-    # Its own var/ (so its own embedded Redis) or its own Redis db: a worker of another
-    # platform on the same machine must never take the cycle's jobs.
+    # Its own var/, so its own embedded Redis even when the suite runs on a Redis server: a worker
+    # of another platform (or a job an earlier test left in this pytest worker's Redis database)
+    # must never meet the cycle's jobs, and no fixed database number can collide with a worker's.
     env = {
-        **os.environ, "MEDIA_ROOT": str(tmp_path / "media"), "DYNABENCH_MODELS_DIR": str(tmp_path / "models"),
-        "DYNABENCH_VAR_DIR": str(tmp_path / "var"),
+        **{k: v for k, v in os.environ.items() if k != "REDIS_URL"}, "MEDIA_ROOT": str(tmp_path / "media"),
+        "DYNABENCH_MODELS_DIR": str(tmp_path / "models"), "DYNABENCH_VAR_DIR": str(tmp_path / "var"),
     }
-    if os.environ.get("REDIS_URL"):
-        env["REDIS_URL"] = urlunsplit(urlsplit(os.environ["REDIS_URL"])._replace(path="/15"))
     command = [
         sys.executable, "manage.py", "run_cycle", "--database-url", url, "--report", str(tmp_path / "report"),
         "--limit", str(LIMIT), "--base-model", str(tiny), "--epochs", "1", "--web-workers", "1",

@@ -143,14 +143,18 @@ class WorkerStack:
             return conn.execute(sql, params).fetchall()
 
     def wait_for(self, condition, *, timeout: float, every: float = 0.5, what: str = "the condition"):
-        """Poll ``condition()`` until it returns something truthy (returned) or raise after ``timeout`` s."""
+        """Poll ``condition()`` (the work's own completion signal: a row's state, a log line) until
+        it returns something truthy (returned). ``timeout`` (s) is a ceiling that only catches a
+        hang, never a verdict on speed: past it, raises ``AssertionError`` saying so, with the
+        workers' logs."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             value = condition()
             if value:
                 return value
             time.sleep(every)
-        raise AssertionError(f"timed out after {timeout}s waiting for {what}; logs:\n" + "\n".join(
+        raise AssertionError(f"hung: no sign of {what} after {timeout:.0f} s (a ceiling far above the normal time "
+                             f"even on a loaded machine, so the work is stuck or failed); logs:\n" + "\n".join(
             f"--- {name}\n{self.log(name)}" for name in self.workers))
 
     def stop(self) -> None:

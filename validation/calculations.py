@@ -255,3 +255,103 @@ def agreement_from_ratings(ratings_per_item: Iterable[Sequence[str]], *, categor
         kappa = float(statsmodels_fleiss_kappa(table, method="fleiss"))
     return Agreement(kappa, alpha, len(items), n_ratings, raters_per_item=k,
                      fleiss_items=len(fleiss_rows), categories=cats, reason=reason)
+
+
+def shares_entry(a: "frozenset[str] | set[str]", b: "frozenset[str] | set[str]") -> bool:
+    """True when two workers' entry keys (hashed client addresses of their study entries)
+    overlap: for consensus they are one worker. Empty sets (accounts that are not crowd
+    accounts) never overlap."""
+    return bool(a and b and set(a) & set(b))
+
+
+@dataclass(frozen=True)
+class CollusionFlag:
+    """Two validators who agree with each other far more often than with anyone else.
+
+    ``a``/``b``: validator ids (``a < b``); ``shared``: examples both voted on;
+    ``pair_agreement``: share of those with the same label (0..1); ``baseline``: the higher of
+    the two validators' agreement with gold and with other validators (0..1);
+    ``comparisons``: how many comparisons the baseline rests on.
+    """
+
+    a: int
+    b: int
+    shared: int
+    pair_agreement: float
+    baseline: float
+    comparisons: int
+
+
+def collusion_flags(
+    votes: Iterable[tuple[int, int, str]],
+    gold_checks: Iterable[tuple[int, bool]] = (),
+    *,
+    min_shared: int = 5,
+    min_pair_agreement: float = 0.9,
+    margin: float = 0.3,
+) -> list[CollusionFlag]:
+    """Return the pairs of validators who agree with each other far more than with gold or others.
+
+    ``votes``: ``(example_id, validator_id, label)`` of counted-or-not user votes (not gold
+    checks); ``gold_checks``: ``(validator_id, right)`` per gold check answered.
+
+    For each pair with at least ``min_shared`` examples in common: ``pair_agreement`` = share
+    of those examples where their labels match. Each validator's baseline is the higher of
+    their gold accuracy and their agreement with validators other than the partner on the same
+    examples (each where defined), so a validator who matches gold is never flagged for
+    agreeing with another who does. Flagged when ``pair_agreement >= min_pair_agreement`` and
+    ``pair_agreement - max(baseline_a, baseline_b) >= margin``: the pair agrees far more with
+    each other than either does with gold or with others. A
+    validator with no comparison outside the pair has baseline 0 (nothing vouches for them).
+    Sorted by the gap, largest first. Pure: no ORM.
+
+    Rationale: honest validators agree with each other about as often as each agrees with gold
+    and with the crowd; a pair that matches each other 90%+ while matching everyone else 60%
+    or less labels by arrangement, not by the example (the pattern issue 28 describes).
+    """
+    by_example: dict[int, dict[int, str]] = {}
+    for example_id, validator_id, label in votes:
+        by_example.setdefault(example_id, {})[validator_id] = label
+    pair_same: Counter = Counter()
+    pair_total: Counter = Counter()
+    # agree[(v, partner_excluded)] is built from per-validator, per-other comparisons.
+    with_other_same: Counter = Counter()
+    with_other_total: Counter = Counter()
+    for labels in by_example.values():
+        voters = sorted(labels)
+        for i, a in enumerate(voters):
+            for b in voters[i + 1:]:
+                same = labels[a] == labels[b]
+                pair_total[(a, b)] += 1
+                pair_same[(a, b)] += same
+                with_other_total[(a, b)] += 1
+                with_other_total[(b, a)] += 1
+                with_other_same[(a, b)] += same
+                with_other_same[(b, a)] += same
+    gold_right: Counter = Counter()
+    gold_total: Counter = Counter()
+    for validator_id, right in gold_checks:
+        gold_total[validator_id] += 1
+        gold_right[validator_id] += bool(right)
+    totals_by_validator: Counter = Counter()
+    same_by_validator: Counter = Counter()
+    for (v, _other), n in with_other_total.items():
+        totals_by_validator[v] += n
+        same_by_validator[v] += with_other_same[(v, _other)]
+
+    def baseline(v: int, partner: int) -> tuple[float, int]:
+        others_total = totals_by_validator[v] - with_other_total[(v, partner)]
+        others_same = same_by_validator[v] - with_other_same[(v, partner)]
+        rates = [same / total for same, total in ((others_same, others_total), (gold_right[v], gold_total[v])) if total]
+        return (max(rates) if rates else 0.0), others_total + gold_total[v]
+
+    flags = []
+    for (a, b), shared in pair_total.items():
+        if shared < min_shared:
+            continue
+        agreement = pair_same[(a, b)] / shared
+        (base_a, n_a), (base_b, n_b) = baseline(a, b), baseline(b, a)
+        base = max(base_a, base_b)
+        if agreement >= min_pair_agreement and agreement - base >= margin:
+            flags.append(CollusionFlag(a=a, b=b, shared=shared, pair_agreement=agreement, baseline=base, comparisons=n_a + n_b))
+    return sorted(flags, key=lambda f: (-(f.pair_agreement - f.baseline), f.a, f.b))

@@ -9,18 +9,23 @@ verdict kept on the server. The validator's answer is a gold check (a ``Validati
 recomputes the validator's accuracy on the task's gold items; below
 ``gold_accuracy_threshold`` over at least ``gold_min_answers`` checks their votes stop counting
 (``services.apply_standing`` recomputes the consensus of the examples they voted on).
+
+New crowd workers start on probation: a paid worker's votes count only once they have answered
+``gold_min_answers`` gold checks at ``gold_accuracy_threshold`` or better, and the queue serves
+them gold items first until then. Before that, a few fresh accounts could settle an example
+between themselves.
 """
 
 import random
 from dataclasses import dataclass
 
 from django.db import connection
-from django.db.models import Count, Exists, F, OuterRef, Q
+from django.db.models import BooleanField, Count, Exists, ExpressionWrapper, F, OuterRef, Q, Subquery
 from django.utils import timezone
 
-from annotation.models import Example, ValidationState
+from annotation.models import CrowdWorker, Example, ValidationState
 from dynabench.errors import NotAllowed, RuleError
-from validation.calculations import ConsensusPolicy
+from validation.calculations import ConsensusPolicy, collusion_flags
 from validation.models import GoldAssignment, GoldItem, Validation, ValidatorStanding
 
 DEFAULT_THRESHOLD = 0.7
@@ -68,7 +73,7 @@ def present(example: Example, *, validator, served_at, lease) -> Example:
 
 
 def serve(*, validator, round, lease, exclude_ids=(), draw=None) -> Example | None:
-    """With probability ``gold_rate``, hand ``validator`` a gold item of ``round`` they have not
+    """With probability ``gold_rate`` (always, while ``validator`` is a crowd worker on probation), hand ``validator`` a gold item of ``round`` they have not
     seen (not their own example, not one they validated, not skipped), recorded as a
     ``GoldAssignment``; return its example presented as pending (``present``), or None.
 
@@ -78,6 +83,8 @@ def serve(*, validator, round, lease, exclude_ids=(), draw=None) -> Example | No
     item meanwhile inserts nothing), then reads the example: two round trips.
     """
     rate = float(round.task.config.get("gold_rate", 0.0))
+    if on_probation(task=round.task, validator=validator):
+        rate = 1.0
     if rate <= 0 or (random.random() if draw is None else draw) >= rate:
         return None
     judged = Validation.objects.filter(example_id=OuterRef("example_id"), validator=validator)
@@ -149,9 +156,50 @@ def give_back(*, example, validator) -> bool:
 # --- standing ----------------------------------------------------------------------------------
 
 
+def is_crowd_worker(validator) -> bool:
+    """True when ``validator`` is a paid-crowd account (``annotation.models.CrowdWorker``)."""
+    return CrowdWorker.objects.filter(user_id=validator.pk).exists()
+
+
+def vote_standing(*, task, validator) -> tuple[bool, bool]:
+    """Return ``(excluded, crowd)`` in one query: whether ``validator``'s votes on ``task`` do not
+    count (gold accuracy below the threshold, or a crowd worker still on probation: no standing
+    yet counts as probation for them), and whether they are a crowd account."""
+    from django.contrib.auth import get_user_model
+
+    row = (
+        get_user_model().objects.filter(pk=validator.pk)
+        .annotate(
+            standing=Subquery(ValidatorStanding.objects.filter(task=task, validator=OuterRef("pk")).values("excluded")[:1]),
+            crowd=Exists(CrowdWorker.objects.filter(user=OuterRef("pk"))),
+        )
+        .values_list("standing", "crowd").first()
+    )
+    standing, crowd = row if row else (None, False)
+    return (crowd if standing is None else bool(standing)), bool(crowd)
+
+
 def is_excluded(*, task, validator) -> bool:
-    """True when ``validator``'s votes on ``task`` do not count (gold accuracy below the threshold)."""
-    return ValidatorStanding.objects.filter(task=task, validator=validator, excluded=True).exists()
+    """True when ``validator``'s votes on ``task`` do not count (``vote_standing``)."""
+    return vote_standing(task=task, validator=validator)[0]
+
+
+def on_probation(*, task, validator) -> bool:
+    """True when ``validator`` is a crowd worker who has not yet answered the task's
+    ``gold_min_answers`` gold checks at its ``gold_accuracy_threshold``."""
+    if not is_crowd_worker(validator):
+        return False
+    standing = ValidatorStanding.objects.filter(task=task, validator=validator).first()
+    settings = GoldSettings.of(task)
+    return standing is None or standing.answered < settings.min_answers or (standing.accuracy or 0) < settings.threshold
+
+
+def excluded_for(*, answered: int, correct: int, settings: GoldSettings, crowd: bool) -> bool:
+    """Whether votes stop counting: at least ``min_answers`` checks and accuracy below
+    ``threshold``; for a crowd worker also fewer than ``min_answers`` checks (probation)."""
+    if answered < settings.min_answers:
+        return crowd
+    return correct / answered < settings.threshold
 
 
 def gold_score(*, task, validator) -> tuple[int, int]:
@@ -166,25 +214,30 @@ def update_standing(*, task, validator) -> ValidatorStanding | None:
     """Recompute ``validator``'s gold accuracy on ``task`` and whether their votes count.
 
     Excluded when ``answered >= min_answers`` and ``correct / answered < threshold``
-    (``GoldSettings``); reinstated when the accuracy is back at or above the threshold.
+    (``GoldSettings``), and a crowd worker while ``answered < min_answers`` (``excluded_for``);
+    reinstated when the accuracy is back at or above the threshold.
     Call inside a transaction. Returns the standing when ``excluded`` changed (the caller
     recomputes consensus: ``services.apply_standing``), else None.
     """
     settings = GoldSettings.of(task)
+    crowd = is_crowd_worker(validator)
     answered, correct = gold_score(task=task, validator=validator)
-    ValidatorStanding.objects.get_or_create(task=task, validator=validator)
+    ValidatorStanding.objects.get_or_create(task=task, validator=validator, defaults={"excluded": crowd})
     standing = ValidatorStanding.objects.select_for_update().get(task=task, validator=validator)
-    excluded = answered >= settings.min_answers and correct / answered < settings.threshold
+    excluded = excluded_for(answered=answered, correct=correct, settings=settings, crowd=crowd)
     changed = excluded != standing.excluded
     standing.answered, standing.correct, standing.excluded = answered, correct, excluded
+    if excluded and answered < settings.min_answers:
+        standing.reason = (f"New crowd worker on probation: {correct} of {answered} gold checks right; votes count after "
+                           f"{settings.min_answers} at {settings.threshold:.0%} or better.")
     if changed:
         now = timezone.now()
         standing.changed_at = now
-        verb = "Votes stopped counting" if excluded else "Votes count again"
+        verb = "Votes stopped counting" if excluded else "Votes count"
         standing.reason = (
             f"{verb} on {now:%Y-%m-%d %H:%M} UTC: {correct} of {answered} gold checks right "
             f"({correct / answered:.0%}), {'below' if excluded else 'at or above'} the task's threshold of {settings.threshold:.0%}."
-        )
+        ) if answered else standing.reason
     standing.save()
     return standing if changed else None
 
@@ -242,4 +295,29 @@ def gold_report(task) -> dict:
         "items": list(items),
         "standings": standings,
         "excluded": sum(1 for s in standings if s.excluded),
+        "collusion": collusion_report(task),
     }
+
+
+#: At most this many recent votes of a task are read for the collusion check (a page's budget).
+COLLUSION_VOTES = 20000
+
+
+def collusion_report(task) -> list[dict]:
+    """Pairs of validators of ``task`` who agree with each other far more often than with gold or
+    with others (``calculations.collusion_flags`` over the latest ``COLLUSION_VOTES`` user votes
+    and every gold check): ``[{"a", "b" (usernames), "shared", "pair_agreement", "baseline"}]``.
+    For the owner: a flag is a reason to look, not a verdict."""
+    from django.contrib.auth import get_user_model
+
+    votes = list(
+        Validation.objects.filter(example__round__task=task, mode=Validation.Mode.USER, gold_check=False)
+        .order_by("-id").values_list("example_id", "validator_id", "label")[:COLLUSION_VOTES]
+    )
+    checks = Validation.objects.filter(example__round__task=task, gold_check=True).annotate(
+        right=ExpressionWrapper(Q(label=F("example__gold__verdict")), output_field=BooleanField())
+    ).values_list("validator_id", "right")
+    flags = collusion_flags(votes, list(checks))
+    names = dict(get_user_model().objects.filter(pk__in={f.a for f in flags} | {f.b for f in flags}).values_list("pk", "username"))
+    return [{"a": names.get(f.a, f.a), "b": names.get(f.b, f.b), "shared": f.shared,
+             "pair_agreement": f.pair_agreement, "baseline": f.baseline} for f in flags]

@@ -3,7 +3,9 @@
 Accepted examples come from the one validated-example selector
 (``selectors.validated_queryset``, the same the round's datasets are built from); accepted
 validations are the worker's votes that count toward consensus (``Validation.counts``: not
-gold checks, not votes of a validator below the gold threshold). Amounts:
+gold checks, not votes of a validator below the gold threshold or on probation, not a second
+vote of one person, ``validation/identity.py``) on an example that settled the way they voted
+(a vote on a pending or retracted example, or against the outcome, is not paid). Amounts:
 ``calculations.worker_pay`` with the round's ``RoundPay``.
 
 Files (the task owner's only; they carry the platform worker ids the platforms need to pay):
@@ -12,6 +14,11 @@ Files (the task owner's only; they carry the platform worker ids the platforms n
 - Mechanical Turk ``SendBonus``: ``WorkerId,AssignmentId,BonusAmount,Reason`` with a header.
 - Summary: per worker (pseudonymous username) the counts, base, bonus and total, and a
   ``TOTAL`` line.
+
+Every file is written with the ``csv`` module and every cell neutralised against spreadsheet
+formulas (``safe_cell``). Pay follows only outcomes that survive the crowd rules: examples
+validated correct by counted votes, and votes that count (gold probation, one vote per person:
+``validation/identity.py``).
 """
 
 import csv
@@ -22,13 +29,37 @@ from decimal import Decimal
 from django.db import transaction
 from django.db.models import Count, Q
 
-from annotation.models import CrowdSession, CrowdStudy
+from annotation.models import CrowdSession, CrowdStudy, ValidationState
 from dynabench.errors import NotAllowed, RuleError
-from validation.calculations import worker_pay
+from validation.calculations import CORRECT, FLAGGED, INCORRECT, worker_pay
 from validation.models import RoundPay, Validation
 from validation.selectors import validated_queryset
 
 MAX_AMOUNT = Decimal("1000")
+#: An accepted validation: a counted vote on a settled example that agrees with how it settled.
+_AGREES_WITH_OUTCOME = (
+    Q(label=CORRECT, example__validation_state=ValidationState.VERIFIED_CORRECT)
+    | Q(label=INCORRECT, example__validation_state=ValidationState.VERIFIED_INCORRECT)
+    | Q(label=FLAGGED, example__validation_state=ValidationState.FLAGGED)
+)
+#: Characters that make a spreadsheet read a cell as a formula (OWASP "CSV Injection").
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def safe_cell(value) -> str:
+    """``value`` as text for a CSV cell a spreadsheet will open: a cell starting with ``= + - @``,
+    a tab or a carriage return gets a leading single quote, so it is read as text, never as a
+    formula (OWASP, "CSV Injection"). Amounts here are never negative, so no number changes."""
+    text = str(value)
+    return f"'{text}" if text.startswith(FORMULA_STARTS) else text
+
+
+def _writer(out):
+    return csv.writer(out, lineterminator="\n")
+
+
+def _row(writer, cells) -> None:
+    writer.writerow([safe_cell(c) for c in cells])
 
 
 @dataclass(frozen=True)
@@ -101,7 +132,8 @@ def pay_rows(round, *, platform: str) -> list[PayRow]:
     }
     validations = dict(
         Validation.objects.filter(
-            example__round=round, validator_id__in=users, mode=Validation.Mode.USER, counts=True, gold_check=False
+            _AGREES_WITH_OUTCOME, example__round=round, example__retracted=False, validator_id__in=users,
+            mode=Validation.Mode.USER, counts=True, gold_check=False,
         )
         .order_by()
         .values_list("validator_id")
@@ -138,33 +170,39 @@ def totals(rows: list[PayRow]) -> dict:
 
 
 def prolific_bonus_csv(rows: list[PayRow]) -> str:
-    """Prolific's bulk bonus upload: ``worker_id,amount`` per worker who earned something, no header."""
-    return "".join(f"{r.worker_id},{r.total:.2f}\n" for r in rows if r.total > 0)
+    """Prolific's bulk bonus upload: ``worker_id,amount`` per worker who earned something, no
+    header; cells neutralised against formulas (``safe_cell``)."""
+    out = io.StringIO()
+    writer = _writer(out)
+    for r in rows:
+        if r.total > 0:
+            _row(writer, [r.worker_id, f"{r.total:.2f}"])
+    return out.getvalue()
 
 
 def mturk_bonus_csv(rows: list[PayRow], *, reason: str) -> str:
     """MTurk ``SendBonus`` rows: ``WorkerId,AssignmentId,BonusAmount,Reason`` with a header, one
-    line per worker who earned something."""
+    line per worker who earned something; cells neutralised against formulas (``safe_cell``)."""
     out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(["WorkerId", "AssignmentId", "BonusAmount", "Reason"])
+    writer = _writer(out)
+    _row(writer, ["WorkerId", "AssignmentId", "BonusAmount", "Reason"])
     for r in rows:
         if r.total > 0:
-            writer.writerow([r.worker_id, r.assignment_id, f"{r.total:.2f}", reason])
+            _row(writer, [r.worker_id, r.assignment_id, f"{r.total:.2f}", reason])
     return out.getvalue()
 
 
 def summary_csv(rows: list[PayRow], *, currency: str) -> str:
     """Per worker (pseudonymous username): accepted examples, validations, fooling examples, base,
-    bonus and total, then a ``TOTAL`` line."""
+    bonus and total, then a ``TOTAL`` line; cells neutralised against formulas (``safe_cell``)."""
     out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(["worker", "examples_accepted", "validations_accepted", "fooling_validated",
+    writer = _writer(out)
+    _row(writer, ["worker", "examples_accepted", "validations_accepted", "fooling_validated",
                      f"base_{currency}", f"bonus_{currency}", f"total_{currency}"])
     for r in rows:
-        writer.writerow([r.username, r.examples, r.validations, r.fooling, f"{r.base:.2f}", f"{r.bonus:.2f}", f"{r.total:.2f}"])
+        _row(writer, [r.username, r.examples, r.validations, r.fooling, f"{r.base:.2f}", f"{r.bonus:.2f}", f"{r.total:.2f}"])
     t = totals(rows)
-    writer.writerow(["TOTAL", t["examples"], t["validations"], t["fooling"], f"{t['base']:.2f}", f"{t['bonus']:.2f}", f"{t['total']:.2f}"])
+    _row(writer, ["TOTAL", t["examples"], t["validations"], t["fooling"], f"{t['base']:.2f}", f"{t['bonus']:.2f}", f"{t['total']:.2f}"])
     return out.getvalue()
 
 

@@ -15,7 +15,7 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
-from annotation import counters, crowd, qualification
+from annotation import counters, crowd, crowd_setup, qualification
 from annotation import services as annotation_services
 from annotation.models import CrowdStudy, Example, ValidationState
 from dynabench import hotsql, idempotency
@@ -26,7 +26,7 @@ from tasks.kinds import normalise_label, span_at
 from tasks.models import Dataset, DatasetItem, MLModel, Round, Task, TaskBan, default_label_visibility
 from tasks.selectors import evaluable_models
 from tasks.services import open_round, record_dataset_content
-from validation import gold, selectors
+from validation import gold, identity, selectors
 from validation.calculations import (
     CORRECT,
     FLAGGED,
@@ -78,8 +78,10 @@ def record_validation(
     The example row is locked (``SELECT … FOR UPDATE``) for the whole transaction; its
     ``validation_state`` and ``*_count`` columns are recomputed from its counted validations
     with ``calculations.derive_state`` before commit, and the validator's lease is released.
-    A user-mode verdict by a validator whose gold accuracy is below the task's threshold is
-    stored with ``counts=False``. When the queue served ``example`` to ``validator`` as a gold
+    A user-mode verdict by a validator whose gold accuracy is below the task's threshold, by a
+    crowd worker still on gold probation, or by a worker who entered from the same address as
+    the author or as a validator already counted on this example (``validation/identity.py``:
+    one person, one vote) is stored with ``counts=False``. When the queue served ``example`` to ``validator`` as a gold
     item, the verdict is a gold check instead (``_record_gold_check``): scored against the
     gold verdict on the server, never a vote; the answer looks the same to the validator.
     The task's qualification must be passed first (``annotation.qualification``).
@@ -196,7 +198,13 @@ def _record_validation(
                     previous.save(update_fields=["label", "mode", "metadata", "submission_key"])
                     validation = previous
                 else:
-                    counts = mode == Validation.Mode.OWNER or not gold.is_excluded(task=task, validator=validator)
+                    counts = mode == Validation.Mode.OWNER
+                    if not counts:
+                        excluded, crowd_account = gold.vote_standing(task=task, validator=validator)
+                        # Only crowd accounts have entry addresses to share (``identity``).
+                        counts = not excluded and (
+                            not crowd_account or identity.same_person_as(example=example, validator=validator) is None
+                        )
                     validation = Validation.objects.create(
                         example=example, validator=validator, label=label, mode=mode, metadata=clean, counts=counts,
                         submission_key=submission_key,
@@ -265,7 +273,15 @@ def apply_standing(standing: ValidatorStanding) -> int:
         example__gold__isnull=True,
     ).exclude(counts=counts)
     with transaction.atomic():
-        rows = list(votes.values_list("pk", "example_id"))
+        rows = list(votes.order_by("pk").values_list("pk", "example_id"))
+        if counts:
+            # Reinstated votes count only where this validator is a distinct worker (``identity``).
+            distinct = []
+            for pk, example_id in rows:
+                example = Example(pk=example_id, author_id=Example.objects.values_list("author_id", flat=True).get(pk=example_id))
+                if identity.same_person_as(example=example, validator=standing.validator) is None:
+                    distinct.append((pk, example_id))
+            rows = distinct
         Validation.objects.filter(pk__in=[pk for pk, _ in rows]).update(counts=counts)
         examples = (
             Example.objects.select_for_update(of=("self",))
@@ -675,6 +691,8 @@ def close_round(*, round, acting_user, ratios=None, seed=None, open_next=False, 
     Writing the datasets sends ``leaderboard_inputs_changed``: every model is scored on them once
     the close commits.
 
+    The round's crowd studies end with it (``annotation.crowd_setup.end_studies``).
+
     Safe to repeat: the round is claimed with a conditional UPDATE (``open`` → ``closed``), so of
     two concurrent or repeated closes exactly one builds the datasets; the other (and any close of
     a closed round) changes nothing and returns the round's existing datasets.
@@ -700,6 +718,7 @@ def close_round(*, round, acting_user, ratios=None, seed=None, open_next=False, 
             existing = Dataset.objects.filter(round_id=round.pk, split__in=SPLITS, name__in=list(preview.names.values()))
             return sorted(existing, key=lambda d: SPLITS.index(d.split))
         round = Round.objects.select_related("task").get(pk=round.pk)
+        crowd_setup.end_studies(round)  # its crowd studies end with it: workers get a page saying so
         validated = selectors.validated_examples(round=round)
         examples = [v.example for v in validated]
         targets = {v.example.pk: v.target for v in validated}

@@ -37,7 +37,11 @@ def test_a_double_click_on_submit_makes_one_example(page, client, live_server, a
     page.goto("/tasks/sentiment/write/")
     page.fill("textarea[name=text]", "Noisy at night but the bed was great.")
     page.check("input[name=label][value=negative]")
+    posts = []
+    page.on("request", lambda request: request.method == "POST" and posts.append(request))
     page.dblclick("button[type=submit]")
     page.locator("#outcome").wait_for()
-    page.wait_for_timeout(300)
+    # Every post the double click sent has had its answer (the server wrote before answering):
+    # the work's own completion signal, not a pause.
+    assert posts and all(request.response() is not None for request in posts)
     assert Example.objects.count() == 1

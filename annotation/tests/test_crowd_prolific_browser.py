@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from annotation.models import CrowdSession, CrowdStudy, CrowdWorker, Example, Qualification, QuizAttempt, QuizItem
+from tests.browser_support import HANG_MS
 
 CHROMIUM = Path("/usr/bin/chromium")
 pytestmark = [
@@ -17,7 +18,7 @@ pytestmark = [
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 
 PID = "5f1a2b3c4d5e6f7a8b9c0d1e"
-STUDY_URL = f"/crowd/sentiment/r1/prolific/?PROLIFIC_PID={PID}&STUDY_ID=study77&SESSION_ID=sess88"
+STUDY_URL = f"/crowd/sentiment/r1/prolific/?PROLIFIC_PID={PID}&STUDY_ID=study77&SESSION_ID=sess88&token=" + "{token}"
 
 
 @pytest.fixture(scope="module")
@@ -36,7 +37,7 @@ def browser():
 def new_page(browser, live_server):
     context = browser.new_context(base_url=live_server.url)
     page = context.new_page()
-    page.set_default_timeout(15000)
+    page.set_default_timeout(HANG_MS)
     return page
 
 
@@ -44,10 +45,12 @@ def new_page(browser, live_server):
 def study(sentiment_task, sentiment_model):
     qualification = Qualification.objects.create(
         task=sentiment_task, instructions="Label the **sentiment** of each sentence.", pass_mark=1.0, max_attempts=3,
+        cooloff_minutes=0,
     )
     QuizItem.objects.create(qualification=qualification, position=1, input={"text": "I loved every minute of it."}, answer={"label": "positive"})
     QuizItem.objects.create(qualification=qualification, position=2, input={"text": "The food was cold and the staff rude."}, answer={"label": "negative"})
-    return CrowdStudy.objects.create(round=sentiment_task.current_round(), platform="prolific", required=2, completion_code="C1OSE42")
+    return CrowdStudy.objects.create(round=sentiment_task.current_round(), platform="prolific", required=2, completion_code="C1OSE42",
+                                     platform_study_id="study77")
 
 
 def answer_quiz(page, labels):
@@ -59,15 +62,17 @@ def answer_quiz(page, labels):
 
 def test_a_prolific_worker_qualifies_writes_and_finishes_once(browser, live_server, study):
     page = new_page(browser, live_server)
-    page.goto(STUDY_URL)
+    page.goto(STUDY_URL.format(token=study.entry_token))
 
     # Onboarding first: the instructions and the quiz, never the gold answers.
     page.get_by_text("Label the sentiment of each sentence.").wait_for()
     assert "/tasks/sentiment/qualification/" in page.url
     assert "negative" not in page.locator("#quiz-form fieldset legend").all_inner_texts()
     answer_quiz(page, ["negative", "negative"])
-    page.get_by_text("Not yet").wait_for()
-    assert "1 of 2 right" in page.inner_text("#quiz-result") and "2 attempts left" in page.inner_text("#quiz-result")
+    page.get_by_text("Not passed").wait_for()
+    result = page.inner_text("#quiz-result")
+    assert "2 attempts left" in result and "right" not in result and "of 2" not in result  # pass or fail, never a score
+    page.click("#quiz-retry")
     answer_quiz(page, ["positive", "negative"])
     page.get_by_text("You passed").wait_for()
     page.click("#quiz-continue")
@@ -97,7 +102,7 @@ def test_a_prolific_worker_qualifies_writes_and_finishes_once(browser, live_serv
 
     # A second visit with the same PROLIFIC_PID: the same account, a clear page, no second code.
     again = new_page(browser, live_server)
-    response = again.goto(STUDY_URL)
+    response = again.goto(STUDY_URL.format(token=study.entry_token))
     assert response.status == 409
     again.get_by_text("You already finished this study").wait_for()
     assert "C1OSE42" not in again.content()

@@ -7,6 +7,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.slow  # three Django + torch start-ups: scheduled first (conftest.py)
 ROOT = Path(__file__).resolve().parents[2]
 PROBE = "import dynabench.wsgi, torch; print(torch.get_num_threads())"
 

@@ -3,7 +3,7 @@ own artefact cache filled through the storage, as from one worker."""
 
 import pytest
 
-from tests.worker_stack import WorkerStack, migrated_template
+from tests.worker_stack import WorkerStack
 
 pytestmark = pytest.mark.slow
 
@@ -51,7 +51,7 @@ print(json.dumps({
 
 def evaluate_with_workers(root, template, model_dir, n_workers):
     """Register the tiny model on a dataset of ITEMS items, let ``n_workers`` workers evaluate it, return the run."""
-    stack = WorkerStack(root, template, EVALUATION_SHARD_ITEMS=str(SHARD))
+    stack = WorkerStack(root, template, EVALUATION_SHARD_ITEMS=str(SHARD), LEADERBOARD_BOOTSTRAP_RESAMPLES="200")
     try:
         caches = [root / f"cache-{n}" for n in range(n_workers)]
         for n, cache in enumerate(caches):
@@ -61,7 +61,7 @@ def evaluate_with_workers(root, template, model_dir, n_workers):
         stack.wait_listening()
         created = stack.json(f"ITEMS = {ITEMS}\nMODEL_DIR = {str(model_dir)!r}\n" + SETUP)
         finished = lambda: stack.query("SELECT status FROM leaderboard_evaluationrun WHERE status IN ('done', 'failed')")
-        stack.wait_for(finished, timeout=240, what="the run to finish")
+        stack.wait_for(finished, timeout=900, what="the run to finish")
         result = stack.json(RESULTS)
         result["caches"] = [sorted(p.name for p in cache.iterdir() if not p.name.startswith(".")) if cache.exists() else [] for cache in caches]
         result["checksum"] = created["checksum"]
@@ -70,8 +70,8 @@ def evaluate_with_workers(root, template, model_dir, n_workers):
         stack.stop()
 
 
-def test_two_workers_with_their_own_caches_match_one_worker(tmp_path_factory, tiny_classifier_dir):
-    template = migrated_template(tmp_path_factory.mktemp("template"))
+def test_two_workers_with_their_own_caches_match_one_worker(tmp_path_factory, tiny_classifier_dir, stack_template):
+    template = stack_template
     one = evaluate_with_workers(tmp_path_factory.mktemp("one"), template, tiny_classifier_dir, 1)
     two = evaluate_with_workers(tmp_path_factory.mktemp("two"), template, tiny_classifier_dir, 2)
 

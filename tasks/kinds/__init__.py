@@ -39,10 +39,11 @@ from tasks.kinds.base import (
     register,
     span_at,
 )
-from tasks.kinds.classification import ClassificationSpec
-from tasks.kinds.data_centric import DataCentricSpec
-from tasks.kinds.extractive_qa import DEFAULT_QA_THRESHOLD, ExtractiveQASpec, qa_features
-from tasks.kinds.generation import DEFAULT_CHRF_THRESHOLD, GenerationSpec
+# Imported in registration order: Task.kind's choices (and so the migrations) follow it.
+from tasks.kinds.classification import ClassificationSpec  # isort: skip
+from tasks.kinds.extractive_qa import DEFAULT_QA_THRESHOLD, ExtractiveQASpec, qa_features  # isort: skip
+from tasks.kinds.generation import DEFAULT_CHRF_THRESHOLD, GenerationSpec  # isort: skip
+from tasks.kinds.data_centric import DataCentricSpec  # isort: skip
 
 __all__ = [
     "KINDS", "ItemScores", "OutOfTaskTarget", "TargetError", "TaskKindSpec", "get_spec", "kind_choices",

@@ -26,11 +26,6 @@ class Migration(migrations.Migration):
             name='kind',
             field=models.CharField(choices=[('hf_directory', 'Hugging Face directory (safetensors)'), ('predictions', 'Predictions file'), ('endpoint', 'Endpoint (OpenAI-compatible API)')], default='hf_directory', max_length=32),
         ),
-        migrations.AlterField(
-            model_name='task',
-            name='kind',
-            field=models.CharField(choices=[('classification', 'Classification'), ('data_centric', 'Data-centric (training-set selection)'), ('extractive_qa', 'Extractive question answering'), ('generation', 'Generation (translation)')], max_length=32),
-        ),
         migrations.CreateModel(
             name='Endpoint',
             fields=[

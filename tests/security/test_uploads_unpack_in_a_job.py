@@ -116,7 +116,7 @@ def test_a_concurrent_second_upload_over_the_quota_waits_for_the_first_and_is_re
             with transaction.atomic():
                 submit_model_archive(user=researcher, task=sentiment_task, upload=archive, name="first")
                 first_created.set()
-                let_first_commit.wait(20)
+                let_first_commit.wait(300)
         finally:
             first_created.set()
             connections.close_all()
@@ -132,10 +132,10 @@ def test_a_concurrent_second_upload_over_the_quota_waits_for_the_first_and_is_re
 
     first = threading.Thread(target=first_upload)
     first.start()
-    assert first_created.wait(20)
+    assert first_created.wait(300)
     second = threading.Thread(target=second_upload)
     second.start()
-    deadline = time.monotonic() + 20
+    deadline = time.monotonic() + 300  # until the second waits; a ceiling that only catches a hang
     with connection.cursor() as cursor:  # until the second upload waits for the lock on the user's row
         while time.monotonic() < deadline and second.is_alive():
             cursor.execute("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'")
@@ -143,8 +143,8 @@ def test_a_concurrent_second_upload_over_the_quota_waits_for_the_first_and_is_re
                 break
             time.sleep(0.05)
     let_first_commit.set()
-    first.join(30)
-    second.join(30)
+    first.join(300)
+    second.join(300)
 
     assert answers and answers[0].status_code == 413, answers and answers[0].content[:300]
     assert answers[0].json()["code"] == "storage_quota"

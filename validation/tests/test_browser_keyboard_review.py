@@ -7,7 +7,7 @@ but left the focus on the radio button, so Enter posted the flag without its req
 
 import pytest
 
-from tests.browser_support import browser_only, log_in
+from tests.browser_support import HANG_MS, browser_only, log_in
 from validation.models import Validation
 from validation.tests.conftest import make_example
 
@@ -41,7 +41,7 @@ def test_a_validator_validates_ten_examples_and_flags_one_without_the_mouse(page
         judged.append(current)
         current = wait_for_next(page, current)
         # the focus is on the new example, so the next key works at once
-        page.wait_for_function("() => document.activeElement && document.activeElement.id === 'review-heading'", timeout=5000)
+        page.wait_for_function("() => document.activeElement && document.activeElement.id === 'review-heading'", timeout=HANG_MS)
 
     page.keyboard.press("f")
     assert page.evaluate("document.activeElement.name") == "flag_reason"

@@ -6,11 +6,11 @@ from decimal import Decimal
 import pytest
 from django.contrib.auth.models import Group
 
-from annotation import crowd
 from annotation.models import CrowdStudy
+from annotation.tests.crowd_helpers import enter
 from dynabench.errors import NotAllowed, RuleError
 from validation import pay
-from validation.models import Validation
+from validation.models import Validation, ValidatorStanding
 from validation.services import record_validation
 from validation.tests.conftest import make_example, leased
 
@@ -21,13 +21,16 @@ def paid_round(sentiment_task, owner, annotator):
     non-fooling one (validated correct for even i), and validates 3 examples of the annotator;
     worker 19's votes were discounted (below the gold threshold)."""
     round = sentiment_task.current_round()
-    study = CrowdStudy.objects.create(round=round, platform="prolific", required=2, completion_code="C0DE")
+    sentiment_task.config = {**sentiment_task.config, "validations_needed": 1}  # each vote settles its example
+    sentiment_task.save()
+    study = CrowdStudy.objects.create(round=round, platform="prolific", required=2, completion_code="C0DE", platform_study_id="ST1")
     validator_group = Group.objects.get(name="validator")
     workers = []
     for i in range(20):
-        session = crowd.enter(study=study, entry=crowd.Entry(worker_id=f"PID{i:02d}", session=f"S{i:02d}", study="ST1"))
+        session = enter(study, f"PID{i:02d}", f"S{i:02d}", address=f"198.51.100.{i}")
         user = session.worker.user
         user.groups.add(validator_group)
+        ValidatorStanding.objects.create(task=sentiment_task, validator=user, answered=5, correct=5)  # passed gold
         fooling = make_example(sentiment_task, user, model_wrong=True, text=f"Fooling {i}")
         plain = make_example(sentiment_task, user, model_wrong=False, text=f"Plain {i}")
         if i < 10:
@@ -69,8 +72,8 @@ def test_the_bonus_csv_of_20_workers_matches_the_hand_computed_total(paid_round)
 
 def test_the_mturk_file_has_sendbonus_columns_and_the_assignment(sentiment_task, owner, annotator):
     round = sentiment_task.current_round()
-    study = CrowdStudy.objects.create(round=round, platform="mturk", required=1)
-    session = crowd.enter(study=study, entry=crowd.Entry(worker_id="A1WORKER", session="3ASSIGN", study="HIT9"))
+    study = CrowdStudy.objects.create(round=round, platform="mturk", required=1, platform_study_id="HIT9")
+    session = enter(study, "A1WORKER", "3ASSIGN")
     example = make_example(sentiment_task, session.worker.user, model_wrong=True)
     record_validation(example=example, validator=owner, label="correct", mode="owner")
     pay.set_round_pay(round=round, acting_user=owner, currency="USD", per_example="1.00", per_validation="0",

@@ -3,7 +3,7 @@ settings checked, bonus files downloaded."""
 
 from django.urls import reverse
 
-from annotation import crowd
+from annotation.tests.crowd_helpers import enter
 from annotation.models import CrowdStudy
 from validation.models import GoldItem, RoundPay
 from validation.services import record_validation
@@ -36,8 +36,8 @@ def test_an_owner_marks_a_decided_example_gold_and_is_told_why_not_otherwise(cli
 
 def test_an_owner_sets_pay_and_downloads_the_bonus_files(client, sentiment_task, owner):
     round = sentiment_task.current_round()
-    study = CrowdStudy.objects.create(round=round, platform="prolific", required=1)
-    session = crowd.enter(study=study, entry=crowd.Entry(worker_id="PIDX", session="S", study="T"))
+    study = CrowdStudy.objects.create(round=round, platform="prolific", required=1, platform_study_id="T")
+    session = enter(study, "PIDX", "S")
     example = make_example(sentiment_task, session.worker.user, model_wrong=True)
     record_validation(example=example, validator=owner, label="correct", mode="owner")
     client.force_login(owner)

@@ -16,7 +16,7 @@ def test_concurrent_calls_load_once_and_return_correct_results(sentiment_model, 
     real_load = registry.load_predictor
 
     def slow_load(path, *, task):
-        time.sleep(0.3)  # the other threads ask for the model while it loads
+        time.sleep(0.3)  # clock-ok: only makes the other threads ask while it loads; the verdict is the load count
         return real_load(path, task=task)
 
     monkeypatch.setattr(registry, "load_predictor", slow_load)
