@@ -207,7 +207,7 @@ def create_page(request, code):
     try:
         if round is None:
             raise RuleError("no_round", f"{task.name} has no round yet.")
-        services.model_in_loop(round)
+        model = services.model_in_loop(round)
         context = services.choose_context(round=round, tag=request.GET.get("tag") or None)
     except RuleError as error:
         data["problem"] = error.message
@@ -218,7 +218,8 @@ def create_page(request, code):
         return redirect(f"{reverse('annotation:qualification', args=[task.code])}?{urlencode({'next': request.get_full_path()})}")
     if services.needs_content_warning(user=request.user, task=task, acknowledged=_warning_seen(request, task)):
         return render(request, "annotation/content_warning.html", {"task": task})
-    return render(request, "annotation/create.html", _page(request, task, {**data, **_workspace(task, context)}))
+    notice = services.loop_notice(model)
+    return render(request, "annotation/create.html", _page(request, task, {**data, **_workspace(task, context, notice=notice)}))
 
 
 @require_GET

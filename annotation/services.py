@@ -24,7 +24,7 @@ from annotation.models import AuthorDayTally, CrowdStudy, CrowdWorker, Example
 from dynabench import hotsql, idempotency
 from dynabench.errors import NotAllowed, RateLimited, RuleError
 from dynabench.ratelimits import count_hit, hits
-from tasks import access
+from tasks import access, endpoints
 from tasks.models import Context, MLModel, Round, Task
 from tasks.registry import get_predictor
 from tasks.training import model_ready
@@ -386,20 +386,21 @@ def _check_open(task: Task, round: Round, context: Context | None = None) -> Non
 
 
 def _loop_models_sql() -> str:
-    """The round's target models of one kind, by id (every example asks for them)."""
+    """The round's target models that answer (directories and endpoints), by id (every example asks for them)."""
     m, t = MLModel, Round.target_models.through
     return (
         f"SELECT {hotsql.select_list(m)} FROM {hotsql.table(m)} INNER JOIN {hotsql.table(t)} ON {hotsql.qualified(t, 'mlmodel')} = "
         f"{hotsql.qualified(m, 'id')} WHERE {hotsql.qualified(t, 'round')} = %s "
-        f"AND {hotsql.qualified(m, 'kind')} = %s ORDER BY {hotsql.qualified(m, 'id')}"
+        f"AND {hotsql.qualified(m, 'kind')} IN (%s, %s) ORDER BY {hotsql.qualified(m, 'id')}"
     )
 
 
 def model_in_loop(round: Round) -> MLModel:
     """Return the model in the loop that answers the next example of ``round``.
 
-    The candidates are the round's target models that are model directories. With one, it
-    answers. With several, the round's ``loop_rule`` (chosen by the owner, ``Round.LoopRule``)
+    The candidates are the round's target models that are model directories or endpoints
+    (``tasks/endpoints.py``; one whose circuit breaker is open is left out while another can
+    answer). With one, it answers. With several, the round's ``loop_rule`` (chosen by the owner, ``Round.LoopRule``)
     decides, from one aggregate over the round's examples per model:
 
     - ``round_robin``: the model that has answered the fewest examples of the round so far
@@ -414,7 +415,8 @@ def model_in_loop(round: Round) -> MLModel:
     409, with the record for its progress) when none of them is ready yet.
     """
     sql = hotsql.statement("annotation.loop_models", _loop_models_sql)
-    models = [model for (model,) in hotsql.fetch_instances(sql, [round.pk, MLModel.Kind.HF_DIRECTORY], MLModel)]
+    kinds = [MLModel.Kind.HF_DIRECTORY, MLModel.Kind.ENDPOINT]
+    models = [model for (model,) in hotsql.fetch_instances(sql, [round.pk, *kinds], MLModel)]
     if not models:
         raise RuleError(
             Code.NO_MODEL_IN_LOOP,
@@ -425,6 +427,10 @@ def model_in_loop(round: Round) -> MLModel:
     ready = [m for m in models if model_ready(m)]
     if not ready:
         raise ModelNotReady(models[0])
+    # An endpoint whose circuit breaker is open is out of rotation while another model can answer;
+    # when none can, it stays the choice and the call is refused with the reason (``_predict``).
+    if len(ready) > 1:
+        ready = [m for m in ready if not (m.is_endpoint and endpoints.breaker_open_for(m) > 0)] or ready
     models = ready
     if len(models) == 1:
         return models[0]
@@ -477,12 +483,26 @@ class ModelNotReady(RuleError):
         super().__init__(Code.MODEL_IN_TRAINING, message, status_code=409)
 
 
-def _predict(model: MLModel, inputs: dict) -> tuple[dict, float]:
-    """Return the model's output for one input and the seconds the registry took (load included)."""
+def _predict(model: MLModel, inputs: dict, *, round: Round | None = None) -> tuple[dict, float]:
+    """Return the model's output for one input and the seconds the registry took (load included).
+
+    An endpoint model (``tasks/endpoints.py``) is first checked against ``round``'s budget of calls
+    and tokens (``endpoint_budget_spent``, 409), and its answer is counted against it. When it does
+    not answer (timed out, failing, its circuit breaker open) the example is refused (503) with the
+    reason: nothing is saved, and the create page keeps the annotator's text in the form to submit again.
+    """
     started = time.perf_counter()
+    if model.is_endpoint and round is not None:
+        endpoints.check_round_budget(round, model)
     try:
-        return get_predictor(model).predict([inputs])[0], time.perf_counter() - started
-    except RuleError:
+        output = get_predictor(model).predict([inputs])[0]
+    except RuleError as error:
+        if model.is_endpoint and error.status_code == 503:
+            wait = endpoints.breaker_open_for(model)
+            again = f"submit it again in {wait:.0f} s" if wait > 0 else "submit it again in a moment"
+            raise RuleError(
+                error.code, f"{error.message} Nothing was saved; your text stays in the form: {again}.", status_code=503,
+            ) from None
         raise
     except Exception:
         logger.exception("model %s failed to answer", model.pk)
@@ -492,6 +512,19 @@ def _predict(model: MLModel, inputs: dict) -> tuple[dict, float]:
             "Try again in a moment; if it keeps failing, tell the task owner.",
             status_code=503,
         )
+    if model.is_endpoint and round is not None:
+        endpoints.charge_round(round, model, output)
+    return output, time.perf_counter() - started
+
+
+def loop_notice(model: MLModel) -> str:
+    """A notice for the create page when ``model`` (``model_in_loop``'s choice) is an endpoint taken out
+    of rotation (its circuit breaker is open), else ''. Writing stays open; submitting is refused until it answers."""
+    wait = endpoints.breaker_open_for(model) if model.is_endpoint else 0.0
+    if wait <= 0:
+        return ""
+    return (f"The model in the loop ({model.name}) is not answering right now; the platform tries it again in "
+            f"{wait:.0f} s. You can write your example meanwhile: submitting works once it answers, and your text stays in the form.")
 
 
 # --- Content warning --------------------------------------------------------------------
@@ -625,7 +658,7 @@ def create_example(
         raise RuleError(Code.TOO_LONG, f"The tag is longer than {TAG_MAX_LENGTH} characters.", field="tag")
     check_submission_rate(key=f"user:{user.pk}")
     model = model_in_loop(round)
-    output, inference_s = _predict(model, task.spec.model_input(task.config, example_input))
+    output, inference_s = _predict(model, task.spec.model_input(task.config, example_input), round=round)
     model_wrong = task.spec.model_wrong(task.config, example_target, output)
     if "model_explanation" in explanations and not model_wrong:
         explanations.pop("model_explanation")
@@ -761,6 +794,6 @@ def try_model(*, task: Task, input: dict, visitor: str, target: dict | None = No
     _count_sandbox_try(visitor)
     check_submission_rate(key=visitor)
     model = model_in_loop(round)
-    output, _ = _predict(model, cleaned)
+    output, _ = _predict(model, cleaned, round=round)
     model_wrong = task.spec.model_wrong(task.config, example_target, output) if example_target else None
     return SandboxAnswer(round=round, model=model, input=cleaned, output=output, target=example_target, model_wrong=model_wrong)

@@ -56,14 +56,59 @@ class OpenRoundForm(forms.Form):
 
     target_models = forms.ModelMultipleChoiceField(
         queryset=MLModel.objects.none(), widget=forms.CheckboxSelectMultiple, required=False,
-        help_text="One or several of this task's model directories.",
+        help_text="One or several of this task's model directories or endpoint models.",
     )
     loop_rule = forms.ChoiceField(choices=Round.LoopRule.choices, initial=Round.LoopRule.ROUND_ROBIN, widget=forms.RadioSelect)
+    endpoint_call_budget = forms.IntegerField(
+        min_value=1, required=False, help_text="Most calls endpoint models may take in this round (empty: no limit).",
+    )
+    endpoint_token_budget = forms.IntegerField(
+        min_value=1, required=False, help_text="Most tokens (prompt + answer) endpoint models may use in this round (empty: no limit).",
+    )
 
     def __init__(self, *args, task, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["target_models"].queryset = MLModel.objects.filter(task=task, kind=MLModel.Kind.HF_DIRECTORY).order_by("-created_at")
-        self.fields["target_models"].label_from_instance = lambda m: f"{m.name} (#{m.pk}, {m.get_status_display().lower()})"
+        kinds = [MLModel.Kind.HF_DIRECTORY, MLModel.Kind.ENDPOINT]
+        self.fields["target_models"].queryset = MLModel.objects.filter(task=task, kind__in=kinds).order_by("-created_at")
+        self.fields["target_models"].label_from_instance = (
+            lambda m: f"{m.name} (#{m.pk}, {'endpoint, ' if m.is_endpoint else ''}{m.get_status_display().lower()})"
+        )
+
+
+class EndpointModelForm(forms.Form):
+    """A model behind an OpenAI-compatible endpoint (``tasks.endpoints.create_endpoint_model``). The key
+    field is write-only: it is never rendered back."""
+
+    name = forms.CharField(max_length=200)
+    base_url = forms.CharField(max_length=500, label="Base URL", help_text="e.g. http://vllm.internal:8000/v1; on DYNABENCH_ENDPOINT_ALLOWLIST.")
+    model_name = forms.CharField(max_length=200, label="Model name", help_text="The `model` the server serves.")
+    api = forms.ChoiceField(choices=[("chat", "/v1/chat/completions"), ("completions", "/v1/completions")], initial="chat", label="API")
+    temperature = forms.FloatField(required=False, min_value=0, max_value=2, initial=0)
+    top_p = forms.FloatField(required=False, min_value=0, max_value=1)
+    max_tokens = forms.IntegerField(required=False, min_value=1, max_value=4096, initial=64)
+    seed = forms.IntegerField(required=False, min_value=0)
+    stop = forms.CharField(required=False, max_length=64, help_text="A stop sequence (optional).")
+    system = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}), label="System prompt",
+                             help_text="Empty: the task kind's default. $labels lists the task's labels.")
+    user = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}), label="User message template",
+                           help_text="Empty: the kind's default; $field puts in a model input, e.g. $text.")
+    api_key = forms.CharField(required=False, max_length=1000, label="API key", widget=forms.PasswordInput(render_value=False),
+                              help_text="Stored encrypted; never shown again.")
+    api_key_env = forms.CharField(required=False, max_length=100, label="…or the key's environment variable",
+                                  help_text="Named DYNABENCH_ENDPOINT_KEY_<NAME> on the web and worker machines.")
+    timeout_s = forms.FloatField(min_value=1, max_value=600, initial=30, label="Timeout (s)")
+    max_retries = forms.IntegerField(min_value=0, max_value=10, initial=3, label="Retries")
+    max_concurrency = forms.IntegerField(min_value=1, max_value=64, initial=4, label="Calls at once")
+
+    def arguments(self) -> dict:
+        """The keyword arguments of ``create_endpoint_model``."""
+        data = self.cleaned_data
+        params = {k: data[k] for k in ("temperature", "top_p", "max_tokens", "seed") if data.get(k) is not None}
+        if data.get("stop"):
+            params["stop"] = [data["stop"]]
+        prompt = {k: data[k] for k in ("system", "user") if data.get(k)}
+        keys = ("name", "base_url", "model_name", "api", "api_key", "api_key_env", "timeout_s", "max_retries", "max_concurrency")
+        return {**{k: data[k] for k in keys}, "params": params, "prompt": prompt}
 
 
 class CloseRoundForm(forms.Form):

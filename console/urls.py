@@ -11,6 +11,7 @@ urlpatterns = [
     path("tasks/<slug:code>/console/preview", views.settings_preview, name="preview"),
     path("tasks/<slug:code>/console/rounds/", views.rounds_page, name="rounds"),
     path("tasks/<slug:code>/console/rounds/open", views.open_round, name="open_round"),
+    path("tasks/<slug:code>/console/endpoints/add", views.add_endpoint, name="add_endpoint"),
     path("tasks/<slug:code>/console/rounds/<int:number>/close", views.close_round, name="close_round"),
     path("tasks/<slug:code>/console/rounds/<int:number>/dashboard", views.dashboard, name="round_dashboard"),
     path("tasks/<slug:code>/console/dashboard/", views.dashboard, name="dashboard"),

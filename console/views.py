@@ -23,6 +23,7 @@ from console import plots, selectors
 from console.forms import (
     BanForm,
     CloseRoundForm,
+    EndpointModelForm,
     MappingForm,
     OpenRoundForm,
     PeopleSearchForm,
@@ -31,7 +32,7 @@ from console.forms import (
     UploadForm,
 )
 from dynabench.errors import FieldErrors, RuleError
-from tasks import access, uploads
+from tasks import access, endpoints, uploads
 from tasks import services as task_services
 from tasks.models import Round, Task, Upload
 from validation import services
@@ -109,14 +110,45 @@ def settings_preview(request, task):
 # --- rounds -----------------------------------------------------------------------------------
 
 
+def _with_endpoint_usage(rounds) -> list[Round]:
+    """The rounds, each open one carrying ``endpoint_use`` (``tasks.endpoints.round_usage``: calls and
+    tokens of endpoint models against the round's budget)."""
+    rounds = list(rounds)
+    for round in rounds:
+        round.endpoint_use = endpoints.round_usage(round) if round.status == Round.Status.OPEN else {}
+    return rounds
+
+
 @owner_console
 def rounds_page(request, task):
     """Every round with its counts, vMER, models in the loop and rule; open the next round."""
-    rounds = list(task.rounds.order_by("-number").prefetch_related("target_models"))
+    rounds = _with_endpoint_usage(task.rounds.order_by("-number").prefetch_related("target_models"))
     counts = counts_by_round(rounds)
     form = OpenRoundForm(task=task)
     return _page(request, task, "rounds.html", "rounds", rounds=[(r, counts[r.pk]) for r in rounds], form=form,
-                 has_open=any(r.status == Round.Status.OPEN for r in rounds))
+                 has_open=any(r.status == Round.Status.OPEN for r in rounds), endpoint_form=EndpointModelForm())
+
+
+@owner_console
+@require_POST
+def add_endpoint(request, task):
+    """Add a model behind an OpenAI-compatible endpoint to the task (``tasks.endpoints.create_endpoint_model``);
+    it can then be put in the loop of the next round. Refusals (a URL off the allow-list, ...) show on the form."""
+    form = EndpointModelForm(request.POST)
+    status = 400
+    if form.is_valid():
+        try:
+            model = endpoints.create_endpoint_model(task=task, owner=request.user, **form.arguments())
+        except RuleError as refused:
+            form.add_error(refused.field if refused.field in form.fields else None, refused.message)
+            status = refused.status_code
+        else:
+            messages.success(request, f"Endpoint model '{model.name}' added: tick it below to put it in the loop of the next round.")
+            return redirect("console:rounds", code=task.code)
+    rounds = _with_endpoint_usage(task.rounds.order_by("-number").prefetch_related("target_models"))
+    counts = counts_by_round(rounds)
+    return _page(request, task, "rounds.html", "rounds", status=status, rounds=[(r, counts[r.pk]) for r in rounds],
+                 form=OpenRoundForm(task=task), endpoint_form=form, has_open=any(r.status == Round.Status.OPEN for r in rounds))
 
 
 @owner_console
@@ -128,17 +160,18 @@ def open_round(request, task):
         try:
             new_round = task_services.open_round(
                 task=task, acting_user=request.user, target_model_ids=[m.pk for m in form.cleaned_data["target_models"]],
-                loop_rule=form.cleaned_data["loop_rule"],
+                loop_rule=form.cleaned_data["loop_rule"], endpoint_call_budget=form.cleaned_data.get("endpoint_call_budget"),
+                endpoint_token_budget=form.cleaned_data.get("endpoint_token_budget"),
             )
         except RuleError as refused:
             form.add_error("target_models" if refused.field == "target_models" else None, refused.message)
         else:
             messages.success(request, f"Round {new_round.number} is open with {new_round.target_models.count()} model(s) in the loop.")
             return redirect("console:rounds", code=task.code)
-    rounds = list(task.rounds.order_by("-number").prefetch_related("target_models"))
+    rounds = _with_endpoint_usage(task.rounds.order_by("-number").prefetch_related("target_models"))
     counts = counts_by_round(rounds)
     return _page(request, task, "rounds.html", "rounds", status=400, rounds=[(r, counts[r.pk]) for r in rounds], form=form,
-                 has_open=any(r.status == Round.Status.OPEN for r in rounds))
+                 has_open=any(r.status == Round.Status.OPEN for r in rounds), endpoint_form=EndpointModelForm())
 
 
 @owner_console
@@ -356,4 +389,5 @@ def dashboard(request, task, number=None):
     vmer_series += [{"name": s["name"], "points": list(zip(hours, [v for _, v in s["points"]]))} for s in board.vmer_over_time_by_model]
     vmer_svg = plots.line_chart_svg(vmer_series, label="vMER over time, per model in the loop")
     return _page(request, task, "dashboard.html", "dashboard", round=round, board=board, counts=counts,
-                 per_hour_svg=per_hour_svg, vmer_svg=vmer_svg, rounds=task.rounds.order_by("-number"))
+                 per_hour_svg=per_hour_svg, vmer_svg=vmer_svg, rounds=task.rounds.order_by("-number"),
+                 endpoint_use=endpoints.round_usage(round))

@@ -371,8 +371,26 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
-    "loggers": {"django.db.backends": {"level": "INFO"}},
+    # httpx logs a line per request at INFO (endpoint models, tasks/endpoints.py): failures are logged there instead.
+    "loggers": {"django.db.backends": {"level": "INFO"}, "httpx": {"level": "WARNING"}, "httpcore": {"level": "WARNING"}},
 }
+
+# Models behind endpoints (tasks/endpoints.py). The allow-list: host names, *.suffix patterns or networks
+# (comma-separated), e.g. "api.openai.com,*.together.xyz,10.20.0.0/16"; empty: no endpoint may be called.
+# Link-local and metadata addresses are always refused; addresses inside the platform's own networks
+# (DYNABENCH_ENDPOINT_BLOCKED_NETWORKS, loopback and private ranges by default) only when a network
+# entry names them (e.g. 127.0.0.1/32 for an Ollama or vLLM on the same machine).
+DYNABENCH_ENDPOINT_ALLOWLIST = [e.strip() for e in os.environ.get("DYNABENCH_ENDPOINT_ALLOWLIST", "").split(",") if e.strip()]
+DYNABENCH_ENDPOINT_BLOCKED_NETWORKS = [
+    e.strip() for e in os.environ.get(
+        "DYNABENCH_ENDPOINT_BLOCKED_NETWORKS",
+        "127.0.0.0/8,::1/128,10.0.0.0/8,172.16.0.0/12,192.168.0.0/16,100.64.0.0/10,fc00::/7,0.0.0.0/8",
+    ).split(",") if e.strip()
+]
+DYNABENCH_ENDPOINT_MAX_RESPONSE_BYTES = int(os.environ.get("DYNABENCH_ENDPOINT_MAX_RESPONSE_BYTES", str(2**20)))
+DYNABENCH_ENDPOINT_BREAKER_FAILURES = int(os.environ.get("DYNABENCH_ENDPOINT_BREAKER_FAILURES", "5"))
+DYNABENCH_ENDPOINT_BREAKER_COOLDOWN_S = float(os.environ.get("DYNABENCH_ENDPOINT_BREAKER_COOLDOWN_S", "30"))
+DYNABENCH_ENDPOINT_KEY_ENV_PREFIX = os.environ.get("DYNABENCH_ENDPOINT_KEY_ENV_PREFIX", "DYNABENCH_ENDPOINT_KEY_")
 
 # Model registry (tasks/registry.py): the per-process cache of loaded target models, bounded by
 # count and by the bytes of their parameters; DYNABENCH_WARM_MODELS=1 loads the models in the

@@ -441,6 +441,27 @@ class DynabenchClient:
         body = {"task": task, "name": name, "description": description, "uids": list(uids)}
         return self._request("POST", "/models/selections", json=body)["id"]
 
+    def submit_endpoint(
+        self, task: str, name: str, base_url: str, model_name: str, *, api: str = "chat", params: dict | None = None,
+        prompt: dict | None = None, api_key: str | None = None, timeout_s: float = 30.0, max_retries: int = 3,
+        max_concurrency: int = 4, description: str = "", published: bool = True, anonymous: bool = False,
+    ) -> int:
+        """Submit a model served behind an OpenAI-compatible API (vLLM, TGI, Ollama, llama.cpp, a provider);
+        return the model id. The platform evaluates it by calling ``base_url`` (``/v1/chat/completions``, or
+        ``/v1/completions`` with ``api="completions"``) with ``model_name`` and the generation ``params``
+        (``temperature``, ``top_p``, ``max_tokens``, ``seed``, ``stop``), at most ``max_concurrency`` calls at a
+        time. ``prompt`` overrides the task kind's template (``system``, ``user``). ``api_key`` (or the
+        environment variable ``DYNABENCH_ENDPOINT_API_KEY``) is sent once, stored encrypted, never shown back.
+        ``BadRequest`` (code ``endpoint_url_not_allowed``) when the URL is not on the platform's allow-list.
+        """
+        body = {
+            "task": task, "name": name, "base_url": base_url, "model_name": model_name, "api": api, "params": params or {},
+            "prompt": prompt or {}, "api_key": api_key if api_key is not None else os.environ.get("DYNABENCH_ENDPOINT_API_KEY", ""),
+            "timeout_s": timeout_s, "max_retries": max_retries, "max_concurrency": max_concurrency,
+            "description": description, "published": published, "anonymous": anonymous,
+        }
+        return self._request("POST", "/models/endpoint", json=body)["id"]
+
     def get_model(self, model_id: int) -> dict:
         """Return the model record with its status and the evaluation status per dataset."""
         return self._request("GET", f"/models/{int(model_id)}")

@@ -31,6 +31,7 @@ from leaderboard.serializers import (
     ArchiveCheckResultSerializer,
     ArchiveCheckSerializer,
     ArchiveSubmissionSerializer,
+    EndpointSubmissionSerializer,
     LeaderboardSerializer,
     ModelDetailSerializer,
     ModelSerializer,
@@ -107,6 +108,17 @@ def _model_ranking(model):
         request={"multipart/form-data": PredictionsSubmissionSerializer},
         responses={201: ModelSerializer},
     ),
+    endpoint=extend_schema(
+        summary="Submit a model behind an OpenAI-compatible endpoint; its evaluation is queued",
+        description=(
+            "The URL must be on the platform's allow-list (no link-local, private-network or file URLs). The "
+            "evaluation sends the scoring datasets' inputs (never their labels) at most `max_concurrency` at a time; "
+            "throughput and latency are measured from the platform's side and memory is not measured. `api_key` is "
+            "stored encrypted and never shown back."
+        ),
+        request=EndpointSubmissionSerializer,
+        responses={201: ModelSerializer},
+    ),
     selections=extend_schema(
         summary="Submit a training-set selection to a data-centric task; its training with the task's fixed recipe is queued",
         request=SelectionSubmissionSerializer,
@@ -146,7 +158,7 @@ class ModelViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Crea
     permission_classes = [IsAuthenticatedOrReadOnly]
     throttle_scopes = {
         "create": "model_uploads", "predictions": "model_uploads", "selections": "model_uploads",
-        "check_predictions": "model_checks", "check_archive": "model_checks",
+        "endpoint": "model_uploads", "check_predictions": "model_checks", "check_archive": "model_checks",
     }
 
     def get_queryset(self):
@@ -240,6 +252,17 @@ class ModelViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Crea
             user=request.user, task=task, upload=data["archive"], weights_sizes=data["weights_sizes"], name=data["name"],
         )
         return Response(ArchiveCheckResultSerializer({"ok": True, **dataclasses.asdict(result)}).data)
+
+    @action(detail=False, methods=["post"])
+    def endpoint(self, request):
+        serializer = EndpointSubmissionSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = dict(serializer.validated_data)
+        task = access.visible_tasks(request.user).filter(code=data.pop("task")).first()
+        if task is None:
+            raise ValidationError({"task": ["No such task."]})
+        model = services.submit_endpoint(user=request.user, task=task, **data)
+        return Response(ModelSerializer(model, context=self.get_serializer_context()).data, status=status.HTTP_201_CREATED)
 
     @action(detail=False, methods=["get"], permission_classes=[IsAuthenticated])
     def allowance(self, request):

@@ -285,6 +285,20 @@ def store_predictions(run: EvaluationRun, attempt: int, lines) -> str:
     return target.save(name, ContentFile(body))
 
 
+def endpoint_latency(outputs: list[dict]) -> dict:
+    """``{"latency_ms_p50", "latency_ms_p95", "endpoint_calls", "endpoint_tokens"}`` over the outputs of an
+    endpoint model that were asked in this run or an earlier attempt (their ``endpoint`` record: latency
+    measured by the platform per call, retries included); {} for other models."""
+    calls = [o["endpoint"] for o in outputs if isinstance(o.get("endpoint"), dict)]
+    if not calls:
+        return {}
+    latencies = np.array([c.get("latency_ms") or 0.0 for c in calls], dtype=float)
+    tokens = sum((c.get("prompt_tokens") or 0) + (c.get("completion_tokens") or 0) for c in calls)
+    return {"latency_ms_p50": round(float(np.percentile(latencies, 50)), 3),
+            "latency_ms_p95": round(float(np.percentile(latencies, 95)), 3), "endpoint_calls": len(calls),
+            "endpoint_tokens": int(tokens)}
+
+
 def score_outputs(run: EvaluationRun, attempt: int, items: list[dict], outputs: list[dict], **measured) -> dict:
     """Score the model's ``outputs`` on ``items`` (the task kind's ``spec.score``, per tag), store the
     predictions file, and return the run's fields to write plus the stored file's name.
@@ -299,6 +313,7 @@ def score_outputs(run: EvaluationRun, attempt: int, items: list[dict], outputs: 
     metrics["wall_seconds"] = round(measured.pop("wall_seconds"), 3)
     metrics["inferences"] = measured.pop("inferences")
     metrics["perturbed_items"] = perturbable_counts(task, items)  # 0: the metric is not applicable here
+    metrics.update(endpoint_latency(outputs))
     name = store_predictions(run, attempt, (
         {"uid": item["uid"], "prediction": output, "target": item["target"], spec.score_key: score}
         for item, output, score in zip(items, outputs, scores.per_item)
@@ -343,7 +358,9 @@ def _evaluate(run: EvaluationRun, beat) -> dict:
             robustness, fairness, extra = perturbation_scores(task, predictor, items, inputs, outputs, beat)
         inferences += extra
         throughput = len(items) / seconds if seconds > 0 else None
-        memory = peak.gib
+        # A model behind an endpoint runs elsewhere: its memory is not measured (None, the Dynascore's
+        # missing-metric rule applies as for a predictions file); throughput is the platform's view.
+        memory = peak.gib if getattr(predictor, "measures_memory", True) else None
     return score_outputs(
         run, run.attempt, items, outputs, throughput=throughput, memory_gib=memory, robustness=robustness,
         fairness=fairness, inferences=inferences, wall_seconds=time.perf_counter() - started,

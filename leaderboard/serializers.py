@@ -37,6 +37,23 @@ class SelectionSubmissionSerializer(SubmissionSerializer):
     )
 
 
+class EndpointSubmissionSerializer(SubmissionSerializer):
+    """A model behind an OpenAI-compatible endpoint (JSON). ``api_key`` is write-only: stored encrypted,
+    never shown back."""
+
+    base_url = serializers.CharField(max_length=500, help_text="e.g. https://api.example.org or http://host:8000/v1; on the platform's allow-list.")
+    model_name = serializers.CharField(max_length=200, help_text="The `model` the API serves.")
+    api = serializers.ChoiceField(choices=["chat", "completions"], default="chat", required=False)
+    params = serializers.DictField(required=False, default=dict, help_text="temperature, top_p, max_tokens, seed, stop.")
+    prompt = serializers.DictField(child=serializers.CharField(allow_blank=True, max_length=5000), required=False, default=dict,
+                                   help_text="Overrides of the task kind's template: system, user ($field placeholders).")
+    api_key = serializers.CharField(required=False, allow_blank=True, default="", write_only=True, max_length=1000,
+                                    trim_whitespace=True, style={"input_type": "password"})
+    timeout_s = serializers.FloatField(required=False, default=30.0, min_value=1, max_value=600)
+    max_retries = serializers.IntegerField(required=False, default=3, min_value=0, max_value=10)
+    max_concurrency = serializers.IntegerField(required=False, default=4, min_value=1, max_value=64)
+
+
 class AllowanceSerializer(serializers.Serializer):
     """``GET /api/v1/models/allowance``: may I submit, and how many submissions remain today."""
 

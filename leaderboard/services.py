@@ -14,6 +14,7 @@ on a refusal nothing is stored (no row, no file).
 - :func:`submit_predictions`: a JSONL prediction file covering every item of the task's
   scoring datasets (checked by ``leaderboard.predictions``).
 - :func:`register_model_directory`: a task owner registers a directory already on the server.
+- :func:`submit_endpoint`: a model behind an OpenAI-compatible endpoint (``tasks/endpoints.py``).
 - :func:`set_model_visibility`: publish / anonymise (owner only).
 """
 
@@ -98,7 +99,8 @@ def count_upload_attempt(user) -> None:
 # --- shared checks -----------------------------------------------------------------------
 
 
-SUBMISSION_NAMES = {"model": "a model", "predictions": "a predictions file", "selection": "a selection of pool items"}
+SUBMISSION_NAMES = {"model": "a model", "predictions": "a predictions file", "selection": "a selection of pool items",
+                    "endpoint": "an endpoint"}
 
 
 @dataclass(frozen=True)
@@ -330,6 +332,37 @@ def submit_predictions(
         raise
     finally:
         staged.unlink(missing_ok=True)
+
+
+# --- endpoints ----------------------------------------------------------------------------------
+
+
+def submit_endpoint(
+    *, user, task: Task, name: str, base_url: str, model_name: str, api: str = "chat", params=None, prompt=None,
+    api_key: str = "", timeout_s: float = 30.0, max_retries: int = 3, max_concurrency: int = 4, description: str = "",
+    anonymous: bool = False, published: bool = True, rate_limited: bool = True,
+) -> MLModel:
+    """Submit a model behind an OpenAI-compatible endpoint instead of an archive; queue its evaluation.
+
+    The connection is checked (``tasks.endpoints.create_endpoint_model``: the URL against the admin's
+    allow-list, no link-local, private or file URLs; parameters, prompt overrides, timeout, retries,
+    concurrency) and ``api_key`` is stored encrypted, never shown back. A researcher cannot name an
+    environment variable for the key (only the platform's admins and task owners set those, through
+    the admin). Returns a new ``MLModel`` of kind ``endpoint`` (status ``queued``); the evaluation jobs
+    send the scoring datasets' inputs (never their labels) within ``max_concurrency``. Raises
+    ``RateLimited`` (daily limit) and ``RuleError`` (``wrong_submission``, ``endpoint_*`` codes).
+    """
+    from tasks.endpoints import create_endpoint_model
+
+    name = check_can_submit(user=user, task=task, name=name, rate_limited=rate_limited, submission="endpoint")
+    with transaction.atomic():
+        model = create_endpoint_model(
+            task=task, owner=user, name=name, base_url=base_url, model_name=model_name, api=api, params=params,
+            prompt=prompt, api_key=api_key, timeout_s=timeout_s, max_retries=max_retries, max_concurrency=max_concurrency,
+            description=description or "", published=published, anonymous=anonymous, status=MLModel.Status.QUEUED,
+        )
+        _enqueue_evaluation(model.pk)
+    return model
 
 
 # --- data-centric selections ----------------------------------------------------------------

@@ -147,7 +147,8 @@ def evaluate_shard(shard_id: int) -> tuple[str, dict]:
         return shard_failed(shard, attempt, evaluation.failure_reason(error))
     with transaction.atomic():
         written = EvaluationShard.objects.filter(pk=shard_id, attempt=attempt, status=Status.RUNNING).update(
-            status=Status.DONE, result_file=name, seconds=seconds, memory_gib=peak.gib,
+            status=Status.DONE, result_file=name, seconds=seconds,
+            memory_gib=peak.gib if getattr(predictor, "measures_memory", True) else None,
             inferences=len(items) + extra, finished_at=timezone.now(), heartbeat_at=timezone.now(),
         )
         if not written or not _run_is_current(shard):
@@ -220,7 +221,7 @@ def merge_shards(run_id: int) -> tuple[str, int | None]:
         seconds = sum(s.seconds or 0.0 for s in shards)
         outcome = evaluation.score_outputs(
             run, attempt, items, outputs, throughput=len(items) / seconds if seconds > 0 else None,
-            memory_gib=max(s.memory_gib or 0.0 for s in shards), robustness=robustness, fairness=fairness,
+            memory_gib=max((s.memory_gib for s in shards if s.memory_gib is not None), default=None), robustness=robustness, fairness=fairness,
             inferences=sum(s.inferences or 0 for s in shards),
             wall_seconds=(timezone.now() - run.started_at).total_seconds() if run.started_at else 0.0,
         )

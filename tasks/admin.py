@@ -15,7 +15,7 @@ from django.utils.html import format_html
 from dynabench.admin_tools import BoundedJSONMixin, OwnerScopedAdmin, PrettyJSONField, short
 from dynabench.errors import RuleError
 from tasks import access
-from tasks.models import Context, Dataset, DatasetItem, MLModel, Round, Task, TaskBan, TaskRole, Upload
+from tasks.models import Context, Dataset, DatasetItem, Endpoint, MLModel, Round, Task, TaskBan, TaskRole, Upload
 from tasks.services import publish_labels as publish_dataset_labels
 from tasks.services import set_round_status
 
@@ -203,8 +203,60 @@ class ContextAdmin(OwnerScopedAdmin):
         self.message_user(request, f"{queryset.update(active=False)} context(s) deactivated.", messages.SUCCESS)
 
 
+class EndpointAdminForm(forms.ModelForm):
+    """An endpoint model's connection, checked as everywhere (``tasks/endpoints.py``: the allow-list, the
+    parameters, the key's variable name). The key itself is write-only: typed here, stored encrypted,
+    never shown (leave it empty to keep the stored one)."""
+
+    api_key = forms.CharField(required=False, widget=forms.PasswordInput(render_value=False), help_text="Stored encrypted; never shown. Empty: keep the stored key.")
+
+    class Meta:
+        model = Endpoint
+        fields = ("base_url", "api", "model_name", "params", "prompt", "api_key_env", "timeout_s", "max_retries", "max_concurrency")
+
+    def clean_base_url(self):
+        from tasks.endpoints import check_url
+
+        try:
+            return check_url(self.cleaned_data["base_url"])
+        except RuleError as refused:
+            raise forms.ValidationError(refused.message) from None
+
+    def clean_params(self):
+        from tasks.endpoints import clean_params
+
+        try:
+            return clean_params(self.cleaned_data["params"])
+        except RuleError as refused:
+            raise forms.ValidationError(refused.message) from None
+
+    def clean_api_key_env(self):
+        from tasks.endpoints import check_key_env
+
+        try:
+            return check_key_env(self.cleaned_data["api_key_env"])
+        except RuleError as refused:
+            raise forms.ValidationError(refused.message) from None
+
+    def save(self, commit=True):
+        from tasks.endpoints import set_api_key
+
+        if self.cleaned_data.get("api_key"):
+            set_api_key(self.instance, self.cleaned_data["api_key"])
+        return super().save(commit=commit)
+
+
+class EndpointInline(admin.StackedInline):
+    model = Endpoint
+    form = EndpointAdminForm
+    extra = 0
+    max_num = 1
+    can_delete = False
+
+
 @admin.register(MLModel)
 class MLModelAdmin(OwnerScopedAdmin):
+    inlines = [EndpointInline]
     list_display = ("name", "task", "owner", "kind", "status", "progress_display", "published", "anonymous", "in_loop_rounds", "created_at")
     list_filter = ("status", "kind", "published", "task")
     list_select_related = ("task", "owner")

@@ -114,6 +114,14 @@ class Round(models.Model):
     )
     start = models.DateTimeField(null=True, blank=True)
     end = models.DateTimeField(null=True, blank=True)
+    endpoint_call_budget = models.PositiveIntegerField(
+        null=True, blank=True,
+        help_text="Most calls to endpoint models in the loop of this round (blank: no limit); counted in EndpointUsage.",
+    )
+    endpoint_token_budget = models.PositiveBigIntegerField(
+        null=True, blank=True,
+        help_text="Most tokens (prompt + completion, as the endpoint reports them) endpoint models may use in this round.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -181,6 +189,7 @@ class MLModel(models.Model):
     class Kind(models.TextChoices):
         HF_DIRECTORY = "hf_directory", "Hugging Face directory (safetensors)"
         PREDICTIONS = "predictions", "Predictions file"
+        ENDPOINT = "endpoint", "Endpoint (OpenAI-compatible API)"
 
     class Status(models.TextChoices):
         UPLOADED = "uploaded", "Uploaded"
@@ -234,6 +243,16 @@ class MLModel(models.Model):
     def runs_in_registry(self) -> bool:
         """True for a Hugging Face directory, the only artefact the model registry loads and runs."""
         return self.Kind(self.kind) is self.Kind.HF_DIRECTORY
+
+    @property
+    def is_endpoint(self) -> bool:
+        """True for a connection to an OpenAI-compatible API (its ``endpoint`` row, ``tasks/endpoints.py``)."""
+        return self.Kind(self.kind) is self.Kind.ENDPOINT
+
+    @property
+    def answers(self) -> bool:
+        """True when the registry can answer with this model: a directory it loads or an endpoint it calls."""
+        return self.runs_in_registry or self.is_endpoint
 
     def __str__(self):
         return f"{self.name} ({self.task.code})"
@@ -430,3 +449,72 @@ class Upload(models.Model):
 
     def __str__(self):
         return f"upload {self.pk} of {self.original_name} to {self.task.code}"
+
+
+class Endpoint(models.Model):
+    """The connection of an ``MLModel`` of kind ``endpoint``: an OpenAI-compatible API.
+
+    ``base_url`` ends before ``/v1`` or includes it (``http://host:8000`` or
+    ``http://host:8000/v1``); ``api`` picks ``/v1/chat/completions`` (messages) or
+    ``/v1/completions`` (one prompt). ``params``: the generation parameters sent with every
+    call (``temperature``, ``top_p``, ``max_tokens``, ``seed``, ``stop``). ``prompt``:
+    overrides of the task kind's prompt template (``system``, ``user``; ``$field``
+    placeholders, ``TaskKindSpec.endpoint_prompt``). The API key is either encrypted in
+    ``api_key_encrypted`` (Fernet under a key derived from ``SECRET_KEY``) or read from the
+    environment variable ``api_key_env`` (its name must start with
+    ``settings.DYNABENCH_ENDPOINT_KEY_ENV_PREFIX``); it is never shown back (no serializer,
+    page, admin field, export or log line carries it). Rules: ``tasks/endpoints.py``.
+    """
+
+    class Api(models.TextChoices):
+        CHAT = "chat", "/v1/chat/completions"
+        COMPLETIONS = "completions", "/v1/completions"
+
+    model = models.OneToOneField(MLModel, on_delete=models.CASCADE, related_name="endpoint")
+    base_url = models.URLField(max_length=500)
+    api = models.CharField(max_length=16, choices=Api.choices, default=Api.CHAT)
+    model_name = models.CharField(max_length=200, help_text="The `model` field sent to the API.")
+    params = models.JSONField(default=dict, blank=True, help_text="temperature, top_p, max_tokens, seed, stop.")
+    prompt = models.JSONField(default=dict, blank=True, help_text="Overrides of the kind's template: system, user.")
+    api_key_encrypted = models.TextField(blank=True, editable=False)
+    api_key_env = models.CharField(max_length=100, blank=True, help_text="Environment variable holding the key.")
+    timeout_s = models.FloatField(default=30.0, help_text="Seconds one call may take (connect and read).")
+    max_retries = models.PositiveSmallIntegerField(default=3, help_text="Retries after a 429, a 5xx or a lost connection.")
+    max_concurrency = models.PositiveSmallIntegerField(default=4, help_text="Calls in flight at once, per process.")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self):
+        return f"{self.model_name} at {self.base_url}"
+
+    def __repr__(self):
+        return f"<Endpoint {self.pk}: {self.model_name} at {self.base_url}>"
+
+
+class EndpointResponse(models.Model):
+    """One answer of an endpoint, cached by the request it answered (``key``: sha256 of the model
+    name, the API, the parameters and the messages), so a resumed evaluation never asks twice."""
+
+    model = models.ForeignKey(MLModel, on_delete=models.CASCADE, related_name="endpoint_responses")
+    key = models.CharField(max_length=64)
+    text = models.TextField(blank=True)
+    raw = models.JSONField(default=dict, help_text="The answer's choice (text, finish reason) and usage, as sent.")
+    latency_ms = models.FloatField(default=0.0, help_text="Wall time of the call that answered, retries included.")
+    prompt_tokens = models.PositiveIntegerField(null=True, blank=True)
+    completion_tokens = models.PositiveIntegerField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["model", "key"], name="endpoint_response_unique")]
+
+
+class EndpointUsage(models.Model):
+    """Calls and tokens an endpoint model used in a round's loop, against the round's budget."""
+
+    round = models.ForeignKey(Round, on_delete=models.CASCADE, related_name="endpoint_usage")
+    model = models.ForeignKey(MLModel, on_delete=models.CASCADE, related_name="endpoint_usage")
+    calls = models.PositiveIntegerField(default=0)
+    tokens = models.PositiveBigIntegerField(default=0)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["round", "model"], name="endpoint_usage_unique")]

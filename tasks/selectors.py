@@ -5,8 +5,11 @@
 
 from __future__ import annotations
 
+from django.db.models import Q
+
 from dynabench import hotsql
 from tasks import access
+
 from tasks.models import Dataset, MLModel, Task
 
 
@@ -72,10 +75,13 @@ def example_labels_hidden(user, example, *, splits: set[tuple[int, str]] | None 
 
 
 def evaluable_models(task, models=None) -> list:
-    """The task's models that are scored on its datasets: every model record with an artefact that is
-    not still ``training`` (a retrained model is scheduled when its training finishes).
-    ``models``: ``MLModel`` rows or ids to narrow to. Ordered by id."""
-    queryset = MLModel.objects.filter(task=task).exclude(status=MLModel.Status.TRAINING).exclude(path="")
+    """The task's models that are scored on its datasets: every model record with an artefact (a path,
+    or an endpoint's connection) that is not still ``training`` (a retrained model is scheduled when its
+    training finishes). ``models``: ``MLModel`` rows or ids to narrow to. Ordered by id."""
+    queryset = (
+        MLModel.objects.filter(task=task).exclude(status=MLModel.Status.TRAINING)
+        .exclude(Q(path="") & ~Q(kind=MLModel.Kind.ENDPOINT))
+    )
     if models is not None:
         queryset = queryset.filter(pk__in=[getattr(m, "pk", m) for m in models])
     return list(queryset.order_by("pk"))

@@ -187,14 +187,18 @@ def update_task_settings(*, task: Task, acting_user, version: int, **changes) ->
 
 
 @transaction.atomic
-def open_round(*, task: Task, acting_user, target_model_ids=(), start=None, end=None, loop_rule: str | None = None) -> Round:
+def open_round(
+    *, task: Task, acting_user, target_model_ids=(), start=None, end=None, loop_rule: str | None = None,
+    endpoint_call_budget: int | None = None, endpoint_token_budget: int | None = None,
+) -> Round:
     """Create the task's next round (number = last + 1), open, with the given models in the loop.
 
     ``loop_rule`` (``Round.LoopRule``, default round-robin) picks which of several models answers
     each new example. Opening goes through ``set_round_status``, so its rules hold: only owners (and admins),
     and at most one open round per task (close the current one first; closing builds its
-    datasets). Every target model must be a Hugging Face directory model of this task,
-    and ``end`` must come after ``start``.
+    datasets). Every target model must be a Hugging Face directory or an endpoint model of this
+    task, and ``end`` must come after ``start``. ``endpoint_call_budget`` / ``endpoint_token_budget``:
+    the most calls / tokens endpoint models in the loop may use in the round (None: no limit).
 
     Raises ``NotAllowed`` (403) or ``RuleError`` (400); nothing is created when refused
     (a model id that is not a positive 64-bit integer is a ``model_not_of_task`` 400).
@@ -224,17 +228,18 @@ def open_round(*, task: Task, acting_user, target_model_ids=(), start=None, end=
             f"no model of task {task.code} has id {', '.join(map(str, missing))}",
             field="target_models",
         )
-    not_loadable = [m.pk for m in models if not m.runs_in_registry]
+    not_loadable = [m.pk for m in models if not m.answers]
     if not_loadable:
         raise RuleError(
             TaskErrorCode.MODEL_NOT_LOADABLE,
-            f"models {', '.join(map(str, not_loadable))} are prediction files; only Hugging Face directories can be in the loop",
+            f"models {', '.join(map(str, not_loadable))} are prediction files; only Hugging Face directories and endpoints "
+            "can be in the loop",
             field="target_models",
         )
     last = Task.objects.select_for_update().get(pk=task.pk).rounds.order_by("-number").first()
     new_round = Round.objects.create(
         task=task, number=(last.number + 1) if last else 1, status=Round.Status.CLOSED, start=start, end=end,
-        loop_rule=loop_rule,
+        loop_rule=loop_rule, endpoint_call_budget=endpoint_call_budget, endpoint_token_budget=endpoint_token_budget,
     )
     new_round.target_models.set(models)
     new_round = set_round_status(round=new_round, status=Round.Status.OPEN, acting_user=acting_user)

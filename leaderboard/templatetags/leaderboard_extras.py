@@ -45,7 +45,10 @@ def get(mapping, key):
     return mapping.get(key, mapping.get(str(key))) if hasattr(mapping, "get") else None
 
 
-ARTEFACT_NOTES = {MLModel.Kind.PREDICTIONS: " · predictions file"}
+ARTEFACT_NOTES = {
+    MLModel.Kind.PREDICTIONS: " · predictions file",
+    MLModel.Kind.ENDPOINT: " · endpoint (throughput and latency measured from the platform, memory not measured)",
+}
 """The note after a model's name, by the kind of its artefact (none for a model directory)."""
 
 

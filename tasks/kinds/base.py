@@ -6,6 +6,8 @@ One module per kind beside this one subclasses ``TaskKindSpec``; see ``tasks/kin
 from __future__ import annotations
 
 import dataclasses
+import re
+import string
 from dataclasses import dataclass
 
 import numpy as np
@@ -37,6 +39,19 @@ def normalise_label(config: dict, value) -> str | None:
     if value in labels:
         return value
     return config.get("label_aliases", {}).get(value)
+
+
+def first_label_in(config: dict, text: str) -> str | None:
+    """Return the task label (or the label of an alias) named earliest in ``text`` as a whole word,
+    case-insensitive; None when it names none. At one position the longer name wins."""
+    names = [(label, label) for label in config.get("labels", [])]
+    names += list(config.get("label_aliases", {}).items())
+    best = None
+    for name, label in names:
+        match = re.search(rf"(?<!\w){re.escape(name)}(?!\w)", text or "", flags=re.IGNORECASE)
+        if match and (best is None or (match.start(), -len(name)) < best[0]):
+            best = ((match.start(), -len(name)), label)
+    return best[1] if best else None
 
 
 def span_at(passage: str, *, text, start) -> bool:
@@ -103,10 +118,17 @@ class TaskKindSpec:
     """The ``config["model_wrong"]["rule"]`` a task of this kind must name."""
     perf_metrics: tuple[str, ...] = ()
     """The metrics ``score`` returns that a config may name as ``perf_metric``."""
-    submissions: tuple[str, ...] = ("model", "predictions")
+    submissions: tuple[str, ...] = ("model", "predictions", "endpoint")
     """What participants submit to the leaderboard: ``model`` (a Hugging Face directory),
     ``predictions`` (a predictions file) and/or ``selection`` (a list of pool uids that the
     platform trains its fixed recipe on, ``DataCentricSpec``)."""
+
+    takes_endpoints: bool = True
+    """True when a model behind an OpenAI-compatible endpoint can answer this kind (``tasks/endpoints.py``):
+    the spec turns the model input into messages (``endpoint_messages``) and the text of the answer into
+    the kind's output (``endpoint_answer``, by the rule ``endpoint_answer_rule`` states)."""
+    endpoint_answer_rule: str = ""
+    """How the text of an endpoint's answer becomes this kind's output, in words (shown to owners)."""
 
     def checked_item_fields(self, config: dict) -> list[str]:
         """Fields of a dataset item's input that a predictions-file line may repeat and must then
@@ -207,6 +229,35 @@ class TaskKindSpec:
 
     def consistency(self, config: dict, original: list[dict], perturbed: list[dict]) -> float:
         """The perf metric of ``perturbed`` outputs measured against the ``original`` outputs, in [0, 1]."""
+        raise NotImplementedError
+
+    # --- models behind endpoints --------------------------------------------------------------
+
+    def endpoint_prompt(self, config: dict) -> dict:
+        """The default prompt template for an endpoint model: ``{"system": str, "user": str}``, with
+        ``$field`` placeholders for the model inputs (``$labels`` in the system prompt: the task's labels)."""
+        return {
+            "system": "Answer the request below.",
+            "user": "\n".join(f"{name}: ${name}" for name in config["model_inputs"]),
+        }
+
+    def endpoint_messages(self, config: dict, model_input: dict, prompt: dict | None = None) -> list[dict]:
+        """The chat messages for one model input: the kind's template (``endpoint_prompt``) with the
+        record's overrides ``prompt`` (keys ``system``/``user``), filled by ``string.Template`` (the
+        input's text is substituted once, never read as a template itself). Only the model inputs are
+        sent: no target ever reaches an endpoint."""
+        template = {**self.endpoint_prompt(config), **{k: v for k, v in (prompt or {}).items() if k in ("system", "user")}}
+        values = {name: str(model_input.get(name, "")) for name in config["model_inputs"]}
+        values["labels"] = ", ".join(config.get("labels", []))
+        messages = []
+        system = string.Template(template["system"]).safe_substitute(values).strip()
+        if system:
+            messages.append({"role": "system", "content": system})
+        messages.append({"role": "user", "content": string.Template(template["user"]).safe_substitute(values)})
+        return messages
+
+    def endpoint_answer(self, config: dict, text: str, model_input: dict) -> dict:
+        """The kind's model output (the registry's shape) from the text of an endpoint's answer."""
         raise NotImplementedError
 
     # --- model head and training -------------------------------------------------------------

@@ -10,7 +10,7 @@ from dynabench.errors import RuleError
 from tasks.display import label_bars
 from tasks.error_codes import TargetErrorCode
 from tasks.model_checks import match_labels
-from tasks.kinds.base import ItemScores, OutOfTaskTarget, TaskKindSpec, normalise_label, register
+from tasks.kinds.base import ItemScores, OutOfTaskTarget, TaskKindSpec, first_label_in, normalise_label, register
 
 
 def _classification_metrics(gold: list[str], predicted: list[str | None]) -> dict:
@@ -153,8 +153,25 @@ class ClassificationSpec(TaskKindSpec):
         return ItemScores(per_item=[g == p for g, p in zip(gold, predicted)], item_results=item_results, _metrics=metrics)
 
     def consistency(self, config, original, perturbed):
-        metrics = _classification_metrics([o["label"] for o in original], [p["label"] for p in perturbed])
+        # An endpoint's answer may name no label (None): it agrees only with another answer naming none.
+        metrics = _classification_metrics([o.get("label") or "" for o in original], [p.get("label") for p in perturbed])
         return metrics[config["perf_metric"]]
+
+    endpoint_answer_rule = (
+        "The task label (or one of its aliases) named earliest in the answer, as a whole word, case-insensitive; "
+        "an answer naming none has no label and counts as wrong."
+    )
+
+    def endpoint_prompt(self, config):
+        return {
+            "system": "You label texts. Answer with exactly one of these labels and nothing else: $labels.",
+            "user": "\n".join(f"{name}: ${name}" for name in config["model_inputs"]),
+        }
+
+    def endpoint_answer(self, config, text, model_input):
+        """``{"label", "probs"}`` with the label ``first_label_in`` the text (probability 1; none: no label)."""
+        label = first_label_in(config, text)
+        return {"label": label, "probs": {name: float(name == label) for name in config.get("labels", [])}}
 
     def head_class(self):
         from transformers import AutoModelForSequenceClassification

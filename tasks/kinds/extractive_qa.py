@@ -280,6 +280,30 @@ class ExtractiveQASpec(TaskKindSpec):
         scores = [squad_f1(p.get("answer") or "", o.get("answer") or "") for o, p in zip(original, perturbed)]
         return float(np.mean(scores))
 
+    endpoint_answer_rule = (
+        "The answer's text, stripped of white space, quotes and a final full stop, found in the passage (exactly, "
+        "else ignoring case) gives the span; an answer not in the passage keeps its text with no span."
+    )
+
+    def endpoint_prompt(self, config):
+        question, passage = config["model_inputs"][:2]
+        return {
+            "system": "Answer the question with a span copied exactly from the passage, and nothing else.",
+            "user": f"passage: ${passage}\nquestion: ${question}",
+        }
+
+    def endpoint_answer(self, config, text, model_input):
+        """``{"answer", "start", "end", "score"}``: the span of the passage the text names (no span: no offsets)."""
+        answer = (text or "").strip().strip("\"'“”").strip()
+        answer = answer[:-1].rstrip() if answer.endswith(".") else answer
+        passage = model_input.get(self.passage_field(config), "") or ""
+        start = passage.find(answer) if answer else -1
+        if start < 0 and answer:
+            start = passage.lower().find(answer.lower())
+        if start < 0:
+            return {"answer": answer, "score": None}
+        return {"answer": passage[start:start + len(answer)], "start": start, "end": start + len(answer), "score": None}
+
     def head_class(self):
         from transformers import AutoModelForQuestionAnswering
 

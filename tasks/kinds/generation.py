@@ -190,6 +190,15 @@ class GenerationSpec(TaskKindSpec):
         scores, _ = corpus_scores([p.get("translation") or "" for p in perturbed], [[o.get("translation") or ""] for o in original])
         return scores["chrfpp"]
 
+    endpoint_answer_rule = "The answer's text, stripped of surrounding white space, is the translation."
+
+    def endpoint_prompt(self, config):
+        (source,) = config["model_inputs"]
+        return {"system": "Translate the text the user sends. Answer with the translation only.", "user": f"${source}"}
+
+    def endpoint_answer(self, config, text, model_input):
+        return {"translation": (text or "").strip()}
+
     def head_class(self):
         from transformers import AutoModelForSeq2SeqLM
 

@@ -1,0 +1,223 @@
+"""Benchmark of models behind endpoints: ``/work/main/.venv/bin/python benchmarks/endpoints.py``.
+
+Starts the tests' real OpenAI-compatible server (``tests/endpoint_server.py``: a tiny GPT-2 run with
+``generate`` behind ``/v1/chat/completions``) in its own process on a free local port, and prints, side
+by side in one run against it:
+
+1. Evaluation throughput: items/s of the platform's ``EndpointPredictor`` (what an evaluation run's
+   original pass measures: messages from the kind's template, concurrent calls within the endpoint's
+   limit, each answer stored in the response cache, the label parsed) against a bare concurrent
+   ``httpx`` client sending the same request bodies with the same concurrency (a thread pool; best of
+   a pass before and one after). Goal: platform >= 0.9x bare. Then the whole ``evaluate_run`` job
+   (original pass plus the robustness and fairness passes, scoring, writes) for reference.
+2. The create page's overhead over the endpoint's own latency: an annotator's POST to the create page
+   (HTMX, Django's test client, the endpoint model in the loop, a new text each time so nothing comes
+   from the cache), minus the latency of the endpoint call the platform recorded on that example.
+   Goal: p50 <= 15 ms. Split into the endpoint layer (the page's model-in-the-loop time, from its
+   Server-Timing header, minus the call) and the rest, with the same page's work around a tiny local
+   classifier beside it for reference.
+
+Runs on a throw-away test database. Options: ``--items N`` (default 200), ``--concurrency C`` (4),
+``--submissions N`` (60).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "dynabench.settings")
+
+import django  # noqa: E402
+
+django.setup()
+
+from django.conf import settings  # noqa: E402
+from django.db import connection  # noqa: E402
+
+DYNASENT = ROOT.parent / "shared" / "data" / "dynasent" / "dynasent-v1.1-round01-yelp-dev.jsonl"
+if not DYNASENT.exists():
+    DYNASENT = Path("/work/shared/data/dynasent/dynasent-v1.1-round01-yelp-dev.jsonl")
+
+
+def start_server() -> tuple[subprocess.Popen, str]:
+    process = subprocess.Popen([sys.executable, str(ROOT / "tests" / "endpoint_server.py")], stdout=subprocess.PIPE, text=True)
+    line = process.stdout.readline().strip()
+    if not line.startswith("listening "):
+        process.kill()
+        raise SystemExit(f"the endpoint server did not start: {line!r}")
+    return process, line.split(" ", 1)[1]
+
+
+def bare_items_per_s(url: str, bodies: list[dict], concurrency: int) -> float:
+    """Items/s of a bare ``httpx`` client posting ``bodies`` with ``concurrency`` threads (keep-alive pool)."""
+    import httpx
+
+    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+    with httpx.Client(timeout=60, limits=limits) as client:
+        def one(body):
+            response = client.post(url + "/v1/chat/completions", json=body)
+            response.raise_for_status()
+            return response.json()["choices"][0]["message"]["content"]
+
+        start = time.perf_counter()
+        with ThreadPoolExecutor(max_workers=concurrency) as pool:
+            list(pool.map(one, bodies))
+        return len(bodies) / (time.perf_counter() - start)
+
+
+def texts(n: int, offset: int = 0) -> list[str]:
+    rows = [json.loads(line)["sentence"] for line in DYNASENT.read_text().splitlines()[offset:offset + n]]
+    return rows or [f"the food was great number {i}" for i in range(offset, offset + n)]
+
+
+def figure_1(url: str, n_items: int, concurrency: int) -> None:
+    from leaderboard.jobs import evaluate_model, evaluate_run
+    from leaderboard.models import EvaluationRun
+    from tasks.endpoints import create_endpoint_model, request_body
+    from tasks.models import Dataset, DatasetItem, Task
+    from tasks.registry import get_predictor
+
+    task = Task.objects.get(code="sentiment")
+    params = {"temperature": 0, "max_tokens": 4, "seed": 1}
+
+    def fresh_model(name):
+        return create_endpoint_model(task=task, owner=None, name=name, base_url=url, model_name="tiny-gpt2", params=params,
+                                     max_concurrency=concurrency, timeout_s=60)
+
+    items = texts(n_items)
+    inputs = [{"text": t} for t in items]
+    probe = fresh_model("probe")
+    predictor = get_predictor(probe)
+    bodies = [request_body(predictor.endpoint, task.spec.endpoint_messages(task.config, i, {})) for i in inputs]
+    bare_items_per_s(url, bodies[:20], concurrency)  # warm both sides' first requests
+    bare_before = bare_items_per_s(url, bodies, concurrency)
+    platform = get_predictor(fresh_model("platform"))
+    start = time.perf_counter()
+    outputs = platform.predict(inputs)
+    platform_rate = len(inputs) / (time.perf_counter() - start)
+    bare_after = bare_items_per_s(url, bodies, concurrency)
+    bare = max(bare_before, bare_after)
+    assert len(outputs) == len(inputs)
+
+    dataset = Dataset.objects.create(task=task, name="dynasent-r1-dev-sample", access="scoring")
+    DatasetItem.objects.bulk_create([DatasetItem(dataset=dataset, uid=f"u{i}", input={"text": t}, target={"label": "positive"})
+                                     for i, t in enumerate(texts(n_items, offset=n_items))])
+    job_model = fresh_model("job")
+    evaluate_model(job_model.pk, enqueue=False)
+    run = EvaluationRun.objects.get(model=job_model)
+    start = time.perf_counter()
+    summary = evaluate_run(run.pk)
+    wall = time.perf_counter() - start
+    run.refresh_from_db()
+    print(f"1. evaluation of {len(inputs)} DynaSent sentences through the endpoint, concurrency {concurrency}")
+    print(f"   bare concurrent httpx client: {bare_before:,.1f} / {bare_after:,.1f} items/s (best {bare:,.1f})")
+    print(f"   platform (EndpointPredictor.predict, cache empty): {platform_rate:,.1f} items/s = {platform_rate / bare:.2f}x bare (goal >= 0.9x)")
+    print(f"   evaluate_run job: {summary}")
+    print(f"   job's stored throughput (original pass): {run.throughput:,.1f} items/s = {run.throughput / bare:.2f}x bare; "
+          f"{run.metrics['inferences']} calls incl. robustness/fairness in {wall:.1f} s; latency p50 "
+          f"{run.metrics['latency_ms_p50']:.1f} ms, p95 {run.metrics['latency_ms_p95']:.1f} ms; memory {run.memory_gib} (not measured)")
+
+
+def _submit(client, task, text: str) -> tuple[float, float]:
+    """POST one example on the create page; return the wall ms and the model-in-the-loop ms (Server-Timing)."""
+    import re
+
+    page = client.get(f"/tasks/{task.code}/write/")
+    token = re.search(r'name="token" value="([^"]+)"', page.content.decode()).group(1)
+    start = time.perf_counter()
+    response = client.post(f"/tasks/{task.code}/write/submit", {"token": token, "text": text[:500], "label": "positive"},
+                           HTTP_HX_REQUEST="true")
+    wall_ms = (time.perf_counter() - start) * 1000
+    assert response.status_code == 200, response.content.decode()[:500]
+    return wall_ms, float(re.search(r"dur=([0-9.]+)", response["Server-Timing"]).group(1))
+
+
+def figure_2(url: str, n: int) -> None:
+    from django.contrib.auth.models import Group, User
+    from django.test import Client
+
+    from annotation.models import Example
+    from tasks.endpoints import create_endpoint_model
+    from tasks.models import MLModel, Task
+    from tests.tiny_models import build_tiny_classifier
+
+    task = Task.objects.get(code="sentiment")
+    model = create_endpoint_model(task=task, owner=None, name="in-loop", base_url=url, model_name="tiny-gpt2",
+                                  params={"temperature": 0, "max_tokens": 4, "seed": 1}, timeout_s=60)
+    round1 = task.current_round()
+    user = User.objects.create_user("bench-annotator", password="x")
+    user.groups.add(*Group.objects.filter(name="annotator"))
+    client = Client()
+    client.force_login(user)
+    # Reference: the same page with a tiny local classifier in the loop (its page work without the model).
+    local = MLModel.objects.create(task=task, name="tiny-local", path=str(build_tiny_classifier(
+        Path(tempfile.mkdtemp(prefix="bench-tiny-")), task.labels)))
+    round1.target_models.set([local])
+    local_page = []
+    for i, text in enumerate(texts(n + 5, offset=4000)):
+        wall_ms, model_ms = _submit(client, task, text)
+        if i >= 5:
+            local_page.append(wall_ms - model_ms)
+    round1.target_models.set([model])
+    overheads, walls, calls, layer = [], [], [], []
+    sentences = texts(n + 5, offset=5000)
+    for i, text in enumerate(sentences):
+        wall_ms, predict_ms = _submit(client, task, text)
+        example = Example.objects.filter(author=user).latest("pk")
+        call_ms = example.model_output["endpoint"]["latency_ms"]
+        if i >= 5:  # the first few warm caches (templates, statements)
+            overheads.append(wall_ms - call_ms)
+            walls.append(wall_ms)
+            calls.append(call_ms)
+            layer.append(predict_ms - call_ms)
+    print(f"2. create page with the endpoint in the loop, {len(overheads)} submissions (a new sentence each)")
+    print(f"   POST wall p50 {statistics.median(walls):.1f} ms; the endpoint call the platform recorded p50 {statistics.median(calls):.1f} ms")
+    print(f"   overhead (wall - call) p50 {statistics.median(overheads):.1f} ms, p90 {sorted(overheads)[int(0.9 * len(overheads))]:.1f} ms "
+          f"(goal p50 <= 15 ms)")
+    print(f"   of which the endpoint layer (the model-in-the-loop time in Server-Timing - the call): p50 {statistics.median(layer):.1f} ms; "
+          f"the rest is the page's own work (checks, insert, tallies, rendering): p50 {statistics.median(overheads) - statistics.median(layer):.1f} ms")
+    print(f"   reference: the same page with a tiny local classifier in the loop, wall - model time: p50 {statistics.median(local_page):.1f} ms")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--items", type=int, default=200)
+    parser.add_argument("--concurrency", type=int, default=4)
+    parser.add_argument("--submissions", type=int, default=60)
+    args = parser.parse_args()
+    settings.MEDIA_ROOT = Path(tempfile.mkdtemp(prefix="bench-media-"))
+    settings.RQ_QUEUES = {name: {**conf, "ASYNC": False} for name, conf in settings.RQ_QUEUES.items()}
+    settings.DYNABENCH_ENDPOINT_ALLOWLIST = ["127.0.0.1/32"]
+    settings.ANNOTATION_SUBMISSIONS_PER_MINUTE = 0
+    process, url = start_server()
+    old_name = connection.creation.create_test_db(verbosity=0, autoclobber=True)
+    try:
+        from django.core.cache import cache
+
+        from dynabench.roles import ensure_role_groups
+        from tasks.seed import seed_default_tasks
+
+        cache.clear()
+        ensure_role_groups()
+        seed_default_tasks()
+        print(f"endpoint server {url} (tiny GPT-2, its own process); database {connection.vendor}")
+        figure_1(url, args.items, args.concurrency)
+        figure_2(url, args.submissions)
+    finally:
+        connection.creation.destroy_test_db(old_name, verbosity=0)
+        process.kill()
+
+
+if __name__ == "__main__":
+    main()

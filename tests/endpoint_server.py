@@ -1,0 +1,227 @@
+"""A real OpenAI-compatible server for tests and benchmarks: a tiny causal LM behind
+``/v1/chat/completions`` and ``/v1/completions`` on a local port.
+
+``transformers serve`` needs FastAPI, uvicorn and the ``openai`` package, none of which the
+platform installs, so this is the equally real stand-in: Python's ``http.server``
+(``ThreadingHTTPServer``, one thread per connection, HTTP/1.1 keep-alive) answering with a
+GPT-2 of random weights (``build_tiny_causal_lm``: a word-level tokenizer over a 60-word
+vocabulary that holds the default tasks' labels, 2 layers, safetensors) run with ``generate``
+(greedy, at most 16 new tokens). The answers are arbitrary but deterministic; ``usage`` counts real
+tokens.
+
+Tests drive failures through the socket: ``fail_next`` (status codes to answer the next
+requests with, e.g. ``[429, 503]``), ``stall()``/``release()`` (requests wait until released),
+``kill_after(n)`` (the server answers n more requests, then drops every connection and closes
+its port, as a killed process does), ``huge`` (an answer larger than the platform's bound).
+``requests`` records every body received and ``answered`` every prompt answered with 200.
+``start_server(model_dir, port=0)`` binds a free port (or, to bring a killed server back, the
+same one).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+WORDS = (
+    "positive negative neutral entailment contradiction hateful nothate yes no the a food was great and staff were "
+    "friendly service slow room dirty museum opened in 1921 hosts many visitors man is playing guitar on street "
+    "nobody music outside what year did open who wrote first algorithm for machine people from every country are "
+    "welcome here i hate waiting"
+).split()
+
+
+def build_tiny_causal_lm(path: Path, *, seed: int = 0) -> Path:
+    """Save a 2-layer GPT-2 with random weights and a word-level tokenizer under ``path``; return it."""
+    import torch
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
+
+    torch.manual_seed(seed)
+    vocab = {word: i for i, word in enumerate(["[UNK]", "[EOS]", *dict.fromkeys(WORDS)])}
+    tok = Tokenizer(models.WordLevel(vocab=vocab, unk_token="[UNK]"))
+    tok.pre_tokenizer = pre_tokenizers.Whitespace()
+    from tokenizers import decoders
+
+    tok.decoder = decoders.WordPiece(prefix="##")
+    tokenizer = PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="[UNK]", eos_token="[EOS]", pad_token="[EOS]")
+    config = GPT2Config(vocab_size=len(vocab), n_positions=512, n_embd=32, n_layer=2, n_head=2,
+                        bos_token_id=1, eos_token_id=1, pad_token_id=1)
+    path = Path(path)
+    GPT2LMHeadModel(config).save_pretrained(path, safe_serialization=True)
+    tokenizer.save_pretrained(path)
+    return path
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: "EndpointServer"
+
+    def log_message(self, *args):  # quiet
+        pass
+
+    def _send(self, status: int, body: dict | bytes, headers: dict | None = None):
+        data = body if isinstance(body, bytes) else json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        for key, value in (headers or {}).items():
+            self.send_header(key, value)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _drop(self):
+        self.close_connection = True
+        try:
+            self.connection.shutdown(2)
+        except OSError:
+            pass
+
+    def do_GET(self):
+        if self.path.rstrip("/") == "/v1/models":
+            return self._send(200, {"object": "list", "data": [{"id": self.server.model_name, "object": "model"}]})
+        self._send(404, {"error": {"message": "not found"}})
+
+    def do_POST(self):
+        server = self.server
+        length = int(self.headers.get("Content-Length") or 0)
+        body = json.loads(self.rfile.read(length) or b"{}")
+        with server.lock:
+            server.requests.append({"path": self.path, "body": body, "authorization": self.headers.get("Authorization")})
+            status = server.fail_next.pop(0) if server.fail_next else None
+            dying = server.dead or (server.remaining is not None and server.remaining <= 0)
+            if server.remaining is not None and not dying:
+                server.remaining -= 1
+        if dying:
+            server.die()
+            return self._drop()
+        if status is not None:
+            return self._send(status, {"error": {"message": f"told to answer {status}"}}, {"Retry-After": "0"} if status == 429 else None)
+        if server.stalling.is_set():
+            server.released.wait(timeout=120)
+        if self.path == "/v1/chat/completions":
+            prompt = "\n".join(f"{m['role']}: {m['content']}" for m in body.get("messages", [])) + "\nassistant:"
+        elif self.path == "/v1/completions":
+            prompt = body.get("prompt", "")
+        else:
+            return self._send(404, {"error": {"message": "not found"}})
+        if server.huge:
+            return self._send(200, b'{"pad": "' + b"x" * (2 * 2**20) + b'"}')
+        text, n_prompt, n_completion = server.generate(prompt, int(body.get("max_tokens") or 16))
+        with server.lock:
+            server.answered.append(prompt)
+        choice = {"index": 0, "finish_reason": "stop"}
+        if self.path == "/v1/chat/completions":
+            choice["message"] = {"role": "assistant", "content": text}
+        else:
+            choice["text"] = text
+        self._send(200, {
+            "id": f"cmpl-{len(server.answered)}", "object": "chat.completion", "created": int(time.time()),
+            "model": body.get("model", server.model_name), "choices": [choice],
+            "usage": {"prompt_tokens": n_prompt, "completion_tokens": n_completion, "total_tokens": n_prompt + n_completion},
+        })
+
+
+class EndpointServer(ThreadingHTTPServer):
+    """The server (see the module docstring); ``url`` is its base URL, ``port`` its port."""
+
+    daemon_threads = True
+
+    def __init__(self, model_dir: Path, port: int = 0, model_name: str = "tiny-gpt2"):
+        import torch
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        super().__init__(("127.0.0.1", port), _Handler)
+        self.model_name, self.model_dir = model_name, model_dir
+        self.tokenizer = AutoTokenizer.from_pretrained(model_dir, local_files_only=True)
+        self.model = AutoModelForCausalLM.from_pretrained(model_dir, local_files_only=True, use_safetensors=True).eval()
+        self.torch = torch
+        self.lock = threading.Lock()
+        self.stalling, self.released = threading.Event(), threading.Event()
+        self.reset()
+
+    def handle_error(self, request, client_address):
+        """A client that went away (a timeout, a killed connection) is expected here: stay quiet."""
+        import sys
+
+        if not isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
+            super().handle_error(request, client_address)
+
+    def reset(self):
+        """Forget recorded requests and every failure behaviour."""
+        self.requests, self.answered, self.fail_next = [], [], []
+        self.remaining, self.dead, self.huge = None, False, False
+        self.released.set()
+        self.stalling.clear()
+
+    @property
+    def port(self) -> int:
+        return self.server_address[1]
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def generate(self, prompt: str, max_tokens: int) -> tuple[str, int, int]:
+        """Greedy ``generate`` of at most ``min(max_tokens, 16)`` tokens; return text and token counts."""
+        ids = self.tokenizer(prompt, return_tensors="pt")["input_ids"][:, -256:]
+        with self.torch.inference_mode():
+            out = self.model.generate(ids, attention_mask=self.torch.ones_like(ids), max_new_tokens=max(1, min(max_tokens, 16)),
+                                      do_sample=False, pad_token_id=1)
+        new = out[0, ids.shape[1]:]
+        return self.tokenizer.decode(new, skip_special_tokens=True), int(ids.shape[1]), int(new.shape[0])
+
+    def stall(self):
+        """Make requests wait (until ``release``)."""
+        self.released.clear()
+        self.stalling.set()
+
+    def release(self):
+        self.stalling.clear()
+        self.released.set()
+
+    def kill_after(self, n: int):
+        """Answer ``n`` more requests, then drop every connection and close the port."""
+        self.remaining = n
+
+    def die(self):
+        if not self.dead:
+            self.dead = True
+            threading.Thread(target=self.stop, daemon=True).start()
+
+    def stop(self):
+        self.shutdown()
+        self.server_close()
+
+
+def start_server(model_dir: Path, *, port: int = 0) -> EndpointServer:
+    """Start an ``EndpointServer`` in a daemon thread; return it (``stop()`` ends it)."""
+    server = EndpointServer(model_dir, port=port)
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+    return server
+
+
+def main() -> None:
+    """``python tests/endpoint_server.py [--model-dir DIR] [--port N]``: serve until killed (builds the tiny
+    model in a temporary folder when no directory is given); prints ``listening <url>`` once ready."""
+    import argparse
+    import tempfile
+
+    parser = argparse.ArgumentParser(description=main.__doc__.split("\n")[0])
+    parser.add_argument("--model-dir", default="")
+    parser.add_argument("--port", type=int, default=0)
+    args = parser.parse_args()
+    model_dir = Path(args.model_dir) if args.model_dir else build_tiny_causal_lm(Path(tempfile.mkdtemp(prefix="tiny-gpt2-")))
+    server = EndpointServer(model_dir, port=args.port)
+    print(f"listening {server.url}", flush=True)
+    server.serve_forever(poll_interval=0.05)
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    main()
