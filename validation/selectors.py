@@ -19,6 +19,7 @@ from django.db.models import Count, Min, Q, QuerySet
 from django.db.models.fields.json import KT
 from django.utils import timezone
 
+from annotation.label_changes import MARK_KEY
 from annotation.models import VALIDATED, Example, RoundTally, RoundVoteTally, ValidationState
 from annotation.selectors import ExampleCounts, annotator_count, counts_by_author
 from tasks import access
@@ -40,6 +41,7 @@ def validated_queryset(*, task=None, round=None, examples: QuerySet | None = Non
     ``examples``; ordered by round number, then id. Their final labels: ``validated_examples``.
     """
     chosen = (examples if examples is not None else Example.objects.all()).filter(VALIDATED)
+    chosen = chosen.exclude(metadata__has_key=MARK_KEY)  # its label was removed from the task without a replacement
     if task is not None:
         chosen = chosen.filter(round__task=task)
     if round is not None:

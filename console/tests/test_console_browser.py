@@ -96,6 +96,9 @@ def test_a_fresh_owner_runs_round_2_of_sentiment_from_the_browser(browser, live_
     page.locator("[data-validated]").wait_for()
     _shot(page, "close-round")
     _split_40_30_30(page)
+    page.click("button:has-text('Update the preview')")
+    page.locator("tr[data-split='dev'] >> text=6").wait_for()
+    page.check("input[name=confirm]")
     page.click("button:has-text('Close round 1')")
     page.get_by_text("Round 1 is closed.").wait_for()
     for model in two_models:
@@ -161,6 +164,7 @@ def test_a_fresh_owner_runs_round_2_of_sentiment_from_the_browser(browser, live_
     page.click("nav.tabs >> text=Rounds")
     page.click("tr[data-round='2'] >> text=Close round…")
     _split_40_30_30(page)
+    page.check("input[name=confirm]")
     page.click("button:has-text('Close round 2')")
     page.get_by_text("Round 2 is closed.").wait_for()
     assert Round.objects.get(pk=round2.pk).status == "closed"
