@@ -176,7 +176,7 @@ def round_page(request, code, number):
         "round": round,
         "stats": stats,
         "counts": stats.counts,
-        "states": stats.states,
+        "states": selectors.round_states(round, stats=stats),
         "budget": selectors.vote_budget(round),
         "agreement": stats.agreement,
         "voted_agreement": stats.voted_agreement,
