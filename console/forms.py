@@ -88,7 +88,7 @@ class OpenRoundForm(forms.Form):
         help_text="Only where the task's kind allows it; otherwise a round needs a model.",
     )
     contexts_from = forms.TypedChoiceField(
-        coerce=int, required=False, empty_value=None, label="Contexts",
+        coerce=int, required=False, empty_value=None, label="Contexts", widget=forms.RadioSelect,
         help_text="Carry the active contexts of an earlier round over, or upload new ones after opening (Uploads).",
     )
 

@@ -19,7 +19,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from annotation.models import Example
-from annotation.selectors import counts_by_round
+from annotation.selectors import counts_by_round, validation_status
 from console import plots, selectors
 from console.forms import (
     BanForm,
@@ -112,10 +112,11 @@ def _rounds_page(request, task, form=None, status=200, loop_error=None):
     rounds = list(task.rounds.order_by("-number").prefetch_related("target_models"))
     counts = counts_by_round(rounds)
     open_rounds = [r for r in rounds if r.status == Round.Status.OPEN]
+    candidates = LoopModelForm(task=task).fields["model"].queryset
     return _page(
         request, task, "rounds.html", "rounds", status=status, rounds=[(r, counts[r.pk]) for r in rounds],
         form=form or OpenRoundForm(task=task), has_open=bool(open_rounds),
-        loops=[(r, task_services.round_gaps(r)) for r in open_rounds], loop_form=LoopModelForm(task=task),
+        loops=[(r, task_services.round_gaps(r), candidates.exclude(pk__in=[m.pk for m in r.target_models.all()])) for r in open_rounds],
         loop_error=loop_error, next_number=(rounds[0].number + 1) if rounds else 1,
     )
 
@@ -379,8 +380,10 @@ def person_page(request, task, username):
     if "\x00" in username:
         raise Http404("No such person.")
     person = get_object_or_404(get_user_model(), username=username)
-    examples = Example.objects.filter(round__task=task, author=person).select_related("round", "model").order_by("-created_at")
+    examples = Example.objects.filter(round__task=task, author=person).select_related("round__task", "model").order_by("-created_at")
     page = Paginator(examples, 25).get_page(request.GET.get("page"))
+    for example in page:  # the author's own words for each state (annotation.selectors.validation_status)
+        example.status = validation_status(example)
     return _page(request, task, "person.html", "people", person=person, page=page,
                  stats=selectors.people_stats(task, [person.pk])[person.pk], roles=access.task_roles_of(task, [person.pk])[person.pk])
 

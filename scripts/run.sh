@@ -94,7 +94,9 @@ logins=$(cat "$logins_file")
 rm -f "$logins_file"
 
 echo "== Starting the web server ($WEB_WORKERS workers) and $RQ_WORKERS RQ worker(s)"
-.venv/bin/gunicorn dynabench.wsgi:application --bind "$HOST:$PORT" --workers "$WEB_WORKERS" \
+# Web processes warm the models in the loop as they start (DYNABENCH_WARM_MODELS=0 turns it off), so
+# the first example per process does not wait seconds for a model to load; workers load their own.
+DYNABENCH_WARM_MODELS="${DYNABENCH_WARM_MODELS:-1}" .venv/bin/gunicorn dynabench.wsgi:application --bind "$HOST:$PORT" --workers "$WEB_WORKERS" \
     --threads "$WEB_THREADS" --timeout 120 --graceful-timeout 10 --no-control-socket --access-logfile - &
 pids+=($!)
 # The training queue first: on a first run the models in the loop are trained before anything is
