@@ -104,6 +104,7 @@ def test_a_fresh_owner_runs_round_2_of_sentiment_from_the_browser(browser, live_
     for model in two_models:
         page.check(f"input[name=target_models][value='{model.pk}']")
     page.check("input[name=loop_rule][value=least_fooled]")
+    page.check("input[name=contexts_from][value='']")  # new contexts come from the upload below
     page.click("button:has-text('Open round 2')")
     page.get_by_text("Round 2 is open with 2 model(s) in the loop.").wait_for()
     _shot(page, "rounds")
