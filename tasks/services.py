@@ -409,6 +409,21 @@ def open_round(
     return new_round
 
 
+def check_loop(*, round: Round, models) -> None:
+    """Check the models an owner puts in ``round``'s loop by hand (the admin's round form): each
+    must be a directory model that can output every label of the task (``labels_out_of_reach``),
+    and an open round keeps at least one unless the kind collects without a model. Raises
+    ``RuleError`` (``model_not_loadable``, ``label_out_of_reach``, ``last_model_in_loop``)."""
+    models = list(models)
+    _check_loop_models(round.task, models)
+    if round.status == Round.Status.OPEN and not models and not round.task.spec.collects_without_model:
+        raise RuleError(
+            TaskErrorCode.LAST_MODEL_IN_LOOP,
+            f"Round {round.number} is open: keep at least one model in its loop (annotators' examples need a model to answer them).",
+            field="target_models",
+        )
+
+
 def round_gaps(round: Round) -> list[str]:
     """Return what ``round`` still lacks before annotators can write in it, one sentence each
     (empty when nothing): it is closed; it has no model in the loop; its models are all still
