@@ -140,7 +140,8 @@ class ValidationViewSet(mixins.ListModelMixin, mixins.CreateModelMixin, viewsets
     close_preview=extend_schema(
         summary="Preview closing a round: validated examples per split, models re-scored, problems (owners)",
         parameters=[TASK_CODE, ROUND_NUMBER, *[OpenApiParameter(s, OpenApiTypes.NUMBER) for s in ("train", "dev", "test")],
-                    OpenApiParameter("seed", OpenApiTypes.INT)],
+                    OpenApiParameter("seed", OpenApiTypes.INT),
+                    OpenApiParameter("merge_small", OpenApiTypes.BOOL, description="Preview merging a dev or test split below the task's minimum.")],
         responses={200: RoundClosePreviewSerializer},
     ),
     close=extend_schema(
