@@ -20,6 +20,8 @@ def crowd_annotator(annotator, sentiment_task, tiny_classifier_dir):
 
 
 def test_the_banner_counts_each_example_without_a_reload(page, client, live_server, crowd_annotator):
+    errors = []  # a CSP violation (an inline style from htmx, say) is logged as an error
+    page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
     log_in(page, client, crowd_annotator, live_server)
     page.goto("/tasks/sentiment/write/")
     assert "0 of 2 examples done" in page.inner_text("#crowd-banner")
@@ -30,3 +32,4 @@ def test_the_banner_counts_each_example_without_a_reload(page, client, live_serv
 
     page.locator("#crowd-banner[data-crowd-progress='1']").wait_for()
     assert "1 of 2 examples done" in page.inner_text("#crowd-banner")
+    assert errors == []

@@ -10,6 +10,8 @@ pytestmark = browser_only
 
 def test_enter_without_a_verdict_asks_for_one(page, client, live_server, validator, annotator, sentiment_task):
     example = make_example(sentiment_task, annotator)
+    errors = []
+    page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
     log_in(page, client, validator, live_server)
     page.goto("/tasks/sentiment/validate/")
     page.locator("#review-form").wait_for()
@@ -26,3 +28,4 @@ def test_enter_without_a_verdict_asks_for_one(page, client, live_server, validat
     page.keyboard.press("Enter")
     page.get_by_role("heading", name="Nothing left to validate").wait_for()
     assert Validation.objects.get(example=example).label == "correct"
+    assert errors == []  # no CSP violation from htmx's swap, no 404
