@@ -6,3 +6,4 @@ class AnnotationConfig(AppConfig):
 
     def ready(self):
         from annotation import counters  # noqa: F401  (registers the tally receivers)
+        from annotation import label_changes  # noqa: F401  (relabels examples when a label is removed)

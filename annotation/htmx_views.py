@@ -261,9 +261,11 @@ def submit_example(request, code):
         return _render_workspace(request, task, context=form.context, form=form, status=status)
     data = _result(example)
     if request.htmx:
-        # The result replaces the workspace; the user's counts above it follow out of band.
+        # The result replaces the workspace; the user's counts and a crowd worker's study banner follow out of band.
         allowance = getattr(example, "daily_allowance", None)
-        data.update(_my_progress(request.user, task, example.round, allowance=allowance), round=example.round, oob=True)
+        data.update(_my_progress(request.user, task, example.round, allowance=allowance), round=example.round, oob=True,
+                    crowd_session=crowd.active_session(user=request.user, round=example.round, activity="write")
+                    if getattr(example, "by_crowd_worker", False) else None)
         response = render(request, "annotation/_result.html", data)
     else:
         response = render(request, "annotation/create.html", _page(request, task, {**data, "show_result": True}))

@@ -64,18 +64,28 @@ def awaits_validation(example: Example) -> bool:
     return example.model_wrong or bool(example.round.task.config.get("validate_non_fooling"))
 
 
+WAITING_LABEL = "Waiting for validation"
+"""What a pending example that the review queue hands out is called, on every page (the author's
+examples, the round page, the owner's dashboard: ``validation.selectors.round_states``)."""
+
+NOT_VALIDATED_LABEL = "Not validated: it did not fool the model"
+"""What a pending example no validator will see (it did not fool the model and the task validates
+fooling examples only) is called, on every page."""
+
+
 def validation_status(example: Example) -> str:
     """What an example's author reads about its validation, e.g. "Verified correct (3✓ 0✗)".
 
     A pending example that no validator will see (it did not fool the model and the task
-    validates fooling examples only, or it was retracted) says so instead of "Pending".
+    validates fooling examples only, or it was retracted) says so; one the queue hands out is
+    ``WAITING_LABEL`` (the round page and the dashboard use the same words and counts).
     """
     if example.validation_state == ValidationState.PENDING:
         if example.retracted:
             return "Not validated: retracted"
         if not awaits_validation(example):
-            return "Not validated: it did not fool the model"
-        text = "Pending"
+            return NOT_VALIDATED_LABEL
+        text = WAITING_LABEL
     else:
         text = example.get_validation_state_display()
     if example.validation_count:

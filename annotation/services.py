@@ -600,6 +600,7 @@ def _save_example(*, user, context: Context, submission_key: str = "", **fields)
     example.replayed = False
     # Counted under the day's lock, this example included: the page shows it without counting again.
     example.daily_allowance = allowance
+    example.by_crowd_worker = bool(crowd_worker)  # the create page then sends the study banner again
     return example
 
 

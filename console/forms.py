@@ -27,7 +27,16 @@ class TaskSettingsForm(FieldErrorsMixin, forms.Form):
         widget=forms.Textarea(attrs={"rows": 4}), required=False, help_text="One label per line (classification tasks)."
     )
     validations_needed = forms.IntegerField(help_text="Agreeing validations that settle an example (1-20).")
+    removed_labels = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 3}), required=False, label="Removed labels",
+        help_text="When you remove a label that examples carry, one line each: old=new relabels them, old= marks them "
+                  "and keeps them out of the datasets.",
+    )
     daily_example_cap = forms.IntegerField(help_text="Examples one person may write per day; 0 for no cap.")
+    min_scoring_items = forms.IntegerField(
+        label="Smallest scoring set", min_value=1, required=False,
+        help_text="The fewest items a round's dev or test set may hold when it closes (smaller: refused, or merged if you ask).",
+    )
     content_warning = forms.CharField(
         widget=forms.Textarea(attrs={"rows": 2}), required=False,
         help_text="Shown before a person's first example, e.g. for offensive content. Empty: none.",
@@ -38,14 +47,29 @@ class TaskSettingsForm(FieldErrorsMixin, forms.Form):
         super().__init__(*args, **kwargs)
         if not has_labels:
             del self.fields["labels"]
+            del self.fields["removed_labels"]
 
     @staticmethod
     def initial_from(settings: dict) -> dict:
         return {**settings, "labels": "\n".join(settings["labels"])}
 
+    def clean_removed_labels(self) -> dict:
+        mapping = {}
+        for line in (self.cleaned_data.get("removed_labels") or "").splitlines():
+            if not line.strip():
+                continue
+            old, sep, new = line.partition("=")
+            if not sep or not old.strip():
+                raise forms.ValidationError(f"'{line.strip()}' is not old=new (or old= to mark the examples).")
+            mapping[old.strip()] = new.strip()
+        return mapping
+
     def changes(self) -> dict:
+        """The settings to save (``tasks.services.update_task_settings`` keywords), ``removed_labels`` included."""
         data = dict(self.cleaned_data)
         data.pop("version")
+        if data.get("min_scoring_items") is None:
+            data.pop("min_scoring_items", None)
         if "labels" in data:
             data["labels"] = [line.strip() for line in data["labels"].splitlines() if line.strip()]
         return data
@@ -65,6 +89,14 @@ class OpenRoundForm(forms.Form):
     endpoint_token_budget = forms.IntegerField(
         min_value=1, required=False, help_text="Most tokens (prompt + answer) endpoint models may use in this round (empty: no limit).",
     )
+    without_model = forms.BooleanField(
+        required=False, label="Collect without a model in the loop",
+        help_text="Only where the task's kind allows it; otherwise a round needs a model.",
+    )
+    contexts_from = forms.TypedChoiceField(
+        coerce=int, required=False, empty_value=None, label="Contexts", widget=forms.RadioSelect,
+        help_text="Carry the active contexts of an earlier round over, or upload new ones after opening (Uploads).",
+    )
 
     def __init__(self, *args, task, **kwargs):
         super().__init__(*args, **kwargs)
@@ -73,6 +105,14 @@ class OpenRoundForm(forms.Form):
         self.fields["target_models"].label_from_instance = (
             lambda m: f"{m.name} (#{m.pk}, {'endpoint, ' if m.is_endpoint else ''}{m.get_status_display().lower()})"
         )
+        rounds = list(task.rounds.order_by("-number").values_list("number", flat=True))
+        self.fields["contexts_from"].choices = [
+            *[(n, f"Carry over the contexts of round {n}") for n in rounds], ("", "None: I will upload them"),
+        ]
+        if rounds and not self.is_bound:
+            self.initial.setdefault("contexts_from", rounds[0])
+        if not task.spec.collects_without_model:
+            del self.fields["without_model"]
 
 
 class EndpointModelForm(forms.Form):
@@ -111,16 +151,16 @@ class EndpointModelForm(forms.Form):
         return {**{k: data[k] for k in keys}, "params": params, "prompt": prompt}
 
 
-class CloseRoundForm(forms.Form):
-    """Confirm closing a round, with the split ratios and seed."""
+class LoopModelForm(forms.Form):
+    """A model of the task to add to, or take out of, an open round's loop."""
 
-    train = forms.FloatField(min_value=0, max_value=1)
-    dev = forms.FloatField(min_value=0, max_value=1)
-    test = forms.FloatField(min_value=0, max_value=1)
-    seed = forms.IntegerField()
+    model = forms.ModelChoiceField(queryset=MLModel.objects.none(), empty_label=None, label="Model")
 
-    def ratios(self) -> dict:
-        return {s: self.cleaned_data[s] for s in ("train", "dev", "test")}
+    def __init__(self, *args, task, **kwargs):
+        super().__init__(*args, **kwargs)
+        kinds = [MLModel.Kind.HF_DIRECTORY, MLModel.Kind.ENDPOINT]
+        self.fields["model"].queryset = MLModel.objects.filter(task=task, kind__in=kinds).order_by("-created_at")
+        self.fields["model"].label_from_instance = lambda m: f"{m.name} (#{m.pk}{', endpoint' if m.is_endpoint else ''})"
 
 
 class UploadForm(FieldErrorsMixin, forms.Form):

@@ -7,7 +7,7 @@ page and the API."""
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from django.contrib.auth import get_user_model
@@ -16,7 +16,7 @@ from django.db.models import Count, Max, Q
 from annotation.models import VALIDATED, Example, RoundHourTally, ValidationState
 from tasks.models import Context, MLModel
 from validation.models import Validation
-from validation.selectors import AGREES, FLAGGED, RoundStats, round_figures_of, round_stats
+from validation.selectors import AGREES, FLAGGED, RoundStats, round_figures_of, round_states, round_stats
 
 
 @dataclass(frozen=True)
@@ -70,6 +70,8 @@ class RoundDashboard:
     figures_as_of: datetime | None = None
     figures_stale: bool = False
     figures_pending: bool = False
+    states: list = field(default_factory=list)
+    """``validation.selectors.round_states``: the same states, words and counts as the round page."""
 
 def per_model_hour(round) -> list[dict]:
     """``[{"hour": aware UTC hour, "model_id": id or None, "collected", "fooled",
@@ -172,6 +174,7 @@ def round_dashboard(round, *, sample: int = 10) -> RoundDashboard:
         oldest_pending=datetime.fromisoformat(oldest) if oldest else None,
         flagged_count=data["flagged_count"],
         flagged=list(flagged[:sample]),
+        states=round_states(round, stats=stats, figures=figures),
         unused_contexts=unused.count(),
         unused_sample=list(unused.order_by("pk")[:sample]),
         contexts=Context.objects.filter(round=round, active=True).count(),

@@ -14,16 +14,17 @@ from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
+from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from annotation.models import Example
-from annotation.selectors import counts_by_round
+from annotation.selectors import counts_by_round, validation_status
 from console import plots, selectors
 from console.forms import (
     BanForm,
-    CloseRoundForm,
     EndpointModelForm,
+    LoopModelForm,
     MappingForm,
     OpenRoundForm,
     PeopleSearchForm,
@@ -36,9 +37,7 @@ from tasks import access, endpoints, uploads
 from tasks import services as task_services
 from tasks.models import Round, Task, Upload
 from validation import services
-
-DEFAULT_RATIOS = {"train": 0.8, "dev": 0.1, "test": 0.1}
-
+from validation.forms import CloseRoundForm
 
 def owner_console(view):
     """Log-in required; the task named by ``code`` must be owned by the user (or they are an
@@ -119,14 +118,26 @@ def _with_endpoint_usage(rounds) -> list[Round]:
     return rounds
 
 
-@owner_console
-def rounds_page(request, task):
-    """Every round with its counts, vMER, models in the loop and rule; open the next round."""
+def _rounds_page(request, task, form=None, status=200, loop_error=None, endpoint_form=None):
     rounds = _with_endpoint_usage(task.rounds.order_by("-number").prefetch_related("target_models"))
     counts = counts_by_round(rounds)
-    form = OpenRoundForm(task=task)
-    return _page(request, task, "rounds.html", "rounds", rounds=[(r, counts[r.pk]) for r in rounds], form=form,
-                 has_open=any(r.status == Round.Status.OPEN for r in rounds), endpoint_form=EndpointModelForm())
+    open_rounds = [r for r in rounds if r.status == Round.Status.OPEN]
+    candidates = LoopModelForm(task=task).fields["model"].queryset
+    return _page(
+        request, task, "rounds.html", "rounds", status=status, rounds=[(r, counts[r.pk]) for r in rounds],
+        form=form or OpenRoundForm(task=task), has_open=bool(open_rounds),
+        loops=[(r, task_services.round_gaps(r), candidates.exclude(pk__in=[m.pk for m in r.target_models.all()])) for r in open_rounds],
+        loop_error=loop_error, next_number=(rounds[0].number + 1) if rounds else 1,
+        endpoint_form=endpoint_form or EndpointModelForm(),
+    )
+
+
+@owner_console
+def rounds_page(request, task):
+    """Every round with its counts, vMER, models in the loop and rule; what an open round still
+    lacks (``tasks.services.round_gaps``); add or take out models in an open round's loop; open
+    the next round."""
+    return _rounds_page(request, task)
 
 
 @owner_console
@@ -145,16 +156,15 @@ def add_endpoint(request, task):
         else:
             messages.success(request, f"Endpoint model '{model.name}' added: tick it below to put it in the loop of the next round.")
             return redirect("console:rounds", code=task.code)
-    rounds = _with_endpoint_usage(task.rounds.order_by("-number").prefetch_related("target_models"))
-    counts = counts_by_round(rounds)
-    return _page(request, task, "rounds.html", "rounds", status=status, rounds=[(r, counts[r.pk]) for r in rounds],
-                 form=OpenRoundForm(task=task), endpoint_form=form, has_open=any(r.status == Round.Status.OPEN for r in rounds))
+    return _rounds_page(request, task, status=status, endpoint_form=form)
 
 
 @owner_console
 @require_POST
 def open_round(request, task):
-    """Open the next round with the chosen models in the loop (``tasks.services.open_round``)."""
+    """Open the next round with the chosen models in the loop (``tasks.services.open_round``): at
+    least one model (or the kind's "collect without a model"), and contexts carried over from an
+    earlier round or uploaded afterwards."""
     form = OpenRoundForm(request.POST, task=task)
     if form.is_valid():
         try:
@@ -162,49 +172,76 @@ def open_round(request, task):
                 task=task, acting_user=request.user, target_model_ids=[m.pk for m in form.cleaned_data["target_models"]],
                 loop_rule=form.cleaned_data["loop_rule"], endpoint_call_budget=form.cleaned_data.get("endpoint_call_budget"),
                 endpoint_token_budget=form.cleaned_data.get("endpoint_token_budget"),
+                without_model=form.cleaned_data.get("without_model", False), contexts_from=form.cleaned_data.get("contexts_from"),
             )
         except RuleError as refused:
-            form.add_error("target_models" if refused.field == "target_models" else None, refused.message)
+            field = refused.field if refused.field in ("target_models", "contexts_from") else None
+            form.add_error(field, refused.message)
         else:
-            messages.success(request, f"Round {new_round.number} is open with {new_round.target_models.count()} model(s) in the loop.")
+            gaps = task_services.round_gaps(new_round)
+            message = f"Round {new_round.number} is open with {new_round.target_models.count()} model(s) in the loop."
+            message += f" {new_round.contexts.count()} context(s) ready." if not gaps else " It still lacks: " + " ".join(gaps)
+            (messages.success if not gaps else messages.warning)(request, message)
             return redirect("console:rounds", code=task.code)
-    rounds = _with_endpoint_usage(task.rounds.order_by("-number").prefetch_related("target_models"))
-    counts = counts_by_round(rounds)
-    return _page(request, task, "rounds.html", "rounds", status=400, rounds=[(r, counts[r.pk]) for r in rounds], form=form,
-                 has_open=any(r.status == Round.Status.OPEN for r in rounds), endpoint_form=EndpointModelForm())
+    return _rounds_page(request, task, form=form, status=400)
+
+
+@owner_console
+@require_POST
+def change_loop(request, task, number, action):
+    """Add a model to (``action`` = ``add``) or take one out of (``remove``) the loop of the open
+    round ``number`` (``tasks.services.add_loop_model`` / ``remove_loop_model``); any other action is a 404."""
+    if action not in ("add", "remove"):
+        raise Http404("No such loop action.")
+    round = get_object_or_404(Round, task=task, number=number)
+    form = LoopModelForm(request.POST, task=task)
+    if not form.is_valid():
+        return _rounds_page(request, task, status=400, loop_error="Choose one of this task's model directories or endpoint models.")
+    change = task_services.add_loop_model if action == "add" else task_services.remove_loop_model
+    try:
+        change(round=round, model_id=form.cleaned_data["model"].pk, acting_user=request.user)
+    except RuleError as refused:
+        return _rounds_page(request, task, status=refused.status_code, loop_error=refused.message)
+    verb = "is now in" if action == "add" else "left"
+    messages.success(request, f"{form.cleaned_data['model'].name} {verb} the loop of round {round.number}.")
+    return redirect("console:rounds", code=task.code)
 
 
 @owner_console
 def close_round(request, task, number):
-    """GET: what closing the round will do (``validation.services.preview_round_close``: validated
-    examples, split sizes, datasets written, models re-scored, what refuses it).
-    POST: close it (``validation.services.close_round``)."""
+    """GET, or POST without the confirmation box (or with "Update the preview"): what closing the
+    round will do at the ratios, seed and merge choice typed (``validation.services.preview_round_close``:
+    validated examples, split sizes after any merge, datasets written, models re-scored, warnings,
+    what refuses it). POST with the confirmation: close it (``validation.services.close_round``).
+    The preview and form are the round page's own (``validation/_close_preview.html``, ``_close_form.html``)."""
     round = get_object_or_404(Round, task=task, number=number)
-    ratios = task.config.get("split_ratios", DEFAULT_RATIOS)
-    initial = {**ratios, "seed": task.config.get("split_seed", 0)}
-    form = CloseRoundForm(request.POST or None, initial=initial)
-    status = 200
+    form = CloseRoundForm(request.POST or None)
+    status, error, ratios, seed, merge_small = 200, "", None, None, False
     if request.method == "POST":
-        status = 400
-        if form.is_valid():
-            try:
-                datasets = services.close_round(round=round, acting_user=request.user, ratios=form.ratios(), seed=form.cleaned_data["seed"])
-            except RuleError as refused:
-                form.add_error(None, refused.message)
-                status = refused.status_code
-            else:
-                summary = ", ".join(f"{d.name} ({d.items.count()})" for d in datasets)
-                messages.success(request, f"Round {round.number} is closed. Datasets: {summary}.")
-                return redirect("console:rounds", code=task.code)
+        if not form.is_valid():
+            status, error = 400, "Split ratios must be numbers between 0 and 1; the seed a whole number."
+        else:
+            ratios, seed, merge_small = form.ratios(), form.cleaned_data.get("seed"), form.cleaned_data.get("merge_small", False)
     try:
-        preview = services.preview_round_close(
-            round, ratios=form.ratios() if form.is_bound and form.is_valid() else ratios,
-            seed=form.cleaned_data["seed"] if form.is_bound and form.is_valid() else initial["seed"],
-        )
-    except RuleError as refused:  # ratios the form let through but the service refuses
-        form.add_error(None, refused.message)
-        preview, status = services.preview_round_close(round), refused.status_code
-    return _page(request, task, "close_round.html", "rounds", status=status, round=round, form=form, preview=preview)
+        preview = services.preview_round_close(round, ratios=ratios, seed=seed, merge_small=merge_small)
+    except RuleError as refused:  # ratios that do not sum to 1
+        preview, status, error = services.preview_round_close(round), refused.status_code, refused.message
+    confirmed = request.method == "POST" and form.is_valid() and form.cleaned_data.get("confirm") and request.POST.get("action") != "preview"
+    if confirmed and not error:
+        try:
+            datasets = services.close_round(
+                round=round, acting_user=request.user, ratios=ratios, seed=seed, merge_small=merge_small,
+                open_next=form.cleaned_data.get("open_next", False), next_loop=form.cleaned_data.get("next_loop") or "current",
+            )
+        except RuleError as refused:
+            status, error = refused.status_code, refused.message
+        else:
+            summary = ", ".join(f"{d.name} ({d.items.count()})" for d in datasets)
+            messages.success(request, f"Round {round.number} is closed. Datasets: {summary}.")
+            return redirect("console:rounds", code=task.code)
+    elif request.method == "POST" and not error and not preview.can_close:
+        status = 400
+    return _page(request, task, "close_round.html", "rounds", status=status, round=round, form=form, preview=preview, error=error)
 
 
 # --- uploads ----------------------------------------------------------------------------------
@@ -323,7 +360,10 @@ def _people_answer(request, task, error=None, notice=None, status=200):
 @owner_console
 @require_POST
 def change_role(request, task, action):
-    """Grant (``action`` = ``grant``) or revoke (``revoke``) a role of a user on the task."""
+    """Grant (``action`` = ``grant``) or revoke (``revoke``) a role of a user on the task; any
+    other action is a 404 (never a revoke by default)."""
+    if action not in ("grant", "revoke"):
+        raise Http404("No such role action.")
     form = RoleForm(request.POST)
     if not form.is_valid():
         return _people_answer(request, task, error="Choose a user and a role.", status=400)
@@ -333,7 +373,7 @@ def change_role(request, task, action):
         if action == "grant":
             changed = access.grant_role(task=task, user=person, role=role, acting_user=request.user)
             notice = f"{person.username} is now {role} on {task.code}." if changed else f"{person.username} was already {role}."
-        else:
+        elif action == "revoke":
             changed = access.revoke_role(task=task, user=person, role=role, acting_user=request.user)
             notice = f"{person.username} is no longer {role} on {task.code}." if changed else f"{person.username} had no {role} grant here."
     except RuleError as refused:
@@ -344,7 +384,10 @@ def change_role(request, task, action):
 @owner_console
 @require_POST
 def ban(request, task, action):
-    """Ban a user from the task (``action`` = ``ban``) or lift the ban (``lift``)."""
+    """Ban a user from the task (``action`` = ``ban``) or lift the ban (``lift``); any other action
+    is a 404 (never a lift by default)."""
+    if action not in ("ban", "lift"):
+        raise Http404("No such ban action.")
     form = BanForm(request.POST)
     if not form.is_valid():
         return _people_answer(request, task, error="Choose a user; a reason has at most 500 characters.", status=400)
@@ -353,7 +396,7 @@ def ban(request, task, action):
         if action == "ban":
             access.ban_user(task=task, user=person, acting_user=request.user, reason=form.cleaned_data.get("reason", ""))
             notice = f"{person.username} is banned from {task.code}; their pending examples left the queue."
-        else:
+        elif action == "lift":
             access.lift_ban(task=task, user=person, acting_user=request.user)
             notice = f"{person.username}'s ban on {task.code} is lifted."
     except RuleError as refused:
@@ -363,10 +406,15 @@ def ban(request, task, action):
 
 @owner_console
 def person_page(request, task, username):
-    """One person's examples on the task (newest first) with each outcome, and their record."""
+    """One person's examples on the task (newest first) with each outcome, and their record. A
+    username no account can have (a NUL character, which PostgreSQL refuses in a query) is a 404."""
+    if "\x00" in username:
+        raise Http404("No such person.")
     person = get_object_or_404(get_user_model(), username=username)
-    examples = Example.objects.filter(round__task=task, author=person).select_related("round", "model").order_by("-created_at")
+    examples = Example.objects.filter(round__task=task, author=person).select_related("round__task", "model").order_by("-created_at")
     page = Paginator(examples, 25).get_page(request.GET.get("page"))
+    for example in page:  # the author's own words for each state (annotation.selectors.validation_status)
+        example.status = validation_status(example)
     return _page(request, task, "person.html", "people", person=person, page=page,
                  stats=selectors.people_stats(task, [person.pk])[person.pk], roles=access.task_roles_of(task, [person.pk])[person.pk])
 

@@ -9,7 +9,9 @@ from csp.constants import UNSAFE_INLINE
 from csp.decorators import csp_update
 from django.conf import settings
 from django.contrib import admin
+from django.templatetags.static import static as static_url
 from django.urls import include, path
+from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from dynabench import accounts, health, rq_dashboard
@@ -17,6 +19,8 @@ from dynabench import accounts, health, rq_dashboard
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("healthz", health.healthz, name="healthz"),
+    # Browsers and crawlers ask for /favicon.ico whatever the page links: send them the site's icon.
+    path("favicon.ico", RedirectView.as_view(url=static_url("favicon.svg"), permanent=True), name="favicon"),
     path("accounts/signup/", accounts.signup, name="signup"),
     path("accounts/token/", accounts.api_token, name="api_token"),
     path("accounts/password_reset/", accounts.PasswordResetView.as_view(), name="password_reset"),

@@ -108,9 +108,11 @@ echo "== Starting the web server ($WEB_WORKERS workers) and $RQ_WORKERS RQ worke
 # setsid: each server in a session (and process group) of its own, out of reach of the terminal's
 # Ctrl-C, which would otherwise hit every process at once (gunicorn's workers as well as its
 # master: a quick shutdown that ended in "Worker ... was sent SIGKILL!"); cleanup() stops them.
-setsid .venv/bin/gunicorn dynabench.wsgi:application --bind "$HOST:$PORT" --workers "$WEB_WORKERS" \
-    --threads "$WEB_THREADS" --timeout 120 --graceful-timeout "$GRACEFUL_TIMEOUT" --no-control-socket \
-    --access-logfile - &
+# Web processes warm the models in the loop as they start (DYNABENCH_WARM_MODELS=0 turns it off), so
+# the first example per process does not wait seconds for a model to load; workers load their own.
+DYNABENCH_WARM_MODELS="${DYNABENCH_WARM_MODELS:-1}" setsid .venv/bin/gunicorn dynabench.wsgi:application \
+    --bind "$HOST:$PORT" --workers "$WEB_WORKERS" --threads "$WEB_THREADS" --timeout 120 \
+    --graceful-timeout "$GRACEFUL_TIMEOUT" --no-control-socket --access-logfile - &
 pids+=($!)
 # The training queue first: on a first run the models in the loop are trained before anything is
 # evaluated, so every task's write page opens as early as it can.

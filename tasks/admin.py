@@ -17,7 +17,7 @@ from dynabench.errors import RuleError
 from tasks import access
 from tasks.models import Context, Dataset, DatasetItem, Endpoint, MLModel, Round, Task, TaskBan, TaskRole, Upload
 from tasks.services import publish_labels as publish_dataset_labels
-from tasks.services import set_round_status
+from tasks.services import check_loop, set_round_status
 
 CONTEXT_INLINE_LIMIT = 25
 
@@ -129,8 +129,24 @@ class ContextInline(BoundedJSONMixin, admin.TabularInline):
     verbose_name_plural = f"Contexts (the newest {CONTEXT_INLINE_LIMIT}; see 'all contexts' above for the rest)"
 
 
+class RoundForm(forms.ModelForm):
+    """The admin's round form: the models in the loop pass the same checks as the console's
+    (``tasks.services.check_loop``): an open round keeps a model, and no model that cannot
+    predict a label of the task joins its loop."""
+
+    def clean(self):
+        cleaned = super().clean()
+        if self.instance.pk is not None and "target_models" in cleaned:
+            try:
+                check_loop(round=self.instance, models=cleaned["target_models"])
+            except RuleError as refused:
+                self.add_error("target_models", refused.message)
+        return cleaned
+
+
 @admin.register(Round)
 class RoundAdmin(OwnerScopedAdmin):
+    form = RoundForm
     list_display = ("__str__", "task", "number", "status", "start", "end", "models_in_loop", "context_count")
     list_filter = ("status", "task")
     list_select_related = ("task",)

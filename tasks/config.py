@@ -16,7 +16,8 @@ A task config says everything the platform needs to run a task:
   validations_needed - 1``), ``gold_rate`` (share of the review queue served from gold items),
   ``gold_accuracy_threshold`` and ``gold_min_answers`` (below that accuracy on at least that many
   gold checks, a validator's votes stop counting), ``validate_non_fooling``, ``daily_example_cap``,
-  ``context_strategy`` (``least_used``, ``uniform``, ``least_fooled``), ``split_ratios``, ``split_seed``.
+  ``context_strategy`` (``least_used``, ``uniform``, ``least_fooled``), ``split_ratios``, ``split_seed``,
+  ``min_scoring_items`` (the fewest items a round's dev or test set may hold when it closes).
 """
 
 from functools import lru_cache
@@ -77,6 +78,7 @@ TASK_CONFIG_SCHEMA = {
         "gold_min_answers": {"type": "integer", "minimum": 1, "maximum": 1000},
         "validate_non_fooling": {"type": "boolean"},
         "daily_example_cap": {"type": "integer", "minimum": 0},
+        "min_scoring_items": {"type": "integer", "minimum": 1, "maximum": 100000},
         "context_strategy": {"enum": ["least_used", "uniform", "least_fooled"]},
         "explanation_fields": {"type": "array", "items": {"type": "string"}},
         "split_ratios": {

@@ -15,6 +15,13 @@ class TaskErrorCode(StrEnum):
     CANNOT_BAN_OWNER = "cannot_ban_owner"
     STALE_SETTINGS = "stale_settings"
     BAD_LOOP_RULE = "bad_loop_rule"
+    NO_MODEL_IN_LOOP = "no_model_in_loop"
+    NEEDS_A_MODEL = "kind_needs_a_model"
+    LABEL_OUT_OF_REACH = "label_out_of_reach"
+    REMOVED_LABEL_IN_USE = "removed_label_in_use"
+    ROUND_NOT_OPEN = "round_not_open"
+    LAST_MODEL_IN_LOOP = "last_model_in_loop"
+    BAD_CONTEXTS_FROM = "bad_contexts_from"
 
 
 class TargetErrorCode(StrEnum):

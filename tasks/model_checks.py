@@ -89,6 +89,16 @@ def _read_json(path: Path, what: str) -> dict:
     return data
 
 
+def model_config(path) -> dict | None:
+    """Return the parsed ``config.json`` of the model directory ``path``, or None when the directory
+    has none (a model still training or unpacking). Raises ``RuleError`` (``bad_config``) for a file
+    that is too large, too deep or not a JSON object."""
+    config = Path(path) / "config.json"
+    if not config.is_file():
+        return None
+    return _read_json(config, "config.json")
+
+
 def _check_files(path: Path) -> None:
     links = sorted(str(p.relative_to(path)) for p in path.rglob("*") if p.is_symlink())
     if links:

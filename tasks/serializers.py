@@ -153,12 +153,21 @@ class TaskSettingsSerializer(serializers.Serializer):
     labels = serializers.ListField(child=serializers.CharField(max_length=64), required=False, max_length=100)
     validations_needed = serializers.IntegerField(required=False)
     daily_example_cap = serializers.IntegerField(required=False, help_text="0: no cap.")
+    min_scoring_items = serializers.IntegerField(
+        required=False, help_text="The fewest items a round's dev or test set may hold when it closes.",
+    )
     content_warning = serializers.CharField(required=False, allow_blank=True)
     version = serializers.IntegerField(min_value=1)
 
 
 class TaskSettingsChangeSerializer(StrictSerializerMixin, TaskSettingsSerializer):
-    """What an owner sends to change settings: any of the fields, plus the ``version`` read."""
+    """What an owner sends to change settings: any of the fields, plus the ``version`` read, and
+    ``removed_labels`` (``{old: new}`` relabels, ``{old: ""}`` marks the examples of a removed label)."""
+
+    removed_labels = serializers.DictField(
+        child=serializers.CharField(max_length=64, allow_blank=True), required=False,
+        help_text='For labels removed that examples carry: `{"old": "new"}` relabels them, `{"old": ""}` marks them.',
+    )
 
 
 class RoleChangeSerializer(StrictSerializerMixin, serializers.Serializer):

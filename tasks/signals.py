@@ -28,3 +28,10 @@ leaderboard_inputs_changed = Signal()
 model_evaluation_finished = Signal()
 example_settled = Signal()
 round_status_changed = Signal()
+
+labels_removed = Signal()
+"""``labels_removed(sender, task, mapping)``: an owner removed labels from ``task``
+(``tasks.services.update_task_settings``). ``mapping`` is ``{removed label: remaining label, or ""}``:
+examples carrying a removed label are relabelled to the remaining one, or marked when it is ``""``.
+Sent inside the settings transaction; the annotation app's receiver
+(``annotation.label_changes.relabel_examples``) rewrites the examples in it."""

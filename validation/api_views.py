@@ -140,7 +140,8 @@ class ValidationViewSet(mixins.ListModelMixin, mixins.CreateModelMixin, viewsets
     close_preview=extend_schema(
         summary="Preview closing a round: validated examples per split, models re-scored, problems (owners)",
         parameters=[TASK_CODE, ROUND_NUMBER, *[OpenApiParameter(s, OpenApiTypes.NUMBER) for s in ("train", "dev", "test")],
-                    OpenApiParameter("seed", OpenApiTypes.INT)],
+                    OpenApiParameter("seed", OpenApiTypes.INT),
+                    OpenApiParameter("merge_small", OpenApiTypes.BOOL, description="Preview merging a dev or test split below the task's minimum.")],
         responses={200: RoundClosePreviewSerializer},
     ),
     close=extend_schema(
@@ -185,6 +186,7 @@ class RoundViewSet(TaskScopedMixin, mixins.ListModelMixin, mixins.RetrieveModelM
         new_round = task_services.open_round(
             task=self.get_task(), acting_user=request.user, target_model_ids=data["target_models"],
             start=data.get("start"), end=data.get("end"), loop_rule=data["loop_rule"],
+            without_model=data["without_model"], contexts_from=data.get("contexts_from"),
         )
         return Response(self.get_serializer(new_round).data, status=status.HTTP_201_CREATED)
 
@@ -193,7 +195,9 @@ class RoundViewSet(TaskScopedMixin, mixins.ListModelMixin, mixins.RetrieveModelM
         round = self.get_object()
         values = {s: query_float(request, s) for s in ("train", "dev", "test")}
         ratios = None if all(v is None for v in values.values()) else {s: v or 0.0 for s, v in values.items()}
-        preview = services.preview_round_close(round, ratios=ratios, seed=query_int(request, "seed"))
+        preview = services.preview_round_close(
+            round, ratios=ratios, seed=query_int(request, "seed"), merge_small=request.query_params.get("merge_small") in ("1", "true"),
+        )
         return Response(RoundClosePreviewSerializer(preview.as_dict()).data)
 
     @action(detail=True, methods=["post"])
@@ -204,7 +208,7 @@ class RoundViewSet(TaskScopedMixin, mixins.ListModelMixin, mixins.RetrieveModelM
         round = self.get_object()
         datasets = services.close_round(
             round=round, acting_user=request.user, ratios=data.get("ratios"), seed=data.get("seed"),
-            open_next=data["open_next"], next_loop=data["next_loop"],
+            open_next=data["open_next"], next_loop=data["next_loop"], merge_small=data["merge_small"],
         )
         round.refresh_from_db()
         annotated = Dataset.objects.filter(pk__in=[d.pk for d in datasets]).select_related("task", "round").annotate(n_items=Count("items"))

@@ -152,6 +152,27 @@ def split_sizes(n: int, ratios: dict[str, float]) -> dict[str, int]:
     return sizes
 
 
+def small_split_plan(sizes: dict[str, int], *, min_items: int) -> dict[str, str]:
+    """Return where the scoring splits go when those below ``min_items`` items are merged, as
+    ``{split: split it joins}``: ``{}`` when neither dev nor test is below it; ``{"dev": "test"}``
+    when dev and test together reach it (one test set instead of two small ones); else
+    ``{"dev": "train", "test": "train"}`` (too few for any scoring set: everything is training data)."""
+    if all(sizes[s] >= min_items for s in ("dev", "test")):
+        return {}
+    if sizes["dev"] + sizes["test"] >= min_items:
+        return {"dev": "test"}
+    return {"dev": "train", "test": "train"}
+
+
+def merged_sizes(sizes: dict[str, int], plan: dict[str, str]) -> dict[str, int]:
+    """Return ``sizes`` after the merges of ``plan`` (``small_split_plan``)."""
+    merged = dict(sizes)
+    for split, into in plan.items():
+        merged[into] += merged[split]
+        merged[split] = 0
+    return merged
+
+
 def split_key(seed: int, example_id: int) -> str:
     """Return the sort key that places an example in the split order: sha256 of ``seed:id``."""
     return hashlib.sha256(f"{seed}:{example_id}".encode()).hexdigest()

@@ -24,5 +24,6 @@ class ValidationErrorCode(StrEnum):
     NOT_COLLECTING = "not_collecting"
     BAD_RATIOS = "bad_ratios"
     EMPTY_SPLIT = "empty_split"
+    SMALL_SPLIT = "small_split"
     BAD_NEXT_LOOP = "bad_next_loop"
     IMPORT_FORMAT = "import_format"

@@ -46,6 +46,9 @@ class CloseRoundForm(forms.Form):
                  ("retrained", "with a model retrained on every validated example (takes the loop once trained)")],
         required=False, initial="current", label="Next round's model in the loop",
     )
+    merge_small = forms.BooleanField(
+        required=False, label="Merge a dev or test split below the task's minimum size (dev into test, or both into train) instead of refusing",
+    )
     confirm = forms.BooleanField(
         required=False, label="I have checked the preview: close the round, build its datasets and re-score every model",
     )

@@ -181,7 +181,7 @@ def round_page(request, code, number):
         "round": round,
         "stats": stats,
         "counts": stats.counts,
-        "states": stats.states,
+        "states": selectors.round_states(round, stats=stats),
         "budget": selectors.vote_budget(round),
         "agreement": stats.agreement,
         "voted_agreement": stats.voted_agreement,
@@ -289,20 +289,21 @@ def close_round_view(request, code, number):
         return refused
     round = _round(task, number)
     form = CloseRoundForm(request.POST or None)
-    status, ratios, seed = 200, None, None
+    status, ratios, seed, merge_small = 200, None, None, False
     if request.method == "POST":
         if not form.is_valid():
             return _close_page(request, round, form, None, 400, "Split ratios must be numbers between 0 and 1; the seed a whole number.")
-        ratios, seed = form.ratios(), form.cleaned_data.get("seed")
+        ratios, seed, merge_small = form.ratios(), form.cleaned_data.get("seed"), form.cleaned_data.get("merge_small", False)
     try:
-        preview = services.preview_round_close(round, ratios=ratios, seed=seed)
+        preview = services.preview_round_close(round, ratios=ratios, seed=seed, merge_small=merge_small)
     except RuleError as exc:
         return _close_page(request, round, form, None, exc.status_code, exc.message)
-    if request.method == "POST" and form.cleaned_data.get("confirm"):
+    if request.method == "POST" and form.cleaned_data.get("confirm") and request.POST.get("action") != "preview":
         try:
             datasets = services.close_round(
                 round=round, acting_user=request.user, ratios=ratios, seed=seed,
                 open_next=form.cleaned_data.get("open_next", False), next_loop=form.cleaned_data.get("next_loop") or "current",
+                merge_small=merge_small,
             )
         except RuleError as exc:
             return _close_page(request, round, form, preview, exc.status_code, exc.message)

@@ -19,8 +19,9 @@ from django.db.models import Count, Min, Q, QuerySet
 from django.db.models.fields.json import KT
 from django.utils import timezone
 
+from annotation.label_changes import MARK_KEY
 from annotation.models import VALIDATED, Example, RoundTally, RoundVoteTally, ValidationState
-from annotation.selectors import ExampleCounts, annotator_count, counts_by_author
+from annotation.selectors import NOT_VALIDATED_LABEL, WAITING_LABEL, ExampleCounts, annotator_count, counts_by_author
 from tasks import access
 from tasks.display import field_label, review_label
 from tasks.models import Context, Round, Task
@@ -40,6 +41,7 @@ def validated_queryset(*, task=None, round=None, examples: QuerySet | None = Non
     ``examples``; ordered by round number, then id. Their final labels: ``validated_examples``.
     """
     chosen = (examples if examples is not None else Example.objects.all()).filter(VALIDATED)
+    chosen = chosen.exclude(metadata__has_key=MARK_KEY)  # its label was removed from the task without a replacement
     if task is not None:
         chosen = chosen.filter(round__task=task)
     if round is not None:
@@ -635,6 +637,41 @@ def round_figures(round) -> dict:
         "queue": {"depth": queue["depth"], "oldest": queue["oldest"].isoformat() if queue["oldest"] else None},
         "flagged_count": pending.filter(FLAGGED).count(),
     }
+
+
+@dataclass(frozen=True)
+class StateCount:
+    """One line of a round's validation states as every page shows it: ``key`` (a
+    ``ValidationState`` value, or ``waiting`` / ``not_validated`` for the two kinds of pending),
+    ``label`` (the words the author's page uses too) and ``n``."""
+
+    key: str
+    label: str
+    n: int
+
+
+def round_states(round, *, stats: "RoundStats | None" = None, figures: "Figures | None" = None) -> list[StateCount]:
+    """Return the validation states of ``round``'s examples (retracted ones left out) as the round
+    page, the owner's dashboard and the author's page name them: pending examples split into
+    ``waiting`` (the review queue hands them out: ``round_figures``' queue depth, the dashboard's
+    "waiting for validation") and ``not_validated`` (pending examples no validator will see: they
+    did not fool the model and the task validates fooling examples only; the words of
+    ``annotation.selectors.validation_status``), then verified correct, verified incorrect, flagged.
+    Counts from the tally (``stats``, else ``round_stats``) and ``figures`` (else
+    ``round_figures_of``); while a large round's figures are being computed, pending stays one line.
+    """
+    stats = stats or round_stats(round, annotators=0)
+    figures = figures or round_figures_of(round)
+    states = stats.states
+    pending = states.get(ValidationState.PENDING, 0)
+    if figures.data is None:
+        rows = [StateCount("pending", "Pending (being sorted into waiting and not validated)", pending)]
+    else:
+        waiting = min(pending, figures.data["queue"]["depth"])
+        rows = [StateCount("waiting", WAITING_LABEL, waiting), StateCount("not_validated", NOT_VALIDATED_LABEL, pending - waiting)]
+    labels = dict(ValidationState.choices)
+    rows += [StateCount(s, labels[s], states.get(s, 0)) for s in ValidationState.values if s != ValidationState.PENDING]
+    return rows
 
 
 @dataclass(frozen=True)

@@ -84,6 +84,14 @@ class RoundCreateSerializer(StrictSerializerMixin, serializers.Serializer):
     )
     start = serializers.DateTimeField(required=False, allow_null=True)
     end = serializers.DateTimeField(required=False, allow_null=True)
+    without_model = serializers.BooleanField(
+        required=False, default=False,
+        help_text="Collect without a model in the loop (only where the task kind allows it); otherwise `target_models` may not be empty.",
+    )
+    contexts_from = serializers.IntegerField(
+        required=False, allow_null=True, min_value=1, max_value=2**31 - 1,
+        help_text="Copy the active contexts of this earlier round into the new one.",
+    )
 
 
 class RoundCloseSerializer(StrictSerializerMixin, serializers.Serializer):
@@ -100,6 +108,10 @@ class RoundCloseSerializer(StrictSerializerMixin, serializers.Serializer):
         help_text="Model in the loop of the next round: the closed round's, or one retrained on every validated example "
         "(it takes the loop when its training finishes).",
     )
+    merge_small = serializers.BooleanField(
+        required=False, default=False,
+        help_text="Merge a dev or test split below the task's `min_scoring_items` (dev into test, or both into train) instead of refusing.",
+    )
 
 
 class RoundClosePreviewSerializer(serializers.Serializer):
@@ -115,6 +127,11 @@ class RoundClosePreviewSerializer(serializers.Serializer):
     splits = serializers.ListField(child=serializers.DictField(), help_text='`[{"split", "dataset", "items"}]`')
     models_rescored = serializers.ListField(child=serializers.DictField(), help_text="Models scored on the new datasets.")
     problems = serializers.ListField(child=serializers.CharField())
+    min_scoring_items = serializers.IntegerField(help_text="The fewest items a dev or test set may hold (the task's setting).")
+    merge_small = serializers.BooleanField()
+    merges = serializers.DictField(child=serializers.CharField(), help_text='`{split: split it joins}` when merging.')
+    notes = serializers.ListField(child=serializers.CharField(), help_text="What a merge does, in words.")
+    warnings = serializers.ListField(child=serializers.CharField(), help_text="What does not refuse the close but matters.")
 
 
 class RoundClosedSerializer(serializers.Serializer):

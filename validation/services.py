@@ -7,7 +7,7 @@ call these functions; none keeps its own copy of a rule.
 """
 
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import timedelta
 
 from django.conf import settings
@@ -25,7 +25,7 @@ from tasks import access, training
 from tasks.kinds import normalise_label, span_at
 from tasks.models import Dataset, DatasetItem, MLModel, Round, Task, TaskBan, default_label_visibility
 from tasks.selectors import evaluable_models
-from tasks.services import open_round, record_dataset_content
+from tasks.services import DEFAULT_MIN_SCORING_ITEMS, open_round, record_dataset_content
 from tasks.signals import example_settled, round_status_changed
 from validation import gold, identity, selectors
 from validation.calculations import (
@@ -37,6 +37,8 @@ from validation.calculations import (
     ConsensusPolicy,
     assign_splits,
     derive_state,
+    merged_sizes,
+    small_split_plan,
     split_sizes,
     tally,
 )
@@ -626,10 +628,16 @@ takes the loop of the new round when its training finishes, the current models h
 class RoundClosePreview:
     """What closing ``round`` would do (``preview_round_close``), shown before the owner confirms.
 
-    ``validated``: validated-correct examples; ``sizes``: ``{train, dev, test}`` item counts;
-    ``names``: the dataset name per split; ``models``: the model records that will be scored on
-    the new dev and test sets; ``problems``: why closing is refused now (empty), e.g. an empty
-    test split; ``closed``: the round is already closed (closing again changes nothing).
+    ``validated``: validated-correct examples; ``sizes``: ``{train, dev, test}`` item counts (after
+    any merge); ``names``: the dataset name per split; ``models``: the model records that will be
+    scored on the new dev and test sets; ``problems``: why closing is refused now (empty when it
+    may close), e.g. a test split below the task's minimum; ``closed``: the round is already closed
+    (closing again changes nothing); ``min_items``: the fewest items a dev or test set may hold
+    (``Task.config["min_scoring_items"]``); ``merge_small``: the owner asked to merge small scoring
+    splits; ``merges``: ``{split: split it joins}`` (``calculations.small_split_plan``), applied
+    only with ``merge_small``; ``notes``: what the merge does, in words; ``warnings``: what the
+    owner should know but that does not refuse the close (a scoring set far smaller than the
+    task's other scoring sets, with the same weight in the Dynascore).
     """
 
     round: Round
@@ -641,10 +649,20 @@ class RoundClosePreview:
     models: list
     problems: list
     closed: bool
+    min_items: int = 1
+    merge_small: bool = False
+    merges: dict = field(default_factory=dict)
+    notes: list = field(default_factory=list)
+    warnings: list = field(default_factory=list)
 
     @property
     def can_close(self) -> bool:
         return not self.problems and not self.closed
+
+    @property
+    def written(self) -> list[str]:
+        """The splits that get a dataset: every split, less those merged away."""
+        return [s for s in SPLITS if not (self.merge_small and s in self.merges)]
 
     def as_dict(self) -> dict:
         """JSON shape of the preview (the API's ``GET .../close``)."""
@@ -653,7 +671,8 @@ class RoundClosePreview:
             "ratios": self.ratios, "seed": self.seed, "validated": self.validated,
             "splits": [{"split": s, "dataset": self.names[s], "items": self.sizes[s]} for s in SPLITS],
             "models_rescored": [{"id": m.pk, "name": m.name, "published": m.published} for m in self.models],
-            "problems": self.problems,
+            "problems": self.problems, "min_scoring_items": self.min_items, "merge_small": self.merge_small,
+            "merges": self.merges if self.merge_small else {}, "notes": self.notes, "warnings": self.warnings,
         }
 
 
@@ -662,30 +681,75 @@ def _close_settings(task, ratios, seed) -> tuple[dict, int]:
     return ratios, int(seed if seed is not None else task.config.get("split_seed", 0))
 
 
-def preview_round_close(round: Round, *, ratios=None, seed=None) -> RoundClosePreview:
+SMALL_SET_FACTOR = 10
+"""A new scoring set this many times smaller than the task's largest other scoring set gets a warning in the preview."""
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'s' if n != 1 else ''}"
+
+
+def preview_round_close(round: Round, *, ratios=None, seed=None, merge_small: bool = False) -> RoundClosePreview:
     """Return what closing ``round`` would do: validated examples per split, the datasets written,
     the models re-scored on them, and the problems that refuse it (``close_round`` checks the same).
 
-    Problems: an empty dev or test split (each must hold at least one validated example: a
-    dataset of nothing cannot be scored). Raises ``RuleError`` for bad ratios.
+    A dev or test split below the task's ``min_scoring_items`` (default 1: an empty one) is a
+    problem, unless ``merge_small``: then the small scoring splits merge
+    (``calculations.small_split_plan``: dev into test when together they reach the minimum, else
+    both into train, so the round adds no scoring set) and ``notes`` say so. A scoring set at
+    least ``SMALL_SET_FACTOR`` times smaller than the task's largest other scoring set is a
+    warning (it weighs as much in the Dynascore). Raises ``RuleError`` for bad ratios.
     """
     task = round.task
     ratios, seed = _close_settings(task, ratios, seed)
+    min_items = int(task.config.get("min_scoring_items") or DEFAULT_MIN_SCORING_ITEMS)
     validated = selectors.validated_queryset(round=round).count()
     sizes = split_sizes(validated, ratios)
-    problems = [
-        f"The {split} split would be empty: {validated} validated example{'s' if validated != 1 else ''} "
-        f"at ratios {ratios['train']:g}/{ratios['dev']:g}/{ratios['test']:g}. Validate more examples or change the ratios."
-        for split in ("dev", "test") if sizes[split] == 0
-    ]
+    plan = small_split_plan(sizes, min_items=min_items)
+    problems, notes, warnings = [], [], []
+    at = f"at ratios {ratios['train']:g}/{ratios['dev']:g}/{ratios['test']:g}"
+    if plan and not merge_small:
+        for split in ("dev", "test"):
+            if sizes[split] == 0 and min_items <= 1:
+                problems.append(f"The {split} split would be empty: {_plural(validated, 'validated example')} {at}. "
+                                "Validate more examples or change the ratios.")
+            elif sizes[split] < min_items:
+                problems.append(
+                    f"The {split} set would hold {_plural(sizes[split], 'item')}, fewer than the minimum of {min_items} "
+                    f"this task sets for a scoring set ({_plural(validated, 'validated example')} {at}). Validate more "
+                    "examples, change the ratios, or merge the small scoring splits."
+                )
+    elif plan and validated == 0:
+        problems.append("No validated example in this round: there is nothing to build datasets from.")
+    elif plan:
+        sizes = merged_sizes(sizes, plan)
+        if plan == {"dev": "test"}:
+            notes.append(f"Dev and test merge into one test set of {_plural(sizes['test'], 'item')} (each alone is below the "
+                         f"minimum of {min_items}); no dev set is written for this round.")
+        else:
+            notes.append(f"Dev and test together hold fewer than {min_items} items: every validated example goes into "
+                         "train, and this round adds no scoring set to the Dynascore.")
+    largest = (Dataset.objects.filter(task=task, access=Dataset.Access.SCORING, item_count__gt=0)
+               .exclude(round=round).order_by("-item_count").first())
+    if largest is not None and not problems:
+        for split in ("dev", "test"):
+            if 0 < sizes[split] and sizes[split] * SMALL_SET_FACTOR <= largest.item_count:
+                warnings.append(
+                    f"The {split} set would hold {_plural(sizes[split], 'item')}, yet weigh in the Dynascore as much as "
+                    f"{largest.name} ({_plural(largest.item_count, 'item')}); its score will be noisy. Consider validating "
+                    "more, a larger minimum (Settings), or merging."
+                )
     return RoundClosePreview(
         round=round, ratios=ratios, seed=seed, validated=validated, sizes=sizes,
         names={split: dataset_name(round, split) for split in SPLITS}, models=evaluable_models(task),
-        problems=problems, closed=round.status == Round.Status.CLOSED,
+        problems=problems, closed=round.status == Round.Status.CLOSED, min_items=min_items,
+        merge_small=merge_small, merges=plan, notes=notes, warnings=warnings,
     )
 
 
-def close_round(*, round, acting_user, ratios=None, seed=None, open_next=False, next_loop="current") -> list[Dataset]:
+def close_round(
+    *, round, acting_user, ratios=None, seed=None, open_next=False, next_loop="current", merge_small: bool = False,
+) -> list[Dataset]:
     """Close ``round`` and build its train/dev/test datasets from its verified-correct examples.
 
     ``ratios``: ``{"train", "dev", "test"}`` summing to 1 (default the task's
@@ -708,17 +772,33 @@ def close_round(*, round, acting_user, ratios=None, seed=None, open_next=False, 
     (the closed round's models) or ``"retrained"`` (a model retrained on every validated example,
     ``request_retraining``; it takes the new round's loop when its training finishes).
 
-    Raises ``NotAllowed`` unless ``acting_user`` owns the task; ``RuleError`` for bad ratios, an
-    empty dev or test split (``empty_split``, nothing changes) or an unknown ``next_loop``.
-    Returns the three datasets in train, dev, test order.
+    A dev or test split below the task's ``min_scoring_items`` refuses the close (``small_split``;
+    ``empty_split`` when it would be empty), unless ``merge_small``: then the small scoring splits
+    merge as ``preview_round_close`` shows (``calculations.small_split_plan``) and only the splits
+    that keep items get a dataset.
+
+    Raises ``NotAllowed`` unless ``acting_user`` owns the task; ``RuleError`` for bad ratios, a
+    small or empty dev or test split (nothing changes) or an unknown ``next_loop``.
+    Returns the datasets written, in train, dev, test order.
     """
     task = round.task
     if not task.is_owner(acting_user):
         raise NotAllowed(Code.NOT_OWNER, f"Only an owner of task '{task.code}' can close its rounds.")
     if next_loop not in NEXT_LOOP_CHOICES:
         raise RuleError(Code.BAD_NEXT_LOOP, f"next_loop must be one of {', '.join(NEXT_LOOP_CHOICES)}.", field="next_loop")
-    preview = preview_round_close(round, ratios=ratios, seed=seed)
+    preview = preview_round_close(round, ratios=ratios, seed=seed, merge_small=merge_small)
     ratios, seed = preview.ratios, preview.seed
+    if preview.problems and not preview.closed:
+        empty = [s for s in ("dev", "test") if preview.sizes[s] == 0]
+        if empty and not merge_small:
+            raise RuleError(
+                Code.EMPTY_SPLIT,
+                f"Round {round.number} was not closed: its {' and '.join(empty)} split{'s' if len(empty) > 1 else ''} would be empty "
+                f"({preview.validated} validated examples at ratios {ratios['train']:g}/{ratios['dev']:g}/{ratios['test']:g}). "
+                "Validate more examples, change the ratios" + (", or merge the small scoring splits." if preview.min_items > 1 else "."),
+            )
+        raise RuleError(Code.SMALL_SPLIT, f"Round {round.number} was not closed: " + " ".join(preview.problems))
+    plan = preview.merges if merge_small else {}
     with transaction.atomic():
         claimed = Round.objects.filter(pk=round.pk, status=Round.Status.OPEN).update(status=Round.Status.CLOSED, end=timezone.now())
         if not claimed:
@@ -732,7 +812,8 @@ def close_round(*, round, acting_user, ratios=None, seed=None, open_next=False, 
         examples = [v.example for v in validated]
         targets = {v.example.pk: v.target for v in validated}
         splits = assign_splits([e.pk for e in examples], ratios=ratios, seed=seed)
-        empty = [s for s in ("dev", "test") if s not in set(splits.values())]
+        splits = {pk: plan.get(split, split) for pk, split in splits.items()}
+        empty = [s for s in ("dev", "test") if s not in plan and s not in set(splits.values())]
         if empty:
             raise RuleError(
                 Code.EMPTY_SPLIT,
@@ -743,6 +824,8 @@ def close_round(*, round, acting_user, ratios=None, seed=None, open_next=False, 
         Example.objects.filter(round=round).exclude(pk__in=list(splits)).exclude(split="").update(split="")
         datasets = []
         for split in SPLITS:
+            if split in plan:
+                continue
             chosen = [e for e in examples if splits[e.pk] == split]
             Example.objects.filter(pk__in=[e.pk for e in chosen]).exclude(split=split).update(split=split)
             items = [

@@ -53,7 +53,7 @@ def test_my_examples_says_which_examples_wait_for_validators(page, client, live_
     not_fooling = make_example(sentiment_task, annotator, model_wrong=False)
     log_in(page, client, annotator, live_server)
     page.goto("/my/examples/")
-    assert page.locator(f"tr[data-example-id='{fooling.pk}'] [data-validation]").inner_text() == "Pending"
+    assert page.locator(f"tr[data-example-id='{fooling.pk}'] [data-validation]").inner_text() == "Waiting for validation"
     assert page.locator(f"tr[data-example-id='{not_fooling.pk}'] [data-validation]").inner_text() == "Not validated: it did not fool the model"
     # nothing validated yet: no vMER to speak of
     assert page.locator("[data-count=vmer]").inner_text() == "—"

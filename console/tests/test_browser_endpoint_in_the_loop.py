@@ -6,7 +6,6 @@ and sees the endpoint's raw answer. With ``DYNABENCH_SCREENSHOTS=<folder>`` it s
 import os
 from pathlib import Path
 
-import pytest
 from django.test import Client
 
 from annotation.models import Example

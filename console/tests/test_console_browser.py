@@ -96,11 +96,15 @@ def test_a_fresh_owner_runs_round_2_of_sentiment_from_the_browser(browser, live_
     page.locator("[data-validated]").wait_for()
     _shot(page, "close-round")
     _split_40_30_30(page)
+    page.click("button:has-text('Update the preview')")
+    page.locator("tr[data-split='dev'] >> text=6").wait_for()
+    page.check("input[name=confirm]")
     page.click("button:has-text('Close round 1')")
     page.get_by_text("Round 1 is closed.").wait_for()
     for model in two_models:
         page.check(f"input[name=target_models][value='{model.pk}']")
     page.check("input[name=loop_rule][value=least_fooled]")
+    page.check("input[name=contexts_from][value='']")  # new contexts come from the upload below
     page.click("button:has-text('Open round 2')")
     page.get_by_text("Round 2 is open with 2 model(s) in the loop.").wait_for()
     _shot(page, "rounds")
@@ -161,6 +165,7 @@ def test_a_fresh_owner_runs_round_2_of_sentiment_from_the_browser(browser, live_
     page.click("nav.tabs >> text=Rounds")
     page.click("tr[data-round='2'] >> text=Close round…")
     _split_40_30_30(page)
+    page.check("input[name=confirm]")
     page.click("button:has-text('Close round 2')")
     page.get_by_text("Round 2 is closed.").wait_for()
     assert Round.objects.get(pk=round2.pk).status == "closed"

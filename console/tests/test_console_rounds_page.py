@@ -18,7 +18,10 @@ def test_an_owner_closes_round_1_then_opens_round_2_with_two_models(client, owne
 
     preview = client.get("/tasks/sentiment/console/rounds/1/close").content.decode()
     assert 'data-validated>20<' in preview and "sentiment-r1-train" in preview
-    response = client.post("/tasks/sentiment/console/rounds/1/close", {"train": 0.4, "dev": 0.3, "test": 0.3, "seed": 13})
+    unconfirmed = client.post("/tasks/sentiment/console/rounds/1/close", {"train": 0.4, "dev": 0.3, "test": 0.3, "seed": 13})
+    assert unconfirmed.status_code == 200 and 'data-split="dev"><td>dev</td><td>sentiment-r1-dev</td><td>6<' in unconfirmed.content.decode()
+    assert Round.objects.get(task=sentiment_task, number=1).status == "open"  # the preview follows the ratios; nothing closed yet
+    response = client.post("/tasks/sentiment/console/rounds/1/close", {"train": 0.4, "dev": 0.3, "test": 0.3, "seed": 13, "confirm": "on"})
     assert response.status_code == 302
     assert Round.objects.get(task=sentiment_task, number=1).status == "closed"
 

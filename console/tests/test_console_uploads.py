@@ -8,7 +8,7 @@ import django_rq
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from tasks.models import Context, Dataset, Upload
+from tasks.models import Context, Dataset, MLModel, Upload
 from tests.shared_data import shared_file
 
 
@@ -150,7 +150,8 @@ def test_the_dynasent_round_2_contexts_upload_through_the_page(logged_in, sentim
     path = shared_file("dynasent/dynasent-v1.1-round02-dynabench-dev.jsonl")
     # Round 1 has no validated examples, so it is closed without building datasets.
     set_round_status(round=sentiment_task.current_round(), status="closed", acting_user=owner)
-    open_round(task=sentiment_task, acting_user=owner)
+    model = MLModel.objects.create(task=sentiment_task, name="in-loop", path="/models/in-loop")
+    open_round(task=sentiment_task, acting_user=owner, target_model_ids=[model.pk])
 
     response = _upload(logged_in, path.name, path.read_bytes(), round=2)
     upload = Upload.objects.get()

@@ -6,6 +6,8 @@
 // data-focus-first-field; a screen reader then reads the new content from there. Settled,
 // not merely swapped: htmx binds the new content's forms while it settles, so a key pressed
 // once the focus has arrived posts through htmx instead of reloading the page.
+// On a full page load the same workspace's first field takes the focus (the create page), unless
+// the person already focused something or followed a link to an anchor.
 (function () {
   "use strict";
 
@@ -40,6 +42,18 @@
     if (evt.target.closest && evt.target.closest("[data-keys-open]")) toggleHelp();
   });
 
+  function firstField(workspace) {
+    return workspace.querySelector("textarea, input[type=text], [data-passage]");
+  }
+
+  function focusOnLoad() {
+    if (location.hash || (document.activeElement && document.activeElement !== document.body)) return;
+    const workspace = document.querySelector("[data-focus-first-field]");
+    const field = workspace && firstField(workspace);
+    if (field) field.focus();
+  }
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", focusOnLoad); else focusOnLoad();
+
   document.addEventListener("htmx:afterSettle", function (evt) {
     // outerHTML swaps replace the target: find its successor by id.
     const id = evt.detail.target && evt.detail.target.id;
@@ -47,9 +61,7 @@
     const marked = scope.querySelector("[data-focus-after-swap]");
     if (marked) { marked.focus(); return; }
     const workspace = scope.matches && scope.matches("[data-focus-first-field]") ? scope : scope.querySelector("[data-focus-first-field]");
-    if (workspace) {
-      const field = workspace.querySelector("textarea, input[type=text], [data-passage]");
-      if (field) field.focus();
-    }
+    const field = workspace && firstField(workspace);
+    if (field) field.focus();
   });
 })();

@@ -118,6 +118,10 @@ class TaskKindSpec:
     """The ``config["model_wrong"]["rule"]`` a task of this kind must name."""
     perf_metrics: tuple[str, ...] = ()
     """The metrics ``score`` returns that a config may name as ``perf_metric``."""
+    collects_without_model: bool = False
+    """True when a round of this kind may collect examples with no model in the loop (the owner's
+    explicit "collect without a model" when opening it, ``tasks.services.open_round``). No kind
+    does today: every kind's create page asks the model in the loop for its answer."""
     submissions: tuple[str, ...] = ("model", "predictions", "endpoint")
     """What participants submit to the leaderboard: ``model`` (a Hugging Face directory),
     ``predictions`` (a predictions file) and/or ``selection`` (a list of pool uids that the
@@ -278,6 +282,12 @@ class TaskKindSpec:
         """Check a model's ``config.json`` against the task beyond its architecture; return the
         task label of each model output (None when the head has no labels). Raises ``RuleError``."""
         raise NotImplementedError
+
+    def labels_out_of_reach(self, config: dict, hf_config: dict) -> list[str]:
+        """Return the task labels (``config["labels"]``, in order) that a model with this
+        ``config.json`` cannot output, so it could never predict them; ``[]`` for kinds without
+        labels. Used to refuse a label change or a model in the loop that leaves a label unreachable."""
+        return []
 
     def training_defaults(self, config: dict) -> dict:
         """Hyperparameter defaults (``tasks.training.Hyperparameters`` fields) for this kind."""

@@ -117,8 +117,25 @@ class ClassificationSpec(TaskKindSpec):
         return {"label": target.get("label")}
 
     def model_wrong(self, config, target, model_output):
-        """``model_output["label"] != target["label"]``."""
+        """``model_output["label"] != target["label"]``, except for a label the model cannot output:
+        when the output's ``probs`` (one per label the model knows) have no entry for the annotator's
+        label, the model was not fooled but never had the choice, so the example is not counted as
+        fooling it (a label added to the task after the model was trained gets no reward)."""
+        probs = model_output.get("probs")
+        if isinstance(probs, dict) and probs and target["label"] not in probs:
+            return False
         return model_output.get("label") != target["label"]
+
+    def labels_out_of_reach(self, config, hf_config):
+        """The task labels that no output of the model's ``id2label`` names (directly, case-insensitively,
+        or through the task's ``label_aliases``)."""
+        id2label = hf_config.get("id2label") if isinstance(hf_config, dict) else None
+        names = [str(v) for v in (id2label or {}).values()] if isinstance(id2label, dict) else []
+        lowered = {label.lower(): label for label in config.get("labels", [])}
+        for alias, label in config.get("label_aliases", {}).items():
+            lowered.setdefault(str(alias).strip().lower(), label)
+        reachable = {lowered.get(name.strip().lower()) for name in names}
+        return [label for label in config.get("labels", []) if label not in reachable]
 
     def answer_matches(self, config, gold, answer):
         """The same label."""

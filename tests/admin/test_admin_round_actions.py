@@ -3,7 +3,7 @@
 
 from django.urls import reverse
 
-from tasks.models import Round
+from tasks.models import MLModel, Round
 from tasks.services import set_round_status
 
 
@@ -42,6 +42,7 @@ def test_it_refuses_to_close_rounds_whose_dev_and_test_splits_would_be_empty(cli
 
 def test_it_opens_a_closed_round(client, admin_user, nli_task):
     round2 = Round.objects.create(task=nli_task, number=2, status=Round.Status.CLOSED)
+    round2.target_models.add(MLModel.objects.create(task=nli_task, name="in-loop", path="/models/in-loop"))
     client.force_login(admin_user)
     set_round_status(round=nli_task.rounds.get(number=1), status=Round.Status.CLOSED, acting_user=admin_user)
 

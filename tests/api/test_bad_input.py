@@ -22,7 +22,7 @@ def test_it_refuses_unknown_fields_naming_them(owner, sentiment_task):
     body = response.json()
     assert body["code"] == "invalid"
     assert body["field"] == "number"
-    assert body["detail"] == "number: Unknown field. Allowed fields: end, loop_rule, start, target_models."
+    assert body["detail"] == "number: Unknown field. Allowed fields: contexts_from, end, loop_rule, start, target_models, without_model."
     assert set(body["errors"]) == {"number", "secret"}
     assert sentiment_task.rounds.count() == 1
 
