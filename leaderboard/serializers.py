@@ -85,7 +85,7 @@ class EvaluationSerializer(serializers.ModelSerializer):
             "dataset", "dataset_id", "round", "access", "label_visibility", "status", "progress", "error", "n_examples",
             "performance", "metrics", "per_tag", "throughput", "memory_gib", "robustness", "fairness", "queued_at",
             "started_at", "finished_at", "dataset_version", "dataset_checksum", "model_checksum", "code_version", "current",
-            "history",
+            "history", "metric_signatures",
         ]
 
     def get_current(self, run) -> bool:

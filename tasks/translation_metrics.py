@@ -52,19 +52,27 @@ def spbleu_unavailable() -> str | None:
     return None
 
 
-def reference_streams(references: list[list[str]]) -> list[list[str]]:
+def reference_streams(references: list[list[str]]) -> list[list[str | None]]:
     """Turn per-sentence reference lists into sacreBLEU's reference streams (one list per reference
-    position), padding sentences with fewer references with ``""`` (sacreBLEU skips those)."""
+    position), padding sentences with fewer references with ``None``.
+
+    sacreBLEU drops ``None`` references of a sentence (``Metric._cache_references`` in
+    ``sacrebleu/metrics/base.py``) and, when sentences then have different numbers of references,
+    says ``nrefs:var`` in the signature. An empty string would instead count as a real reference
+    of length 0: it would match an empty hypothesis and lift the brevity penalty.
+    """
     width = max((len(r) for r in references), default=0)
-    return [[refs[i] if i < len(refs) else "" for refs in references] for i in range(width)]
+    return [[refs[i] if i < len(refs) else None for refs in references] for i in range(width)]
 
 
 def corpus_scores(hypotheses: list[str], references: list[list[str]]) -> tuple[dict, dict]:
     """Return ``({"bleu", "chrfpp"[, "spbleu"]} in [0, 1], {metric: signature string})`` for the corpus.
 
-    ``references[i]`` lists the reference texts of sentence ``i`` (at least one). An empty
-    corpus scores 0. spBLEU is computed only when ``spbleu_unavailable()`` is None. The
-    signatures are taken after scoring, so they carry the number of references seen.
+    ``references[i]`` lists the reference texts of sentence ``i`` (at least one; sentences may
+    have different numbers, passed to sacreBLEU as ``None``-padded streams, signature
+    ``nrefs:var``). spBLEU is computed only when ``spbleu_unavailable()`` is None. The
+    signatures are taken after scoring, so they carry the number of references seen; an empty
+    corpus scores 0 and, having no references to count, its signatures say so.
     """
     sacrebleu = _sacrebleu()
     streams = reference_streams(references)
@@ -74,7 +82,10 @@ def corpus_scores(hypotheses: list[str], references: list[list[str]]) -> tuple[d
         metrics["spbleu"] = sacrebleu.BLEU(tokenize=SPBLEU_TOKENIZER)
     scores, signatures = {}, {}
     for name, metric in metrics.items():
-        scores[name] = metric.corpus_score(hypotheses, streams).score / 100.0 if hypotheses else 0.0
+        if not hypotheses:  # sacreBLEU has no signature before it has seen references
+            scores[name], signatures[name] = 0.0, "not computed: no sentences to score"
+            continue
+        scores[name] = metric.corpus_score(hypotheses, streams).score / 100.0
         signatures[name] = str(metric.get_signature())
     if missing is not None:
         signatures["spbleu"] = missing

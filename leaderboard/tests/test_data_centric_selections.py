@@ -88,9 +88,15 @@ def selections(task) -> dict[str, list[str]]:
     return {"random": random.Random(7).sample([uid for uid, _ in pool], budget), "balanced": balanced}
 
 
+@pytest.mark.parametrize("threads", [1, 2])
 def test_the_leaderboard_ranks_selections_trained_and_scored_by_the_worker(
-    task, researcher, queues, django_capture_on_commit_callbacks
+    task, researcher, queues, django_capture_on_commit_callbacks, settings, threads
 ):
+    """Every selection is trained with ``threads`` torch threads (``DYNABENCH_TRAINING_THREADS``);
+    the balanced one, trained twice, gives the same weights and scores at either count. (Across
+    counts the weights differ in their last bits, torch's sums being split differently, which
+    is why the thread count is a fixed setting and is recorded with the model.)"""
+    settings.DYNABENCH_TRAINING_THREADS = threads
     chosen = selections(task)
     with django_capture_on_commit_callbacks(execute=True):
         for name, uids in chosen.items():
@@ -107,8 +113,9 @@ def test_the_leaderboard_ranks_selections_trained_and_scored_by_the_worker(
         assert runs[0].n_examples == TEST_ROWS
     assert models["balanced-selection"].training_info["hyperparameters"]["seed"] == 13
 
-    # same selection, same seed: the same weights and the same scores
+    # same selection, same seed, same thread count: the same weights and the same scores
     again, first = models["balanced-again"], models["balanced-selection"]
+    assert {m.training_info["figures"]["torch_threads"] for m in models.values()} == {threads}
     assert again.training_info["weights_sha256"] == first.training_info["weights_sha256"]
     assert EvaluationRun.objects.get(model=again).metrics["macro_f1"] == EvaluationRun.objects.get(model=first).metrics["macro_f1"]
 

@@ -45,3 +45,11 @@ def test_corpus_metrics_are_sacrebleus_with_their_signatures():
     assert scores.signatures["bleu"] == str(bleu.get_signature())
     assert scores.metrics([0])["bleu"] == pytest.approx(1.0)
     assert len(scores.per_item) == 2 and scores.per_item[0] == pytest.approx(1.0)
+
+
+def test_an_empty_corpus_scores_zero_and_its_signatures_say_why():
+    from tasks.translation_metrics import corpus_scores
+
+    scores, signatures = corpus_scores([], [])
+    assert (scores["bleu"], scores["chrfpp"]) == (0.0, 0.0)
+    assert signatures["bleu"] == signatures["chrfpp"] == "not computed: no sentences to score"
