@@ -40,7 +40,7 @@ from validation.calculations import agreement_from_ratings
 from validation.models import Validation
 from validation.selectors import validated_examples
 
-RESAMPLES = 200
+RESAMPLES = 100
 _RETRACTED = Q(retracted=True)
 OUTCOMES = {"a": A_WINS, "b": B_WINS, "tie": TIE}
 

@@ -22,8 +22,13 @@ def _events(body: bytes) -> list[tuple[str, dict]]:
     return out
 
 
+def _log_in(client, user, task):
+    client.force_login(user)
+    client.post(reverse("annotation:acknowledge_warning", args=[task.code]))  # the task's content warning, read
+
+
 def test_three_streamed_turns_then_a_judgment_store_the_transcript(client, annotator, chat_task, endpoint_server):
-    client.force_login(annotator)
+    _log_in(client, annotator, chat_task)
     code = chat_task.code
     page = client.get(reverse("annotation:chat", args=[code]) + "?mode=conversation")
     assert page.status_code == 200
@@ -56,7 +61,7 @@ def test_three_streamed_turns_then_a_judgment_store_the_transcript(client, annot
 
 
 def test_without_javascript_a_turn_answers_with_the_whole_page(client, annotator, chat_task, endpoint_server):
-    client.force_login(annotator)
+    _log_in(client, annotator, chat_task)
     code = chat_task.code
     state = _state(client.get(reverse("annotation:chat", args=[code]) + "?mode=conversation").content.decode())
     page = client.post(reverse("annotation:chat_turn", args=[code]), {"state": state, "prompt": "what year did it open"})
