@@ -164,8 +164,8 @@ def take_turn(*, user, task: Task, state: dict, prompt: str):
     def run(side: int, predictor):
         messages = spec.chat_messages(config, context.data, _history(state, side) + [{"role": "user", "content": text}])
         try:
-            for kind, value in stream_chat(predictor.endpoint, messages):
-                events.put((kind, side, value))
+            for step, value in stream_chat(predictor.endpoint, messages):
+                events.put((step, side, value))
         except EndpointError as error:
             events.put(("failed", side, error.message))
         except RuleError as error:
@@ -176,10 +176,10 @@ def take_turn(*, user, task: Task, state: dict, prompt: str):
         thread.start()
     answers, failure, open_sides = {}, None, len(threads)
     while open_sides:
-        kind, side, value = events.get()
-        if kind == "token":
+        step, side, value = events.get()
+        if step == "token":
             yield "token", side, value
-        elif kind == "done":
+        elif step == "done":
             answers[side], open_sides = value, open_sides - 1
         else:
             failure, open_sides = failure or value, open_sides - 1

@@ -83,10 +83,10 @@ def _stream(request, task, state: dict, events, first):
     try:
         event = first
         while event is not None:
-            kind, side, value = event
-            if kind == "token":
+            step, side, value = event
+            if step == "token":
                 yield sse("token", {"side": side, "t": value})
-            elif kind == "error":
+            elif step == "error":
                 html = render_to_string("annotation/_chat.html", _fragment(request, task, state, problem=value), request=request)
                 yield sse("problem", {"message": value, "html": html})
             else:
@@ -118,10 +118,10 @@ def chat_turn(request, code):
         response["X-Accel-Buffering"] = "no"  # a proxy in front must not hold the stream back
         return response
     new_state, problem = state, ""
-    for kind, _side, value in [first, *events]:
-        if kind == "done":
+    for step, _side, value in [first, *events]:
+        if step == "done":
             new_state = value
-        elif kind == "error":
+        elif step == "error":
             problem = value
     return _page(request, task, _fragment(request, task, new_state, problem=problem,
                                           values={"prompt": prompt} if problem else None), status=503 if problem else 200)

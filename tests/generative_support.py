@@ -8,9 +8,9 @@ def run_turns(*, user, task, mode: str, prompts: list[str]) -> dict:
     """Start a ``mode`` chat, send each prompt (its answers streamed to the end); return the state."""
     state = chat.start(user=user, task=task, mode=mode)
     for prompt in prompts:
-        for kind, _side, value in chat.take_turn(user=user, task=task, state=state, prompt=prompt):
-            assert kind != "error", value
-            if kind == "done":
+        for step, _side, value in chat.take_turn(user=user, task=task, state=state, prompt=prompt):
+            assert step != "error", value
+            if step == "done":
                 state = value
     return state
 

@@ -65,7 +65,9 @@ class OpenEndedSpec(TaskKindSpec):
     target_field = "judgment"
     prediction_field = "text"
     score_key = "judged"
-    correction_field = ""
+    correction_field = "corrected_judgment"
+    """A validator overturns a judgment by voting ``incorrect``; no corrected judgment is taken."""
+    architecture_suffix = "ForCausalLM"
     predictor_class = "tasks.endpoints.EndpointPredictor"
     config_properties = {
         "system_prompt": {"type": "string", "maxLength": 5000},
@@ -265,3 +267,28 @@ class OpenEndedSpec(TaskKindSpec):
 
     def consistency(self, config, original, perturbed):
         raise RuleError("not_scored", "Open-ended answers have no consistency score.")
+
+    # --- model head: causal language models (no training recipe) ----------------------------
+
+    def head_class(self):
+        from transformers import AutoModelForCausalLM
+
+        return AutoModelForCausalLM
+
+    def head_mapping_names(self):
+        from transformers.models.auto import modeling_auto
+
+        return modeling_auto.MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
+
+    def head_kwargs(self, labels):
+        return {}
+
+    def check_model_config(self, hf_config, task):
+        """A causal language model has no labels to match."""
+        return None
+
+    def training_defaults(self, config):
+        return {}
+
+    def training_features(self, tokenizer, examples, *, config, labels, max_length, doc_stride):
+        raise RuleError("not_trainable", "The platform has no training recipe for open-ended tasks; export the judgments instead.")
