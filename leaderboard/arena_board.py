@@ -32,7 +32,7 @@ import numpy as np
 from django.core.cache import cache
 from django.db.models import Count, Max, Q
 
-from annotation.models import Example
+from annotation.models import Example, ValidationState
 from leaderboard.arena import A_WINS, B_WINS, TIE, rank_arena
 from tasks.kinds.open_ended import categories
 from tasks.models import MLModel
@@ -104,7 +104,7 @@ def _compute(task, *, resamples: int) -> ArenaBoard:
         if example.pk in validated_ids:
             for model_id, category in spec.judged_failures(config, example.target, example.model_output):
                 failed[model_id][category] += 1
-        elif spec.battle(config, example.target, example.model_output) is not None:
+        elif example.validation_state == ValidationState.PENDING and spec.battle(config, example.target, example.model_output):
             pending += 1
     ids = sorted(set(answered) | {m for b in battles for m in b[:2]})
     models = {m.pk: m for m in MLModel.objects.filter(pk__in=ids)}

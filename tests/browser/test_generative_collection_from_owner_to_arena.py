@@ -4,6 +4,7 @@ a three-turn conversation streamed into the page and judges it, then does five s
 comparisons; a validator confirms and overturns judgments in the review queue; the arena page
 shows both models with intervals."""
 
+import os
 import re
 from pathlib import Path
 
@@ -19,7 +20,7 @@ from tests.browser_support import browser_only, log_in
 pytestmark = [*browser_only, pytest.mark.django_db(transaction=True)]
 
 DEFINITION = Path(__file__).resolve().parents[2] / "tasks" / "task_definitions" / "adversarial-safety-chat.json"
-SCREENSHOTS = None  # set to a folder (e.g. docs/screenshots) to refresh the README's screenshots
+SCREENSHOTS = os.environ.get("DYNABENCH_SCREENSHOTS")  # a folder (docs/screenshots) to refresh the README's screenshots
 
 
 def _shot(page, name):
