@@ -25,6 +25,7 @@ from console.forms import (
     CloseRoundForm,
     EndpointModelForm,
     MappingForm,
+    LoopForm,
     OpenRoundForm,
     PeopleSearchForm,
     RoleForm,
@@ -172,6 +173,27 @@ def open_round(request, task):
     counts = counts_by_round(rounds)
     return _page(request, task, "rounds.html", "rounds", status=400, rounds=[(r, counts[r.pk]) for r in rounds], form=form,
                  has_open=any(r.status == Round.Status.OPEN for r in rounds), endpoint_form=EndpointModelForm())
+
+
+@owner_console
+def round_loop(request, task, number):
+    """The models in the loop of the open round: GET the form, POST replaces them (``tasks.services.set_loop_models``)."""
+    round = get_object_or_404(Round, task=task, number=number)
+    form = LoopForm(request.POST or None, task=task, initial={"target_models": list(round.target_models.all())})
+    status = 200
+    if request.method == "POST":
+        status = 400
+        if form.is_valid():
+            try:
+                task_services.set_loop_models(round=round, acting_user=request.user,
+                                              target_model_ids=[m.pk for m in form.cleaned_data["target_models"]])
+            except RuleError as refused:
+                form.add_error("target_models" if refused.field == "target_models" else None, refused.message)
+                status = refused.status_code
+            else:
+                messages.success(request, f"Round {round.number} now has {round.target_models.count()} model(s) in the loop.")
+                return redirect("console:rounds", code=task.code)
+    return _page(request, task, "round_loop.html", "rounds", status=status, round=round, form=form)
 
 
 @owner_console

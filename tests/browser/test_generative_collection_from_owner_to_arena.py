@@ -45,11 +45,15 @@ def test_owner_annotator_validator_and_arena(page, client, live_server, endpoint
     call_command("create_task", str(DEFINITION))
     task = Task.objects.get(code="adversarial-safety-chat")
     task.owners.add(owner)
-    task.config = {**task.config, "validations_needed": 1}
-    task.save()
 
-    # ... and adds two endpoint models in the console.
+    # In the console: one validation settles a judgment (a small crowd), two endpoint models.
     log_in(page, client, owner, live_server)
+    page.goto(f"/tasks/{task.code}/console/")
+    page.locator("input[name=validations_needed]").fill("1")
+    page.locator("input[name=validations_needed]").press("Enter")
+    page.wait_for_load_state()
+    task.refresh_from_db()
+    assert task.config["validations_needed"] == 1
     for name, max_tokens in (("alpha", "6"), ("beta", "4")):
         page.goto(f"/tasks/{task.code}/console/rounds/")
         form = page.locator("form[data-add-endpoint]")
@@ -60,9 +64,15 @@ def test_owner_annotator_validator_and_arena(page, client, live_server, endpoint
         form.locator("button[type=submit]").click()
         page.wait_for_load_state()
     assert MLModel.objects.filter(task=task, kind=MLModel.Kind.ENDPOINT).count() == 2
-    # The console sets a loop when it opens a round; round 1 (with the definition's contexts) is
-    # already open, so the two models join its loop here.
-    task.current_round().target_models.add(*MLModel.objects.filter(task=task, kind=MLModel.Kind.ENDPOINT))
+    # ... and puts both in the loop of round 1, which the definition opened with its scenarios.
+    page.goto(f"/tasks/{task.code}/console/rounds/")
+    page.locator("[data-change-loop]").click()
+    form = page.locator("form[data-round-loop]")
+    for name in ("alpha", "beta"):
+        form.get_by_label(re.compile(name)).check()
+    form.locator("button[type=submit]").click()
+    page.wait_for_load_state()
+    assert sorted(task.current_round().target_models.values_list("name", flat=True)) == ["alpha", "beta"]
 
     # The annotator: past the content warning, a three-turn conversation, streamed.
     page.context.clear_cookies()
