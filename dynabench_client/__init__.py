@@ -37,6 +37,9 @@ __all__ = [
 #: Short names of the task performance metrics, used in ``round<N>_<short>`` result keys.
 METRIC_SHORT_NAMES = {"accuracy": "acc", "macro_f1": "macro_f1", "squad_f1": "f1"}
 
+#: The metrics a leaderboard weighs (the API's ``w_<metric>`` parameters).
+LEADERBOARD_METRICS = ("performance", "throughput", "memory", "robustness", "fairness")
+
 
 class DynabenchError(Exception):
     """An error answer from the server: HTTP ``status``, a stable ``code``, the server's ``detail``.
@@ -351,16 +354,28 @@ class DynabenchClient:
 
     # -- leaderboard -----------------------------------------------------------------------
 
-    def leaderboard(self, task: str, weights: dict[str, float] | None = None, dataset_weights: dict[str, float] | None = None) -> dict:
+    def leaderboard(
+        self, task: str, weights: dict[str, float] | None = None, dataset_weights: dict[str, float] | None = None,
+        missing_metric: str | None = None,
+    ) -> dict:
         """Return the task's leaderboard ranked by Dynascore under the given weights.
 
         ``weights``: metric → weight 0..5 (``performance``, ``throughput``, ``memory``,
-        ``robustness``, ``fairness``); ``dataset_weights``: dataset name → weight. Missing
-        ones keep the task's defaults.
+        ``robustness``, ``fairness``), sent as the API's ``w_<metric>`` parameters;
+        ``dataset_weights``: dataset name → weight 0..5, sent as ``dataset_weights=name:w,...``;
+        ``missing_metric``: ``per_model`` (default) or ``exclude_model``. Missing ones keep the
+        task's defaults. Each row carries ``contributions`` (each metric's part of its Dynascore);
+        ``stability`` says whether the exchange rates are stable.
+        Raises ``ValueError`` for a metric name the leaderboard does not have (nothing is sent), and
+        ``BadRequest`` for a weight the server refuses (not a number in 0..5).
         """
-        params = {}
-        if weights:
-            params["weights"] = ",".join(f"{k}:{v}" for k, v in weights.items())
+        params: dict[str, Any] = {}
+        for metric, weight in (weights or {}).items():
+            if metric not in LEADERBOARD_METRICS:
+                raise ValueError(f"unknown metric {metric!r}: the leaderboard weighs {', '.join(LEADERBOARD_METRICS)}")
+            params[f"w_{metric}"] = weight
         if dataset_weights:
             params["dataset_weights"] = ",".join(f"{k}:{v}" for k, v in dataset_weights.items())
+        if missing_metric:
+            params["missing_metric"] = missing_metric
         return self._request("GET", f"/tasks/{task}/leaderboard", params=params)

@@ -24,7 +24,7 @@ from dynabench.api import query_bool, query_choice
 from dynabench.roles import has_role
 from leaderboard import services
 from leaderboard.arena_board import arena_board
-from leaderboard.calculations import METRICS, MISSING_DROP_METRIC
+from leaderboard.calculations import METRICS, MISSING_LEGACY, MISSING_PER_MODEL
 from leaderboard.models import MissingMetric
 from leaderboard.selectors import cache_header, cached_leaderboard_table, model_runs, parse_weights
 from leaderboard.serializers import (
@@ -58,7 +58,7 @@ def _table(task, params):
     """The task's leaderboard under the weights of ``params`` (``w_<metric>``, ``d_<dataset id>``)."""
     header = cache_header(task)
     metric_weights, dataset_weights = parse_weights(params, task=task, datasets=header["datasets"])
-    missing = query_choice(params, "missing_metric", MissingMetric.values) or MISSING_DROP_METRIC
+    missing = query_choice(params, "missing_metric", [*MissingMetric.values, *MISSING_LEGACY]) or MISSING_PER_MODEL
     return cached_leaderboard_table(
         task, header=header, metric_weights=metric_weights, dataset_weights=dataset_weights, missing_metric=missing,
     )
@@ -252,6 +252,11 @@ class LeaderboardView(TaskScopedMixin, APIView):
     def get(self, request, task_code):
         task = self.get_task()
         params = request.query_params.dict()
+        if "weights" in params:  # what the client sent before it learnt the contract: say so, never ignore it
+            raise ValidationError({"weights": [
+                "Give each metric's weight as its own parameter, w_<metric>=0..5 (e.g. w_performance=5), "
+                f"for {', '.join(METRICS)}."
+            ]})
         header = cache_header(task)
         if params.get("dataset_weights"):
             by_name = {d["name"]: d["id"] for d in header["datasets"]}
@@ -270,11 +275,13 @@ class LeaderboardView(TaskScopedMixin, APIView):
             "metric_weights": table.metric_weights,
             "dataset_weights": {names.get(k, k): v for k, v in table.dataset_weights.items()},
             "missing_metric": table.missing_metric,
-            "datasets": [{"id": d["id"], "name": d["name"], "round": d["round"], "weight": d["weight"]} for d in table.datasets],
+            "datasets": [{"id": d["id"], "name": d["name"], "round": d["round"], "weight": d["weight"],
+                          "not_applicable": d.get("not_applicable") or []} for d in table.datasets],
             "rows": [
                 {
                     "rank": r.rank, "model_id": r.model_id, "name": r.name, "owner": r.owner, "dynascore": r.dynascore,
-                    "metrics": r.averages, "datasets": {d["name"]: d["performance"] for d in r.datasets},
+                    "metrics": r.averages, "contributions": r.contributions, "weights": r.weights, "missing": list(r.missing),
+                    "datasets": {d["name"]: d["performance"] for d in r.datasets},
                     "ci": list(r.ci) if r.ci else None, "rank_range": list(r.rank_range) if r.rank_range else None,
                     "rounds": rounds.get(r.model_id, {}),
                 }
@@ -282,6 +289,8 @@ class LeaderboardView(TaskScopedMixin, APIView):
             ],
             "pending": table.pending,
             "rules": table.rules,
+            "stability": {"stable": table.stability.stable, "reasons": table.stability_reasons()},
+            "missing_metric_rule": table.per_model_rule,
             "computed_at": table.computed_at,
         }
         return Response(_finite(LeaderboardSerializer(_finite(body)).data))

@@ -36,7 +36,15 @@ from django.utils import timezone
 from dynabench.errors import RuleError
 from dynabench.version import code_version
 from leaderboard.calculations import ItemResults, bootstrap_performance
-from leaderboard.metrics import load_item_results, per_tag_metrics, perturbation_scores, predict, serialise
+from leaderboard.metrics import (
+    PERTURBATION_METRICS,
+    load_item_results,
+    per_tag_metrics,
+    perturbable_counts,
+    perturbation_scores,
+    predict,
+    serialise,
+)
 from leaderboard.models import EvaluationRun, EvaluationShard, LeaderboardCache
 from leaderboard.predictions import read_predictions_file
 from tasks import artefacts
@@ -295,7 +303,8 @@ def score_outputs(run: EvaluationRun, attempt: int, items: list[dict], outputs: 
     predictions file, and return the run's fields to write plus the stored file's name.
 
     ``measured``: ``throughput``, ``memory_gib``, ``robustness``, ``fairness`` (None for a predictions
-    file), ``inferences`` and ``wall_seconds``.
+    file), ``inferences`` and ``wall_seconds``. ``metrics["perturbed_items"]`` records how many items
+    have a robustness and a fairness variant (0: not applicable on this dataset).
     """
     task, spec = run.model.task, run.model.task.spec
     scores = spec.score(task.config, items, outputs)
@@ -303,6 +312,7 @@ def score_outputs(run: EvaluationRun, attempt: int, items: list[dict], outputs: 
     metrics["wall_seconds"] = round(measured.pop("wall_seconds"), 3)
     metrics["inferences"] = measured.pop("inferences")
     metrics.update(endpoint_latency(outputs))
+    metrics["perturbed_items"] = perturbable_counts(task, items)  # 0: the metric is not applicable here
     name = store_predictions(run, attempt, (
         {"uid": item["uid"], "prediction": output, "target": item["target"], spec.score_key: score}
         for item, output, score in zip(items, outputs, scores.per_item)
@@ -471,6 +481,19 @@ def evaluate_claimed(run: EvaluationRun) -> tuple[str, int | None]:
 PERCENT_METRICS = ("performance", "robustness", "fairness")
 
 
+def _applicable(run: EvaluationRun, model: MLModel) -> dict[str, bool]:
+    """``{metric: whether it can be measured on the run's dataset}`` for robustness and fairness, as far
+    as this finished run tells: its recorded ``perturbed_items`` counts (0: not applicable), or, for
+    runs scored before they were recorded, a model (not a predictions file) whose consistency score is
+    None (``metrics.consistency`` gives None only when no item has a variant). Empty when unknown."""
+    counts = (run.metrics or {}).get("perturbed_items")
+    if isinstance(counts, dict):
+        return {m: int(counts.get(m) or 0) > 0 for m in PERTURBATION_METRICS if m in counts}
+    if model.is_predictions:
+        return {}
+    return {m: getattr(run, m) is not None for m in PERTURBATION_METRICS}
+
+
 def rebuild_leaderboard(task_id: int) -> str:
     """Rebuild the task's ``LeaderboardCache`` from its evaluation runs (idempotent).
 
@@ -478,7 +501,8 @@ def rebuild_leaderboard(task_id: int) -> str:
     filters on the live flags), its scores per scoring dataset (performance, robustness and
     fairness in percent, throughput in examples/s, memory in GiB) and run statuses, plus
     paired bootstrap replicates of performance (``settings.LEADERBOARD_BOOTSTRAP_RESAMPLES``,
-    default 1,000). Returns a one-line summary.
+    default 1,000), and per dataset the metrics that are **not applicable** there
+    (:func:`_applicable`). Returns a one-line summary.
     """
     task = Task.objects.get(pk=task_id)
     datasets = list(Dataset.objects.filter(task=task, access=Dataset.Access.SCORING).select_related("round").order_by("round__number", "name"))
@@ -489,6 +513,7 @@ def rebuild_leaderboard(task_id: int) -> str:
     )
     rows: dict[int, dict] = {}
     items: dict[int, dict[int, ItemResults]] = {d.pk: {} for d in datasets}
+    applicability: dict[int, dict[str, set]] = {d.pk: {"yes": set(), "no": set()} for d in datasets}
     for run in runs:
         model = run.model
         row = rows.setdefault(model.pk, {
@@ -499,6 +524,8 @@ def rebuild_leaderboard(task_id: int) -> str:
         row["runs"][str(run.dataset_id)] = {"status": run.status if current else "stale", "progress": run.progress}
         if run.status != Status.DONE or run.performance is None or not current:
             continue
+        for metric, applies in _applicable(run, model).items():
+            applicability[run.dataset_id]["yes" if applies else "no"].add(metric)
         row["scores"][str(run.dataset_id)] = {
             "performance": 100 * run.performance,
             "throughput": run.throughput,
@@ -516,7 +543,11 @@ def rebuild_leaderboard(task_id: int) -> str:
     ) if model_ids and datasets else np.zeros((0, len(model_ids), len(datasets)))
     LeaderboardCache.objects.update_or_create(task=task, defaults={
         "rows": list(rows.values()),
-        "datasets": [{"id": d.pk, "name": d.name, "round": d.round.number if d.round else None, "weight": d.weight} for d in datasets],
+        "datasets": [
+            {"id": d.pk, "name": d.name, "round": d.round.number if d.round else None, "weight": d.weight,
+             "not_applicable": sorted(applicability[d.pk]["no"] - applicability[d.pk]["yes"])}
+            for d in datasets
+        ],
         "replicates": serialise(replicates.astype(np.float32)),
     })
     return f"leaderboard of {task.code}: {len(rows)} models × {len(datasets)} scoring datasets, {replicates.shape[0]} bootstrap resamples"

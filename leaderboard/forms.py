@@ -34,6 +34,6 @@ class SaveLeaderboardForm(forms.Form):
 
     name = forms.CharField(max_length=200)
     description = forms.CharField(required=False, max_length=2000)
-    missing_metric = forms.ChoiceField(choices=MissingMetric.choices, required=False, initial=MissingMetric.DROP_METRIC,
+    missing_metric = forms.ChoiceField(choices=MissingMetric.choices, required=False, initial=MissingMetric.PER_MODEL,
                                        label="Models without a metric")
     frozen = forms.BooleanField(required=False)

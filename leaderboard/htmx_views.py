@@ -12,7 +12,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from dynabench.errors import RuleError
 from leaderboard import archives, services
 from leaderboard.arena_board import arena_board
-from leaderboard.calculations import METRICS, MISSING_DROP_METRIC
+from leaderboard.calculations import METRICS, MISSING_PER_MODEL
 from leaderboard.error_codes import LeaderboardErrorCode as Code
 from leaderboard.forms import SaveLeaderboardForm, SubmissionForm
 from leaderboard.models import EvaluationRun, LeaderboardConfig, MissingMetric
@@ -44,7 +44,7 @@ def _table_from_request(task: Task, data):
     metric_weights, dataset_weights = parse_weights(data, task=task, datasets=header["datasets"])
     sort = data.get("sort") or "dynascore"
     descending = data.get("dir", "desc") != "asc"
-    missing = data.get("missing_metric") or MISSING_DROP_METRIC
+    missing = data.get("missing_metric") or MISSING_PER_MODEL
     return cached_leaderboard_table(task, header=header, metric_weights=metric_weights, dataset_weights=dataset_weights,
                                     missing_metric=missing, sort=sort, descending=descending)
 
@@ -57,16 +57,22 @@ def _context(table, **extra):
     }
 
 
+WEIGHT_PARAMETERS = ("w_", "d_", "missing_metric")
+
+
 @require_http_methods(["GET"])
 def leaderboard(request, code):
-    """The task's leaderboard with weight sliders; query parameters set weights, sort and the missing-metric rule."""
+    """The task's leaderboard: the ranked table first, the weight sliders one click away (a ``<details>``,
+    open when the query sets weights); query parameters set weights, sort and the missing-metric rule."""
     task = _task(code)
+    weights_open = any(key.startswith(WEIGHT_PARAMETERS) for key in request.GET)
     try:
         table = _table_from_request(task, request.GET)
     except RuleError as error:
         table = leaderboard_table(task)
-        return render(request, "leaderboard/leaderboard.html", _context(table, error=error.message, save_form=SaveLeaderboardForm()), status=400)
-    return render(request, "leaderboard/leaderboard.html", _context(table, save_form=SaveLeaderboardForm()))
+        return render(request, "leaderboard/leaderboard.html",
+                      _context(table, error=error.message, save_form=SaveLeaderboardForm(), weights_open=True), status=400)
+    return render(request, "leaderboard/leaderboard.html", _context(table, save_form=SaveLeaderboardForm(), weights_open=weights_open))
 
 
 @require_GET
@@ -108,7 +114,7 @@ def save_leaderboard(request, code):
         config = services.save_leaderboard_config(
             user=request.user, task=task, name=form.cleaned_data["name"], description=form.cleaned_data["description"],
             metric_weights=metric_weights, dataset_weights=dataset_weights,
-            missing_metric=form.cleaned_data["missing_metric"] or MISSING_DROP_METRIC, frozen=form.cleaned_data["frozen"],
+            missing_metric=form.cleaned_data["missing_metric"] or MISSING_PER_MODEL, frozen=form.cleaned_data["frozen"],
         )
     except RuleError as error:
         table = leaderboard_table(task)

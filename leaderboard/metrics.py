@@ -90,6 +90,26 @@ def perturbed_outputs(task, predictor, items, inputs, beat) -> tuple[list[dict |
     return variants[0], variants[1], inferences
 
 
+PERTURBATION_METRICS = ("robustness", "fairness")
+
+
+def perturbable_counts(task, items: list[dict]) -> dict[str, int]:
+    """``{"robustness": n, "fairness": n}``: how many of ``items`` have such a variant
+    (``leaderboard/perturbations.py``; no model involved, so a predictions file gets the same counts).
+
+    A count of 0 makes the metric **not applicable** on the dataset (e.g. fairness on a set with no
+    gendered word and no first name): it cannot be measured for any model, which the leaderboard
+    keeps apart from "not measured yet" (``evaluation.rebuild_leaderboard``).
+    """
+    fields = task.spec.perturbable_fields(task.config)
+    counts = {"robustness": 0, "fairness": 0}
+    for item in items:
+        values = {f: task.spec.model_input(task.config, item["input"]).get(f, "") for f in fields}
+        counts["robustness"] += robustness_variant(values, key=item["uid"]) is not None
+        counts["fairness"] += fairness_variant(values, key=item["uid"]) is not None
+    return counts
+
+
 def consistency_scores(task, outputs, robust, fair) -> tuple[float | None, float | None]:
     """Robustness and fairness: the consistency of the variants' outputs with the originals', over the
     items that have a variant (None when none has)."""

@@ -5,7 +5,7 @@ import secrets
 from django.conf import settings
 from django.db import models
 
-from leaderboard.calculations import MISSING_DROP_METRIC, MISSING_EXCLUDE_MODEL
+from leaderboard.calculations import MISSING_EXCLUDE_MODEL, MISSING_PER_MODEL
 
 
 class EvaluationRun(models.Model):
@@ -129,11 +129,13 @@ def new_config_slug() -> str:
 
 
 class MissingMetric(models.TextChoices):
-    """What the Dynascore does with a ranked model that lacks a weighted delta metric
-    (prediction-file submissions have no throughput or memory): ``leaderboard.calculations.dynascore``'s
-    ``missing_metric``."""
+    """What the Dynascore does with a model that lacks a weighted delta metric (prediction-file
+    submissions have no throughput, memory, robustness or fairness): ``leaderboard.calculations.dynascore``'s
+    ``missing_metric``, decided per model (``calculations.PER_MODEL_RULE``). A metric that is not
+    applicable on the datasets (fairness where no item has a gendered word or a name) is never
+    "missing"."""
 
-    DROP_METRIC = MISSING_DROP_METRIC, "Rank them; leave that metric out for everyone"
+    PER_MODEL = MISSING_PER_MODEL, "Rank them on the metrics they have; the others keep every metric"
     EXCLUDE_MODEL = MISSING_EXCLUDE_MODEL, "List them as pending; keep the metric"
 
 
@@ -154,7 +156,7 @@ class LeaderboardConfig(models.Model):
     metric_weights = models.JSONField(default=dict)
     dataset_weights = models.JSONField(default=dict, blank=True)
     missing_metric = models.CharField(
-        max_length=16, choices=MissingMetric.choices, default=MissingMetric.DROP_METRIC,
+        max_length=16, choices=MissingMetric.choices, default=MissingMetric.PER_MODEL,
         help_text="Models without a weighted metric (e.g. prediction files: no throughput or memory).",
     )
     frozen = models.BooleanField(default=False)

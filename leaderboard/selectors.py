@@ -24,11 +24,14 @@ from dynabench.version import code_version
 from leaderboard.calculations import (
     DEFAULT_METRIC_WEIGHTS,
     METRICS,
-    MISSING_DROP_METRIC,
     MISSING_EXCLUDE_MODEL,
+    MISSING_PER_MODEL,
+    PER_MODEL_RULE,
     ModelScores,
     Rule,
+    Stability,
     dynascore,
+    missing_metric_choice,
     normalise_weights,
     percentile_interval,
     rank_ranges,
@@ -46,6 +49,9 @@ METRIC_LABELS = {
 }
 RANK_RESAMPLES = 200  # rank ranges: 2.5th/97.5th percentiles of 200 resamples (CIs use all of them)
 TABLE_CACHE_SECONDS = 3600
+TABLE_CACHE_VERSION = 2
+"""Part of the cache key of ``cached_leaderboard_table``: bump it when ``Table`` or ``Row`` change shape, so
+a Table pickled by the previous code is never read back (2: contributions, stability, not applicable)."""
 METRIC_UNITS = {"performance": "%", "throughput": "ex/s", "memory": "GiB", "robustness": "%", "fairness": "%"}
 
 
@@ -92,14 +98,37 @@ class Row:
     ci: tuple | None = None
     rank_range: tuple | None = None
     kind: str = ""
+    contributions: dict = field(default_factory=dict)
+    weights: dict = field(default_factory=dict)
+    missing: tuple = ()
+    gap: float = 0.0
+    contribution_gaps: dict = field(default_factory=dict)
     metric_cells: list = field(default_factory=list)
     dataset_cells: list = field(default_factory=list)
+    score_cell: str = ""
+    breakdown_cells: list = field(default_factory=list)
 
-    def format_cells(self, metrics) -> None:
-        """Precompute the display text of each cell (the template then only loops)."""
-        self.metric_cells = [(_fmt(self.averages.get(m)), f"[{_fmt(self.ci[0])}, {_fmt(self.ci[1])}]" if m == "performance" and self.ci else "")
-                             for m in metrics]
+    def format_cells(self, metrics, *, not_applicable=(), stable: bool = True) -> None:
+        """Precompute the display text of each cell (the template then only loops).
+
+        ``not_applicable``: metrics that cannot be measured on the weighted datasets ("n/a").
+        ``stable``: whether the exchange rates are stable; if not, the Dynascore cell and the
+        breakdown show differences from the first-ranked model instead of absolute values
+        (see ``Table.stability``).
+        """
+        self.metric_cells = [
+            ("n/a" if m in not_applicable and self.averages.get(m) is None else _fmt(self.averages.get(m)),
+             f"[{_fmt(self.ci[0])}, {_fmt(self.ci[1])}]" if m == "performance" and self.ci else "")
+            for m in metrics
+        ]
         self.dataset_cells = [_fmt(d["performance"]) for d in self.datasets]
+        values = self.contributions if stable else self.contribution_gaps
+        self.score_cell = f"{self.dynascore:,.2f}" if stable else ("best" if self.gap == 0 else f"{self.gap:+,.2f}")
+        self.breakdown_cells = [
+            "n/a" if m in not_applicable else ("not counted" if not self.weights.get(m) else
+                                               (f"{values[m]:,.2f}" if stable else f"{values[m]:+,.2f}"))
+            for m in metrics
+        ]
 
     def sort_value(self, key: str):
         if key == "dynascore":
@@ -132,12 +161,42 @@ class Table:
     memory_gib: float
     computed_at: object
     rounds: list = field(default_factory=list)
+    stability: Stability = field(default_factory=Stability)
+    not_applicable: tuple = ()
+    per_model_rule: str = PER_MODEL_RULE
+    model_names: dict = field(default_factory=dict)
+
+    @property
+    def left_out(self) -> list[dict]:
+        """The weighted metrics the Dynascore left out, grouped by rule: ``[{"rule", "labels", "explanation"}]``
+        (weight 0 is the user's own choice and not listed)."""
+        groups: dict[str, dict] = {}
+        for r in self.rules:
+            if r["rule"] in (Rule.REFERENCE, Rule.AMRS, Rule.ZERO_WEIGHT):
+                continue
+            groups.setdefault(r["rule"], {"rule": r["rule"], "labels": [], "explanation": r["explanation"]})["labels"].append(r["label"])
+        return list(groups.values())
+
+    def stability_reasons(self) -> list[str]:
+        """Why the exchange rates are unstable (empty when they are stable), models by name."""
+        return self.stability.reasons(lambda pk: self.model_names.get(pk, str(pk)))
+
+    @property
+    def polling(self) -> bool:
+        """True while a pending model still has work in progress (a run queued or running, an archive
+        unpacking, a training): only then does the page refresh itself."""
+        return any(p.get("running") for p in self.pending)
+
+    @property
+    def leader(self):
+        """The first-ranked row (ranked order, whatever the sort), or None."""
+        return min(self.rows, key=lambda r: r.rank) if self.rows else None
 
     def slider_notes(self) -> dict[str, str]:
         """``{metric: why its weight slider changes nothing now}``: the metrics whose Dynascore rule
-        leaves them out whatever their weight (not measured for every ranked model, no variation,
-        AMRS undefined), and every delta metric while no model is ranked."""
-        idle = {Rule.NOT_MEASURED, Rule.ZERO_VARIATION, Rule.AMRS_UNDEFINED}
+        leaves them out whatever their weight (not applicable on the datasets, measured for no
+        ranked model, no variation, AMRS undefined), and every delta metric while no model is ranked."""
+        idle = {Rule.NOT_APPLICABLE, Rule.NOT_MEASURED, Rule.ZERO_VARIATION, Rule.AMRS_UNDEFINED}
         notes = {r["metric"]: r["explanation"] for r in self.rules if r["rule"] in idle}
         if not self.rows:
             notes.update({m: "no model is ranked yet, so there is nothing to weigh." for m in METRIC_LABELS if m != "performance"})
@@ -147,7 +206,8 @@ class Table:
         """The ranked rows as plain JSON for a frozen ``LeaderboardConfig``."""
         return [
             {"model_id": r.model_id, "name": r.name, "owner": r.owner, "rank": r.rank, "dynascore": r.dynascore,
-             "averages": r.averages, "datasets": r.datasets, "ci": list(r.ci) if r.ci else None,
+             "averages": r.averages, "contributions": r.contributions, "weights": r.weights, "missing": list(r.missing),
+             "datasets": r.datasets, "ci": list(r.ci) if r.ci else None,
              "rank_range": list(r.rank_range) if r.rank_range else None}
             for r in self.rows
         ]
@@ -157,6 +217,11 @@ def published_models(task: Task) -> dict[int, dict]:
     """``{model id: {"name", "anonymous", "owner__username", "status", "progress", "kind"}}`` of the task's published models (one query)."""
     rows = MLModel.objects.filter(task=task, published=True).values("id", "name", "anonymous", "owner__username", "status", "progress", "kind")
     return {m["id"]: m for m in rows}
+
+
+IN_PROGRESS_MODEL = (MLModel.Status.UNPACKING, MLModel.Status.TRAINING, MLModel.Status.QUEUED, MLModel.Status.EVALUATING)
+"""Model statuses that a job will end by itself (the reaper ends a dead worker's): the page polls only for these."""
+IN_PROGRESS_RUN = (EvaluationRun.Status.QUEUED, EvaluationRun.Status.RUNNING)
 
 
 def _not_evaluated_reason(model: dict) -> str:
@@ -170,8 +235,12 @@ def _not_evaluated_reason(model: dict) -> str:
 
 
 def cache_header(task: Task) -> dict:
-    """``{"datasets", "computed_at"}`` of the task's leaderboard cache (one light query; built when missing)."""
+    """``{"datasets", "computed_at"}`` of the task's leaderboard cache (one light query; built when missing,
+    rebuilt once when it predates the per-dataset ``not_applicable`` metrics)."""
     header = LeaderboardCache.objects.filter(task=task).values("datasets", "computed_at").first()
+    if header is not None and any("not_applicable" not in d for d in header["datasets"]):
+        rebuild_leaderboard(task.pk)  # built before "not applicable" was recorded: once, then never again
+        header = None
     if header is None:
         store = cache_for(task)
         header = {"datasets": store.datasets, "computed_at": store.computed_at}
@@ -191,7 +260,7 @@ def cached_leaderboard_table(task: Task, *, header: dict | None = None, **option
     computed_at = (header or cache_header(task))["computed_at"]
     live = published_models(task)
     digest = hashlib.sha1(json.dumps([options, sorted(live.items())], sort_keys=True, default=str).encode()).hexdigest()
-    key = f"leaderboard-table:{task.pk}:{computed_at.timestamp()}:{digest}"
+    key = f"leaderboard-table:v{TABLE_CACHE_VERSION}:{task.pk}:{computed_at.timestamp()}:{digest}"
     try:
         table = django_cache.get(key)
     except Exception:  # noqa: BLE001 - Redis down: compute instead
@@ -234,33 +303,39 @@ def parse_weights(data, *, task: Task, datasets: list[dict]) -> tuple[dict, dict
 
 def leaderboard_table(
     task: Task, *, metric_weights: dict | None = None, dataset_weights: dict | None = None,
-    missing_metric: str = MISSING_DROP_METRIC, sort: str = "dynascore", descending: bool = True,
+    missing_metric: str = MISSING_PER_MODEL, sort: str = "dynascore", descending: bool = True,
     cache: LeaderboardCache | None = None, live: dict | None = None,
 ) -> Table:
     """Return the ranked leaderboard of ``task``'s published models under the given weights.
 
     ``metric_weights``: ``{metric: 0..5}`` (default: the task's ``dynascore_weights``);
     ``dataset_weights``: ``{str(dataset id): weight}`` (default: each dataset's ``weight``);
-    ``missing_metric``: how models without a delta metric are treated (see ``dynascore``).
+    ``missing_metric``: how models without a delta metric are treated, per model (see
+    ``dynascore``; the old name ``drop_metric`` reads as ``per_model``). A metric that cannot be
+    measured on a dataset (``not_applicable`` in the cache's datasets) is "n/a" there, never a reason
+    to list a model as pending. A pending model is ``running`` only while work for it is in
+    progress (``Table.polling``).
     Two queries when the cache exists (none when ``cache`` and ``live`` are given).
     Raises ``RuleError`` (``bad_missing_metric``) for a missing-metric choice that is not
-    ``drop_metric`` or ``exclude_model``.
+    ``per_model`` or ``exclude_model``.
     """
     cache = cache or cache_for(task)
     datasets = [{**d, "sort_key": f"dataset:{d['id']}"} for d in cache.datasets]
     metric_weights = metric_weights or default_metric_weights(task)
     if dataset_weights is None:
         dataset_weights = {str(d["id"]): d["weight"] for d in datasets}
-    if missing_metric not in (MISSING_DROP_METRIC, MISSING_EXCLUDE_MODEL):
+    try:
+        missing_metric = missing_metric_choice(missing_metric)
+    except ValueError:
         raise RuleError(LeaderboardErrorCode.BAD_MISSING_METRIC,
-                        f"missing_metric must be '{MISSING_DROP_METRIC}' or '{MISSING_EXCLUDE_MODEL}' (got {str(missing_metric)[:40]!r}).",
-                        field="missing_metric")
+                        f"missing_metric must be '{MISSING_PER_MODEL}' or '{MISSING_EXCLUDE_MODEL}' (got {str(missing_metric)[:40]!r}).",
+                        field="missing_metric") from None
     live = live if live is not None else published_models(task)
     cached = {row["id"]: row for row in cache.rows}
     index = {row["id"]: i for i, row in enumerate(cache.rows)}
     pending = [
         {"model_id": pk, "name": m["name"], "owner": None if m["anonymous"] else m["owner__username"],
-         "reason": _not_evaluated_reason(m), "runs": {}}
+         "reason": _not_evaluated_reason(m), "runs": {}, "running": m["status"] in IN_PROGRESS_MODEL}
         for pk, m in live.items() if pk not in cached
     ]
     published = [cached[pk] for pk in live if pk in cached]
@@ -268,11 +343,13 @@ def leaderboard_table(
     weighted = {k: float(v) for k, v in dataset_weights.items() if float(v) > 0}
     if not datasets or not weighted:
         return Table(task, datasets, [], pending + [
-            {"model_id": r["id"], "name": live[r["id"]]["name"], "owner": None, "reason": "no scoring datasets", "runs": {}} for r in published
+            {"model_id": r["id"], "name": live[r["id"]]["name"], "owner": None, "reason": "no scoring datasets", "runs": {},
+             "running": False} for r in published
         ], [], metric_weights, dataset_weights, missing_metric, sort, descending, memory_gib, cache.computed_at)
     rows = [ModelScores(r["id"], r["scores"]) for r in published]
+    not_applicable = {str(d["id"]): d.get("not_applicable") or () for d in datasets}
     result = dynascore(rows, metric_weights=metric_weights, dataset_weights=dataset_weights, memory_gib=memory_gib,
-                       missing_metric=missing_metric)
+                       missing_metric=missing_metric, not_applicable=not_applicable)
     replicates = _replicates(cache)
     columns = [i for i, d in enumerate(datasets) if str(d["id"]) in result.dataset_weights]
     ranked_ids = [r.model for r in result.ranked]
@@ -293,28 +370,53 @@ def leaderboard_table(
         table_rows.append(Row(
             model_id=r.model, name=meta["name"], owner=None if meta["anonymous"] else meta["owner__username"],
             rank=r.rank, dynascore=r.dynascore, averages=r.averages, kind=meta["kind"],
+            contributions=r.contributions, weights=r.weights, missing=r.missing,
             datasets=[{"key": str(d["id"]), "name": d["name"], "performance": (scores.get(str(d["id"])) or {}).get("performance")} for d in datasets],
             ci=ci.get(r.model), rank_range=ranges.get(r.model),
         ))
     for p in result.pending:
         meta = live[p.model]
+        runs = cached[p.model]["runs"]
         pending.append({"model_id": p.model, "name": meta["name"], "owner": None if meta["anonymous"] else meta["owner__username"],
-                        "reason": pending_reason(p.reason, cached[p.model], datasets, weighted), "runs": cached[p.model]["runs"]})
+                        "reason": pending_reason(p.reason, cached[p.model], datasets, weighted), "runs": runs,
+                        "running": meta["status"] in IN_PROGRESS_MODEL or any(
+                            (run or {}).get("status") in IN_PROGRESS_RUN for run in runs.values())})
     if sort != "dynascore" or not descending:
         present = [r for r in table_rows if r.sort_value(sort) is not None]
         absent = [r for r in table_rows if r.sort_value(sort) is None]
         table_rows = sorted(present, key=lambda r: r.sort_value(sort), reverse=descending) + absent
+    names = {d: (live[d]["name"] if d in live else str(d)) for d in ranked_ids}
+    dataset_names = {str(d["id"]): d["name"] for d in datasets}
     rules = [
         {"metric": m, "label": METRIC_LABELS[m], "rule": rule.rule, "explanation": rule.explanation,
-         "weight": rule.weight, "effective_weight": rule.effective_weight, "amrs": rule.amrs,
-         "missing_for": [live[pk]["name"] for pk in rule.missing_for if pk in live]}
+         "weight": rule.weight, "effective_weight": rule.effective_weight, "amrs": rule.amrs, "pairs": rule.pairs,
+         "missing_for": [names[pk] for pk in rule.missing_for if pk in names],
+         "not_applicable_on": [dataset_names.get(d, d) for d in rule.not_applicable_on]}
         for m, rule in result.metrics.items()
     ]
+    stability = result.stability
+    not_applicable_metrics = tuple(m for m, rule in result.metrics.items() if rule.rule == Rule.NOT_APPLICABLE)
+    _set_gaps(table_rows)
     for row in table_rows:
-        row.format_cells(METRICS)
+        row.format_cells(METRICS, not_applicable=not_applicable_metrics, stable=stability.stable)
     rounds = _per_round(table_rows, datasets, dataset_weights)
     return Table(task, datasets, table_rows, pending, rules, metric_weights, dataset_weights, missing_metric, sort,
-                 descending, memory_gib, cache.computed_at, rounds)
+                 descending, memory_gib, cache.computed_at, rounds, stability, not_applicable_metrics,
+                 model_names=names)
+
+
+def _set_gaps(rows: list[Row]) -> None:
+    """Each row's Dynascore and contributions as differences from the first-ranked row's: the shared
+    part (e.g. memory left divided by a tiny AMRS, the same for every model) cancels out, and the
+    differences sum to the gap, which is what decides the order."""
+    if not rows:
+        return
+    leader = min(rows, key=lambda r: r.rank)
+    for row in rows:
+        row.gap = row.dynascore - leader.dynascore
+        row.contribution_gaps = {
+            m: (row.contributions.get(m) or 0.0) - (leader.contributions.get(m) or 0.0) for m in row.contributions
+        }
 
 
 def pending_reason(reason: str, row: dict, datasets: list[dict], weighted: dict) -> str:
@@ -322,7 +424,7 @@ def pending_reason(reason: str, row: dict, datasets: list[dict], weighted: dict)
     (``queued``, ``running``, ``failed``, ``stale``: scored on an earlier version, or ``not scheduled``);
     other reasons (a missing metric) are returned as they are."""
     if not reason.startswith("no performance yet"):
-        return reason
+        return f"{reason} (“Models without a metric” is set to list such models here instead of ranking them)"
     lacking = [
         f"{d['name']} ({(row['runs'].get(str(d['id'])) or {}).get('status', 'not scheduled')})"
         for d in datasets if str(d["id"]) in weighted and str(d["id"]) not in row["scores"]

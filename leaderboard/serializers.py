@@ -132,6 +132,10 @@ class LeaderboardDatasetSerializer(serializers.Serializer):
     name = serializers.CharField()
     round = serializers.IntegerField(allow_null=True)
     weight = serializers.FloatField(help_text="Default weight of the dataset.")
+    not_applicable = serializers.ListField(
+        child=serializers.CharField(), required=False,
+        help_text="Metrics that cannot be measured on this dataset (e.g. fairness where no item has a gendered word or a name).",
+    )
 
 
 class LeaderboardRowSerializer(serializers.Serializer):
@@ -143,6 +147,18 @@ class LeaderboardRowSerializer(serializers.Serializer):
     metrics = serializers.DictField(
         child=serializers.FloatField(allow_null=True),
         help_text=f"Weighted means over datasets: {', '.join(METRICS)}. Performance, robustness, fairness in percent; throughput in examples/s; memory in GiB.",
+    )
+    contributions = serializers.DictField(
+        child=serializers.FloatField(allow_null=True),
+        help_text="Each metric's part of the Dynascore, w_m x'_m / |AMRS_m| (0 for a metric not counted); they sum to `dynascore`.",
+    )
+    weights = serializers.DictField(
+        child=serializers.FloatField(),
+        help_text="The model's own effective weights (sum 1): the weights of the metrics counted for it, renormalised.",
+    )
+    missing = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="Counted metrics this model has no value for (e.g. a predictions file): scored on the others (`missing_metric_rule`).",
     )
     datasets = serializers.DictField(child=serializers.FloatField(allow_null=True), help_text="Performance per dataset name, percent.")
     ci = serializers.ListField(child=serializers.FloatField(), allow_null=True, help_text="95% bootstrap interval of performance, percent.")
@@ -163,4 +179,10 @@ class LeaderboardSerializer(serializers.Serializer):
     rows = LeaderboardRowSerializer(many=True)
     pending = serializers.ListField(child=serializers.DictField(), help_text="Published models not ranked yet, with the reason.")
     rules = serializers.ListField(child=serializers.DictField(), help_text="The Dynascore rule applied per metric (AMRS, edge cases).")
+    stability = serializers.DictField(
+        help_text="`stable` (bool) and `reasons`: whether the exchange rates (AMRS) rest on at least two model pairs "
+        "whose performance differs by at least one point, and no metric adds more than ten times the best performance "
+        "to every model.",
+    )
+    missing_metric_rule = serializers.CharField(help_text="How models without a metric are ranked, with its source.")
     computed_at = serializers.DateTimeField(allow_null=True)

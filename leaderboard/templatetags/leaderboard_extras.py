@@ -66,6 +66,28 @@ def leaderboard_rows(table):
         out.append(
             f'<tr data-model="{row.model_id}"><td>{row.rank}{rank_range}</td>'
             f'<td><a href="{link}{row.model_id}/">{escape(row.name)}</a><br><small class="muted">{owner}{kind}</small></td>'
-            f'<td class="dynascore"><strong>{row.dynascore:.2f}</strong></td>{cells}</tr>'
+            f'<td class="dynascore"><strong>{row.score_cell}</strong></td>{cells}</tr>'
         )
     return mark_safe("\n".join(out))
+
+
+@register.simple_tag
+def breakdown_rows(table):
+    """The ``<tr>`` of "Why this order": per ranked model (in the table's order) its Dynascore (or its gap
+    to the first-ranked model when the exchange rates are unstable) and each metric's part of it,
+    precomputed by ``Row.format_cells``; a note names the metrics a model was scored without."""
+    out = []
+    for row in table.rows:
+        missing = (f'<br><small class="muted">no {escape(", ".join(row.missing))}: scored on its other metrics</small>'
+                   if row.missing else "")
+        cells = "".join(f'<td data-metric="{m}">{escape(value)}</td>' for m, value in zip(table_metrics(table), row.breakdown_cells))
+        out.append(f'<tr data-model="{row.model_id}"><td>{escape(row.name)}{missing}</td>'
+                   f'<td class="dynascore"><strong>{escape(row.score_cell)}</strong></td>{cells}</tr>')
+    return mark_safe("\n".join(out))
+
+
+def table_metrics(table):
+    """The metric names in the order of the rows' precomputed cells."""
+    from leaderboard.calculations import METRICS
+
+    return METRICS

@@ -133,16 +133,6 @@ def prediction_file(name, perf):
     return ModelScores(name, {d: {"performance": perf, "throughput": None, "memory": None, "robustness": None, "fairness": None} for d in "AB"})
 
 
-def test_metrics_a_prediction_file_lacks_are_left_out_for_everyone_by_default():
-    rows = [*hand_rows(), prediction_file("P", 65)]
-    result = dynascore(rows, metric_weights=DEFAULT_METRIC_WEIGHTS, dataset_weights={"A": 1, "B": 3}, memory_gib=16)
-    for metric in ("throughput", "memory", "robustness"):
-        assert result.metrics[metric].rule == Rule.NOT_MEASURED
-        assert result.metrics[metric].missing_for == ("P",)
-    assert {r.model: r.dynascore for r in result.ranked} == pytest.approx({"X": 75, "P": 65, "Y": 55, "Z": 35})
-    assert result.metrics["performance"].effective_weight == 1
-
-
 def test_models_lacking_a_weighted_metric_can_be_excluded_instead():
     rows = [*hand_rows(), prediction_file("P", 65)]
     result = dynascore(rows, metric_weights=DEFAULT_METRIC_WEIGHTS, dataset_weights={"A": 1, "B": 3}, memory_gib=16,

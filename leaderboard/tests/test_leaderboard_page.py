@@ -16,7 +16,7 @@ def test_it_ranks_published_models_by_dynascore(client, ranked_sentiment, sentim
     html = response.content.decode()
     assert names_in_order(html) == ["beta", "alpha", "gamma"]
     # prediction files have no throughput/memory/robustness/fairness: the rule is shown, not a silent 0
-    assert "not measured for every ranked model" in html
+    assert "measured for no ranked model" in html
     assert "[" in html and "]" in html  # bootstrap interval on performance
     assert 'hx-trigger="input changed delay:200ms, change"' in html
     assert "<svg" in html  # performance per round

@@ -1,5 +1,6 @@
-"""The missing-metric choice (rank models lacking a metric, or list them as pending) is a field of
-its own on a saved leaderboard, on the page, in the form and in the API; bad values are refused."""
+"""The missing-metric choice (rank models lacking a metric on the metrics they have, or list them as
+pending) is a field of its own on a saved leaderboard, on the page, in the form and in the API; bad
+values are refused, and saved ``drop_metric`` choices become ``per_model``."""
 
 import pytest
 from django.db import connection
@@ -35,10 +36,10 @@ def test_the_default_choice_ranks_them_and_the_snapshot_says_so(client, research
     response = client.post(f"/tasks/{sentiment_task.code}/leaderboard/save/", {"name": "March", "frozen": "1"})
 
     config = LeaderboardConfig.objects.get()
-    assert config.missing_metric == MissingMetric.DROP_METRIC
+    assert config.missing_metric == MissingMetric.PER_MODEL
     assert [row["name"] for row in config.snapshot["rows"]] == ["beta", "alpha", "gamma"]
     html = client.get(response["Location"]).content.decode()
-    assert "models without a metric: rank them; leave that metric out for everyone" in html
+    assert "models without a metric: rank them on the metrics they have" in html
 
 
 def test_an_unknown_choice_is_refused_on_every_surface(client, researcher, ranked_sentiment, sentiment_task):
@@ -50,7 +51,7 @@ def test_an_unknown_choice_is_refused_on_every_surface(client, researcher, ranke
 
     client.force_login(researcher)
     saved = client.post(f"/tasks/{sentiment_task.code}/leaderboard/save/", {"name": "x", "missing_metric": "ignore"})
-    assert saved.status_code == 400 and "drop_metric or exclude_model" in saved.content.decode()
+    assert saved.status_code == 400 and "per_model or exclude_model" in saved.content.decode()
     assert LeaderboardConfig.objects.count() == 0
 
 
@@ -79,5 +80,6 @@ def test_the_migration_moves_the_fake_weight_into_the_field(sentiment_task):
     # then
     configs = {c.slug: c for c in LeaderboardConfig.objects.all()}
     assert (configs["strict"].missing_metric, configs["strict"].metric_weights) == ("exclude_model", {"performance": 4, "throughput": 1})
-    assert (configs["plain"].missing_metric, configs["plain"].metric_weights) == ("drop_metric", {"performance": 4})
-    assert (configs["odd"].missing_metric, configs["odd"].metric_weights) == ("drop_metric", {"performance": 1})
+    # 0004 gave them drop_metric, 0008 moved drop_metric to the per-model rule that replaced it
+    assert (configs["plain"].missing_metric, configs["plain"].metric_weights) == ("per_model", {"performance": 4})
+    assert (configs["odd"].missing_metric, configs["odd"].metric_weights) == ("per_model", {"performance": 1})

@@ -9,7 +9,7 @@ def test_a_training_model_is_pending_with_its_progress_and_the_table_polls(clien
 
     html = client.get(f"/tasks/{sentiment_task.code}/leaderboard/").content.decode()
 
-    pending = html.split("<h3>Pending</h3>")[1]
+    pending = html.split("<h3>Not ranked yet</h3>")[1]
     assert "minilm-seed</a>: in training (30%); evaluated on every scoring dataset once trained" in pending
     assert 'id="pending-poll"' in pending and 'hx-trigger="every 10s"' in pending
     assert f'hx-post="/tasks/{sentiment_task.code}/leaderboard/table/"' in pending
@@ -18,4 +18,4 @@ def test_a_training_model_is_pending_with_its_progress_and_the_table_polls(clien
 def test_nothing_pending_nothing_polls(client, ranked_sentiment, sentiment_task):
     html = client.get(f"/tasks/{sentiment_task.code}/leaderboard/").content.decode()
 
-    assert "<h3>Pending</h3>" not in html and "pending-poll" not in html
+    assert "<h3>Not ranked yet</h3>" not in html and "pending-poll" not in html

@@ -138,7 +138,7 @@ def test_closing_a_round_in_the_browser_rescores_every_published_model_within_a_
         def board_complete():
             page.goto("/tasks/sentiment/leaderboard/")
             ranked = page.locator("table.leaderboard tbody").inner_text()
-            return "<h3>Pending</h3>" not in page.content() and all(name in ranked for name in ("tiny-a", "tiny-b"))
+            return "<h3>Not ranked yet</h3>" not in page.content() and all(name in ranked for name in ("tiny-a", "tiny-b"))
 
         remaining = RESCORED_WITHIN_S - (time.monotonic() - closed_at)
         stack.wait_for(board_complete, timeout=max(remaining, 1), every=2, what="a leaderboard with nothing pending")

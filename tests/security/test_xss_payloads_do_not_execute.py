@@ -62,6 +62,7 @@ def test_pages_with_scripts_work_without_csp_violations(page, client, live_serve
     page.goto("/tasks/")
     page.goto("/accounts/login/")
     page.goto("/tasks/sentiment/leaderboard/")
+    page.locator("#weights-panel > summary").click()  # the sliders sit one click below the table
     slider = page.locator("#weights input[type=range]").first
     slider.fill("3.5")
     assert page.locator(f"#o_{slider.get_attribute('id')}").inner_text() == "3.5"  # static/js/leaderboard.js
