@@ -33,6 +33,7 @@ from django.core.cache import cache
 from django.db.models import Count, Max, Q
 
 from annotation.models import Example, ValidationState
+from dynabench.errors import RuleError
 from leaderboard.arena import A_WINS, B_WINS, TIE, rank_arena
 from tasks.kinds.open_ended import categories
 from tasks.models import MLModel
@@ -81,7 +82,10 @@ def _key(task) -> str:
 
 
 def arena_board(task, *, resamples: int = RESAMPLES) -> ArenaBoard:
-    """The task's ``ArenaBoard`` (module docstring), cached until its validations or examples change."""
+    """The task's ``ArenaBoard`` (module docstring), cached until its validations or examples change.
+    Raises ``RuleError`` ``no_arena`` (404) for a task whose kind collects no judgments."""
+    if not task.spec.conversational:
+        raise RuleError("no_arena", f"{task.name} collects no judgments of generative answers, so it has no arena.", status_code=404)
     key = f"{_key(task)}:{resamples}"
     board = cache.get(key)
     if board is None:

@@ -80,7 +80,10 @@ def arena(request, code):
     """The arena leaderboard (``leaderboard/arena_board.py``): ratings from validated pairwise judgments,
     the win-rate matrix and the generative vMER per model and failure category."""
     task = _task(code)
-    board = arena_board(task)
+    try:
+        board = arena_board(task)
+    except RuleError as error:
+        raise Http404(error.message) from None
     matrix = [(m, [(other, board.win_rate[i][j]) for j, other in enumerate(board.models)]) for i, m in enumerate(board.models)]
     return render(request, "leaderboard/arena.html", {"task": task, "board": board, "matrix": matrix})
 
