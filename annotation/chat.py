@@ -11,7 +11,7 @@ judgment (``judge``) checks the token and stores the whole transcript as one ``E
 as for every example), under the token's submission key, so a repeated submit gives back the same
 example.
 
-Side by side: with two or more endpoint models in the round's loop, ``start`` draws two of them
+Side by side: with two or more models in the round's loop (endpoints or local causal language models), ``start`` draws two of them
 (the pair with the fewest comparisons so far in the round, ties at random), in a random order
 recorded as A and B; the annotator sees "A" and "B" only.
 """
@@ -35,6 +35,7 @@ from tasks import access, endpoints
 from tasks.chat import stream_chat
 from tasks.endpoints import EndpointError
 from tasks.models import Context, MLModel, Round, Task
+from tasks.registry import get_predictor
 from tasks.training import model_ready
 
 STATE_MAX_AGE_S = 6 * 3600
@@ -68,10 +69,11 @@ def _check_writer(user, task: Task) -> None:
     qualification.require_qualified(user=user, task=task)
 
 
-def loop_endpoints(round: Round) -> list[MLModel]:
-    """The round's endpoint models in the loop that can answer now (ready, breaker closed), by id."""
-    models = round.target_models.filter(kind=MLModel.Kind.ENDPOINT).order_by("pk")
-    return [m for m in models if model_ready(m) and endpoints.breaker_open_for(m.pk) <= 0]
+def loop_models(round: Round) -> list[MLModel]:
+    """The round's models in the loop that can answer now (ready; an endpoint's breaker closed), by id:
+    endpoint models and local causal language model directories."""
+    models = round.target_models.filter(kind__in=[MLModel.Kind.ENDPOINT, MLModel.Kind.HF_DIRECTORY]).order_by("pk")
+    return [m for m in models if model_ready(m) and not (m.is_endpoint and endpoints.breaker_open_for(m.pk) > 0)]
 
 
 def _draw_pair(round: Round, models: list[MLModel]) -> list[MLModel]:
@@ -103,14 +105,12 @@ def start(*, user, task: Task, mode: str, tag: str | None = None) -> dict:
     if mode == SIDE_BY_SIDE:
         if task.config.get("side_by_side") is False:
             raise RuleError("bad_mode", f"{task.name} does not compare models side by side.")
-        models = loop_endpoints(round)
+        models = loop_models(round)
         if len(models) < 2:
             raise RuleError(Code.NO_MODEL_IN_LOOP, "Comparing side by side needs two models in the loop that answer now.", status_code=409)
         chosen = _draw_pair(round, models)
     else:
         chosen = [services.model_in_loop(round)]
-        if not chosen[0].is_endpoint:
-            raise RuleError(Code.NO_MODEL_IN_LOOP, "Conversations need an endpoint model in the loop.", status_code=409)
     context = services.choose_context(round=round, tag=tag)
     return {"task": task.pk, "round": round.pk, "context": context.pk, "mode": mode, "models": [m.pk for m in chosen],
             "turns": [], "answers": [], "key": idempotency.new_key(), "started": time.time()}
@@ -121,9 +121,11 @@ def max_turns(task: Task, state: dict) -> int:
     return 1 if state["mode"] == SIDE_BY_SIDE else int(task.config.get("max_turns", 3))
 
 
-def _turn_record(model: MLModel, endpoint, answer) -> dict:
-    return {"role": "assistant", "content": answer.text, "model_id": model.pk, "model": endpoint.model_name,
-            "params": endpoint.params, "latency_ms": round(answer.latency_ms, 3),
+def _turn_record(model: MLModel, answerer, answer) -> dict:
+    endpoint = getattr(answerer, "endpoint", None)
+    return {"role": "assistant", "content": answer.text, "model_id": model.pk,
+            "model": endpoint.model_name if endpoint is not None else model.name,
+            "params": endpoint.params if endpoint is not None else answerer.params, "latency_ms": round(answer.latency_ms, 3),
             "first_token_ms": answer.raw.get("first_token_ms"), "prompt_tokens": answer.prompt_tokens,
             "completion_tokens": answer.completion_tokens, "finish_reason": answer.raw.get("finish_reason", "")}
 
@@ -155,16 +157,18 @@ def take_turn(*, user, task: Task, state: dict, prompt: str):
     models = {m.pk: m for m in MLModel.objects.filter(pk__in=state["models"])}
     if len(models) != len(state["models"]):
         raise RuleError(Code.NO_MODEL_IN_LOOP, "A model of this conversation was removed; start a new one.", status_code=409)
-    predictors = [endpoints.predictor_for(models[pk]) for pk in state["models"]]
-    for predictor in predictors:
-        endpoints.check_round_budget(round, predictor.model)
+    predictors = [get_predictor(models[pk]) for pk in state["models"]]  # endpoints, or local models loaded by the registry
+    for pk in state["models"]:
+        if models[pk].is_endpoint:
+            endpoints.check_round_budget(round, models[pk])
     spec, config = task.spec, task.config
     events: queue.Queue = queue.Queue()
 
     def run(side: int, predictor):
         messages = spec.chat_messages(config, context.data, _history(state, side) + [{"role": "user", "content": text}])
         try:
-            for step, value in stream_chat(predictor.endpoint, messages):
+            steps = stream_chat(predictor.endpoint, messages) if models[state["models"][side]].is_endpoint else predictor.stream(messages)
+            for step, value in steps:
                 events.put((step, side, value))
         except EndpointError as error:
             events.put(("failed", side, error.message))
@@ -184,12 +188,14 @@ def take_turn(*, user, task: Task, state: dict, prompt: str):
         else:
             failure, open_sides = failure or value, open_sides - 1
     for side, answer in answers.items():
-        output = {"endpoint": {"cached": False, "prompt_tokens": answer.prompt_tokens, "completion_tokens": answer.completion_tokens}}
-        endpoints.charge_round(round, predictors[side].model, output)
+        model = models[state["models"][side]]
+        if model.is_endpoint:
+            output = {"endpoint": {"cached": False, "prompt_tokens": answer.prompt_tokens, "completion_tokens": answer.completion_tokens}}
+            endpoints.charge_round(round, model, output)
     if failure is not None:
         yield "error", None, f"The model did not finish its answer: {failure} Your prompt was not counted; send it again."
         return
-    records = [_turn_record(predictors[i].model, predictors[i].endpoint, answers[i]) for i in range(len(predictors))]
+    records = [_turn_record(models[state["models"][i]], predictors[i], answers[i]) for i in range(len(predictors))]
     yield "done", None, {**state, "turns": [*state["turns"], text], "answers": [*state["answers"], records]}
 
 

@@ -15,17 +15,22 @@ token* is retried with the same backoff; once text has been shown a failure ends
 its whole answer (``tasks.endpoints.call``) comes as one piece.
 
 Streamed answers are not put in the response cache: a conversation's turns are asked once.
+
+A local causal language model directory (safetensors only, loaded by the registry) answers in
+process: ``CausalLMPredictor.stream`` gives the same events.
 """
 
 from __future__ import annotations
 
 import json
+import threading
 import time
 from typing import Iterator
 
 from dynabench.jsonbounds import loads_bounded
 from tasks import endpoints
 from tasks.endpoints import Answer, EndpointCode, EndpointError
+from tasks.registry import Predictor
 
 
 def _events(response, limit: int) -> Iterator[dict | None]:
@@ -144,3 +149,90 @@ def stream_chat(endpoint, messages: list[dict]) -> Iterator[tuple[str, object]]:
 def sse(event: str, data) -> bytes:
     """One server-sent event (``event:`` name, ``data:`` JSON on one line), as the pages send them."""
     return f"event: {event}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n".encode()
+
+
+# --- a local causal language model, in-process ---------------------------------------------------
+
+DEFAULT_MAX_NEW_TOKENS = 128
+
+
+def _prompt_text(tokenizer, messages: list[dict]) -> str:
+    """The model's own chat template when its tokenizer has one, else ``role: content`` lines and ``assistant:``."""
+    if getattr(tokenizer, "chat_template", None):
+        return tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+    return "\n".join(f"{m['role']}: {m['content']}" for m in messages) + "\nassistant:"
+
+
+class CausalLMPredictor(Predictor):
+    """A local causal language model (a Hugging Face ``*ForCausalLM`` directory, safetensors only,
+    loaded and checked by the registry like every model directory: ``tasks.registry.load_predictor``)
+    answering the open-ended kind in-process.
+
+    ``stream(messages)`` yields ``("token", piece)`` as ``generate`` produces them (transformers'
+    ``TextIteratorStreamer``, generation in a thread), then ``("done", Answer)``; decoding is greedy
+    (deterministic) for at most the task's ``max_new_tokens`` (128 by default). ``predict`` answers
+    ``{"text": ...}`` per input, for the registry's contract. One generation at a time per model.
+    """
+
+    kind = "open_ended"
+
+    @classmethod
+    def for_task(cls, task, hf_config: dict, **common) -> "CausalLMPredictor":
+        return cls(max_new_tokens=int(task.config.get("max_new_tokens", DEFAULT_MAX_NEW_TOKENS)), **common)
+
+    def __init__(self, *, max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS, **kwargs):
+        super().__init__(**kwargs)
+        self.max_new_tokens = max_new_tokens
+        self._generate_lock = threading.Lock()
+
+    @property
+    def params(self) -> dict:
+        return {"max_new_tokens": self.max_new_tokens, "do_sample": False}
+
+    def stream(self, messages: list[dict]) -> Iterator[tuple[str, object]]:
+        from transformers import TextIteratorStreamer
+
+        import torch
+
+        started = time.perf_counter()
+        with self._tokenizer_lock:
+            ids = self.tokenizer(_prompt_text(self.tokenizer, messages), return_tensors="pt")["input_ids"][:, -self.max_length:]
+        streamer = TextIteratorStreamer(self.tokenizer, skip_prompt=True, skip_special_tokens=True, timeout=300)
+        pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else self.tokenizer.eos_token_id
+        kwargs = {"input_ids": ids.to(self.device), "attention_mask": torch.ones_like(ids).to(self.device),
+                  "max_new_tokens": self.max_new_tokens, "do_sample": False, "streamer": streamer, "pad_token_id": pad}
+        failure = []
+
+        def run():
+            try:
+                with self._generate_lock, torch.inference_mode():
+                    self.model.generate(**kwargs)
+            except Exception as error:  # noqa: BLE001 - reported to the caller below
+                failure.append(error)
+                streamer.end()
+
+        thread = threading.Thread(target=run, daemon=True, name="causal-lm-stream")
+        thread.start()
+        pieces, first_ms = [], None
+        for piece in streamer:
+            if piece:
+                first_ms = first_ms if first_ms is not None else (time.perf_counter() - started) * 1000
+                pieces.append(piece)
+                yield "token", piece
+        thread.join()
+        if failure:
+            raise EndpointError(EndpointCode.FAILED, f"The local model failed to generate ({type(failure[0]).__name__}).")
+        text = "".join(pieces)
+        latency_ms = (time.perf_counter() - started) * 1000
+        n_new = len(self.tokenizer(text, add_special_tokens=False)["input_ids"]) if text else 0
+        raw = {"id": "", "model": "local", "finish_reason": "", "text": text, "usage": {}, "stream": True,
+               "first_token_ms": round(first_ms if first_ms is not None else latency_ms, 3)}
+        yield "done", Answer(text=text, raw=raw, latency_ms=latency_ms, prompt_tokens=int(ids.shape[1]), completion_tokens=n_new)
+
+    def predict(self, inputs, *, batch_size=None):
+        (prompts,) = self._fields(inputs)
+        out = []
+        for prompt in prompts:
+            steps = list(self.stream([{"role": "user", "content": prompt}]))
+            out.append({"text": steps[-1][1].text})
+        return out
