@@ -136,6 +136,12 @@ class Annotator:
     def new_conversation(self) -> str:
         page = self.session.get(f"{self.base}/tasks/{self.code}/chat/?mode=conversation")
         page.raise_for_status()
+        if "data-content-warning" in page.text:  # the task's content warning, read once per session
+            csrf = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page.text).group(1)
+            self.session.post(f"{self.base}/tasks/{self.code}/write/warning", data={"csrfmiddlewaretoken": csrf},
+                              headers={"Referer": self.base + "/"})
+            page = self.session.get(f"{self.base}/tasks/{self.code}/chat/?mode=conversation")
+            page.raise_for_status()
         self.csrf = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page.text).group(1)
         return re.search(r'name="state" value="([^"]+)"', page.text).group(1)
 
