@@ -143,3 +143,4 @@ def models_dir(tmp_path, settings):
 
 from tests.browser_support import browser, page, phone_page  # noqa: E402,F401  (browser fixtures for every app)
 from tests.endpoint_fixtures import _shared_endpoint_server, endpoint_server, make_endpoint_model, tiny_causal_lm_dir  # noqa: E402,F401
+from tests.generative_fixtures import chat_task  # noqa: E402,F401

@@ -202,6 +202,8 @@ def create_page(request, code):
     A task with a content warning shows it first, until the user continues past it (or has
     written an example of the task before)."""
     task = _active_task(code)
+    if task.spec.conversational:  # talk with the model, then judge: annotation/chat_views.py
+        return redirect("annotation:chat", code=task.code)
     round = task.current_round()
     data = {"task": task, "round": round, "problem": None}
     try:

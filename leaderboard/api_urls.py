@@ -10,5 +10,6 @@ router.include_root_view = False
 router.register("models", api_views.ModelViewSet, basename="model")
 urlpatterns = [
     path("tasks/<slug:task_code>/leaderboard", api_views.LeaderboardView.as_view(), name="api-leaderboard"),
+    path("tasks/<slug:task_code>/arena", api_views.ArenaView.as_view(), name="api-arena"),
     *router.urls,
 ]

@@ -23,6 +23,7 @@ from rest_framework.views import APIView
 from dynabench.api import query_bool, query_choice
 from dynabench.roles import has_role
 from leaderboard import preflight, services
+from leaderboard.arena_board import arena_board
 from leaderboard.calculations import METRICS, MISSING_LEGACY, MISSING_PER_MODEL
 from leaderboard.models import MissingMetric
 from leaderboard.selectors import cache_header, cached_leaderboard_table, model_runs, parse_weights
@@ -348,3 +349,29 @@ class LeaderboardView(TaskScopedMixin, APIView):
             "computed_at": table.computed_at,
         }
         return Response(_finite(LeaderboardSerializer(_finite(body)).data))
+
+
+class ArenaView(TaskScopedMixin, APIView):
+    """A task's arena leaderboard (``leaderboard/arena_board.py``): Elo-scale ratings with 95% bootstrap
+    intervals and rank ranges from validated pairwise judgments (Davidson's tie model,
+    ``leaderboard/arena.py``), the win-rate matrix, battles per model, and the generative vMER per
+    model and failure category."""
+
+    permission_classes = [AllowAny]
+
+    @extend_schema(summary="Get a task's arena leaderboard", parameters=[TASK_CODE], responses=OpenApiTypes.OBJECT)
+    def get(self, request, task_code):
+        board = arena_board(self.get_task())
+        return Response({
+            "method": "Davidson (1970) Bradley-Terry with ties; 'both bad' counts as a tie; percentile bootstrap over battles",
+            "battles": board.battles, "pending_judgments": board.pending, "tie_parameter": board.nu, "resamples": board.resamples,
+            "models": board.models,
+            "ratings": [{
+                "model": row.model, "rating": row.rating, "interval": [row.rating_low, row.rating_high], "rank": row.rank,
+                "rank_range": [row.rank_best, row.rank_worst], "battles": row.battles, "wins": row.wins,
+                "losses": row.losses, "ties": row.ties,
+            } for row in board.rows],
+            "win_rate": board.win_rate,
+            "failure_rates": board.failures,
+            "agreement": {item: dataclasses.asdict(a) for item, a in board.agreement.items()},
+        })

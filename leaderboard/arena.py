@@ -218,10 +218,14 @@ def bootstrap_strengths(pairs: PairCounts, theta: np.ndarray, nu: float, *, resa
     p = len(pairs.i)
     start = np.append(theta, math.log(nu) if ties and nu > 0 else -5.0)
     out = np.empty((resamples, pairs.n_models))
+    fitted: dict[bytes, np.ndarray] = {}  # a draw seen before has the same fit (few battles: few distinct draws)
     for r in range(resamples):
         draw = rng.multinomial(total, probabilities).astype(float)
-        replicate = PairCounts(pairs.n_models, pairs.i, pairs.j, draw[:p], draw[p:2 * p], draw[2 * p:])
-        out[r], _ = fit_davidson(replicate, ridge=ridge, ties=ties, start=start)
+        key = draw.tobytes()
+        if key not in fitted:
+            replicate = PairCounts(pairs.n_models, pairs.i, pairs.j, draw[:p], draw[p:2 * p], draw[2 * p:])
+            fitted[key], _ = fit_davidson(replicate, ridge=ridge, ties=ties, start=start)
+        out[r] = fitted[key]
     return out
 
 

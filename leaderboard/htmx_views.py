@@ -7,10 +7,11 @@ from django.http import Http404, HttpResponse, JsonResponse, StreamingHttpRespon
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.html import format_html
-from django.views.decorators.http import require_http_methods, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from dynabench.errors import RuleError
 from leaderboard import archives, services
+from leaderboard.arena_board import arena_board
 from leaderboard.calculations import METRICS, MISSING_PER_MODEL
 from leaderboard.error_codes import LeaderboardErrorCode as Code
 from leaderboard.forms import SaveLeaderboardForm, SubmissionForm
@@ -72,6 +73,19 @@ def leaderboard(request, code):
         return render(request, "leaderboard/leaderboard.html",
                       _context(table, error=error.message, save_form=SaveLeaderboardForm(), weights_open=True), status=400)
     return render(request, "leaderboard/leaderboard.html", _context(table, save_form=SaveLeaderboardForm(), weights_open=weights_open))
+
+
+@require_GET
+def arena(request, code):
+    """The arena leaderboard (``leaderboard/arena_board.py``): ratings from validated pairwise judgments,
+    the win-rate matrix and the generative vMER per model and failure category."""
+    task = _task(code)
+    try:
+        board = arena_board(task)
+    except RuleError as error:
+        raise Http404(error.message) from None
+    matrix = [(m, [(other, board.win_rate[i][j]) for j, other in enumerate(board.models)]) for i, m in enumerate(board.models)]
+    return render(request, "leaderboard/arena.html", {"task": task, "board": board, "matrix": matrix})
 
 
 @require_http_methods(["GET", "POST"])

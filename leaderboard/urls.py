@@ -5,6 +5,7 @@ from leaderboard import htmx_views as views
 app_name = "leaderboard"
 urlpatterns = [
     path("tasks/<slug:code>/leaderboard/", views.leaderboard, name="leaderboard"),
+    path("tasks/<slug:code>/arena/", views.arena, name="arena"),
     path("tasks/<slug:code>/leaderboard/table/", views.leaderboard_table_fragment, name="table"),
     path("tasks/<slug:code>/leaderboard/save/", views.save_leaderboard, name="save"),
     path("tasks/<slug:code>/submit/", views.submit, name="submit"),

@@ -14,6 +14,14 @@ requests with, e.g. ``[429, 503]``), ``stall()``/``release()`` (requests wait un
 ``kill_after(n)`` (the server answers n more requests, then drops every connection and closes
 its port, as a killed process does), ``huge`` (an answer larger than the platform's bound).
 ``requests`` records every body received and ``answered`` every prompt answered with 200.
+
+Streaming: a chat request with ``"stream": true`` is answered with server-sent events as
+OpenAI's API sends them (``data: {chunk}`` with ``choices[0].delta.content``, a last chunk with
+``usage`` when ``stream_options.include_usage``, then ``data: [DONE]``), one event per generated
+token, written and flushed as each token is generated (chunked transfer encoding). ``token_delay_s``
+waits that long before each token (a slower model, for the streaming benchmark), and
+``first_token_sent`` records ``time.perf_counter()`` right after each stream's first token was
+flushed to the socket.
 ``start_server(model_dir, port=0)`` binds a free port (or, to bring a killed server back, the
 same one).
 """
@@ -110,6 +118,8 @@ class _Handler(BaseHTTPRequestHandler):
             return self._send(404, {"error": {"message": "not found"}})
         if server.huge:
             return self._send(200, b'{"pad": "' + b"x" * (2 * 2**20) + b'"}')
+        if body.get("stream") and self.path == "/v1/chat/completions":
+            return self._stream(prompt, body)
         text, n_prompt, n_completion = server.generate(prompt, int(body.get("max_tokens") or 16))
         with server.lock:
             server.answered.append(prompt)
@@ -123,6 +133,43 @@ class _Handler(BaseHTTPRequestHandler):
             "model": body.get("model", server.model_name), "choices": [choice],
             "usage": {"prompt_tokens": n_prompt, "completion_tokens": n_completion, "total_tokens": n_prompt + n_completion},
         })
+
+
+    def _chunk(self, event: dict | str) -> None:
+        data = b"data: " + (event if isinstance(event, str) else json.dumps(event)).encode() + b"\n\n"
+        self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+        self.wfile.flush()
+
+    def _stream(self, prompt: str, body: dict) -> None:
+        """Answer ``prompt`` as server-sent events, one per generated token (see the module docstring)."""
+        server = self.server
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        base = {"id": f"chatcmpl-{len(server.requests)}", "object": "chat.completion.chunk", "created": int(time.time()),
+                "model": body.get("model", server.model_name)}
+        self._chunk({**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}]})
+        n_prompt, n_completion, text = 0, 0, ""
+        for n_prompt, piece in server.generate_tokens(prompt, int(body.get("max_tokens") or 16)):
+            if server.token_delay_s:
+                time.sleep(server.token_delay_s)
+            n_completion += 1
+            text += piece
+            self._chunk({**base, "choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": None}]})
+            if n_completion == 1:
+                with server.lock:
+                    server.first_token_sent.append(time.perf_counter())
+        self._chunk({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+        if (body.get("stream_options") or {}).get("include_usage"):
+            self._chunk({**base, "choices": [], "usage": {"prompt_tokens": n_prompt, "completion_tokens": n_completion,
+                                                          "total_tokens": n_prompt + n_completion}})
+        self._chunk("[DONE]")
+        self.wfile.write(b"0\r\n\r\n")
+        self.wfile.flush()
+        with server.lock:
+            server.answered.append(prompt)
 
 
 class EndpointServer(ThreadingHTTPServer):
@@ -154,6 +201,7 @@ class EndpointServer(ThreadingHTTPServer):
         """Forget recorded requests and every failure behaviour."""
         self.requests, self.answered, self.fail_next = [], [], []
         self.remaining, self.dead, self.huge = None, False, False
+        self.token_delay_s, self.first_token_sent = 0.0, []
         self.released.set()
         self.stalling.clear()
 
@@ -173,6 +221,25 @@ class EndpointServer(ThreadingHTTPServer):
                                       do_sample=False, pad_token_id=1)
         new = out[0, ids.shape[1]:]
         return self.tokenizer.decode(new, skip_special_tokens=True), int(ids.shape[1]), int(new.shape[0])
+
+    def generate_tokens(self, prompt: str, max_tokens: int):
+        """Greedy decoding one token at a time (key/value cache): yield ``(prompt tokens, text piece)``
+        per new token. The special tokens ([UNK], [EOS]) are never picked, so a streamed answer
+        always has ``min(max_tokens, 16)`` visible words (random weights often favour [UNK])."""
+        ids = self.tokenizer(prompt, return_tensors="pt")["input_ids"][:, -256:]
+        n_prompt, past, step, new, shown = int(ids.shape[1]), None, ids, [], ""
+        with self.torch.inference_mode():
+            for _ in range(max(1, min(max_tokens, 16))):
+                out = self.model(input_ids=step, past_key_values=past, use_cache=True)
+                past = out.past_key_values
+                logits = out.logits[0, -1].clone()
+                logits[:2] = float("-inf")  # [UNK], [EOS]
+                token = int(logits.argmax())
+                new.append(token)
+                text = self.tokenizer.decode(new, skip_special_tokens=True)
+                piece, shown = text[len(shown):], text
+                yield n_prompt, piece
+                step = self.torch.tensor([[token]])
 
     def stall(self):
         """Make requests wait (until ``release``)."""

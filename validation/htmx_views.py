@@ -27,6 +27,7 @@ from tasks.models import Round, Task
 from validation import selectors, services
 from validation.croissant import round_export_croissant
 from validation.forms import CloseRoundForm, OwnerQueueFilter, ValidationForm
+from validation.judgment_export import LAYOUTS, judgment_lines
 
 SKIPPED_KEY = "validation_skipped"
 
@@ -359,6 +360,20 @@ def round_croissant(request, code, number):
     )
     response = JsonResponse(body, content_type="application/ld+json", json_dumps_params={"ensure_ascii": False, "indent": 1})
     response["Content-Disposition"] = f'attachment; filename="{task.code}-r{round.number}.croissant.json"'
+    return response
+
+
+@login_required
+def export_judgments(request, code, layout):
+    """Owners: the task's validated judgments of generative answers in a training layout
+    (``validation/judgment_export.py``: ``messages`` or ``preferences``), streamed as JSONL."""
+    task = _task(code)
+    if (refused := _owner_only(request, task)) is not None:
+        return refused
+    if layout not in LAYOUTS or not task.spec.conversational:
+        raise Http404("No such export.")
+    response = StreamingHttpResponse(judgment_lines(task, layout=layout), content_type="application/jsonl; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{task.code}-{layout}.jsonl"'
     return response
 
 

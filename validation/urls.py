@@ -10,6 +10,7 @@ urlpatterns = [
     path("tasks/<slug:code>/validate/<int:example_id>/", views.submit_validation, name="submit"),
     path("tasks/<slug:code>/validate/<int:example_id>/skip/", views.skip_example, name="skip"),
     path("tasks/<slug:code>/export.jsonl", views.export_task, name="export_task"),
+    path("tasks/<slug:code>/judgments/<str:layout>.jsonl", views.export_judgments, name="export_judgments"),
     path("tasks/<slug:code>/rounds/<int:number>/", views.round_page, name="round"),
     path("tasks/<slug:code>/rounds/<int:number>/close/", views.close_round_view, name="close_round"),
     path("tasks/<slug:code>/rounds/<int:number>/export.jsonl", views.export_round, name="export_round"),

@@ -134,6 +134,10 @@ class TaskKindSpec:
     endpoint_answer_rule: str = ""
     """How the text of an endpoint's answer becomes this kind's output, in words (shown to owners)."""
 
+    conversational: bool = False
+    """True when annotators talk with the model (turns streamed, then a judgment: ``annotation/chat.py``)
+    instead of writing one example against it on the create page."""
+
     def checked_item_fields(self, config: dict) -> list[str]:
         """Fields of a dataset item's input that a predictions-file line may repeat and must then
         match (a generation item's language pair); default none."""
@@ -263,6 +267,25 @@ class TaskKindSpec:
     def endpoint_answer(self, config: dict, text: str, model_input: dict) -> dict:
         """The kind's model output (the registry's shape) from the text of an endpoint's answer."""
         raise NotImplementedError
+
+    # --- people's judgments of generative answers (``open_ended.py``); other kinds have none ---
+
+    def battle(self, config: dict, target: dict, output: dict) -> tuple[int, int, str] | None:
+        """``(model id of A, model id of B, "a"|"b"|"tie")`` when the example is a pairwise judgment, else None."""
+        return None
+
+    def answering_models(self, config: dict, output: dict) -> list[int]:
+        """Ids of the models whose answers a person judged in this example (the generative vMER's denominator)."""
+        return []
+
+    def judged_failures(self, config: dict, target: dict, output: dict) -> list[tuple[int, str]]:
+        """``[(model id, failure category)]`` that the judgment ``target`` marks failing."""
+        return []
+
+    def export_records(self, config: dict, output: dict, target: dict) -> list[dict] | None:
+        """Records of a judged example in the layouts training libraries read (``messages``,
+        ``chosen``/``rejected``); None: the kind has none."""
+        return None
 
     # --- model head and training -------------------------------------------------------------
 

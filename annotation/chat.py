@@ -1,0 +1,241 @@
+"""Conversations with generative models and side-by-side comparisons, for task kinds whose spec
+is ``conversational`` (``tasks/kinds/open_ended.py``): every rule of the chat pages lives here.
+
+A conversation is not an example until the annotator judges it. Until then its state (the
+context, the model(s), each turn with the model's answer, latency and parameters, the one-time
+submission key) travels with the page as a token signed by the server (``django.core.signing``,
+salted with the user and the task, valid ``STATE_MAX_AGE_S``): nothing is stored per turn, the
+annotator cannot alter a model's answer, and a token is of no use to another user or task. The
+judgment (``judge``) checks the token and stores the whole transcript as one ``Example``
+(``annotation.services._save_example``: the daily cap, the round's tallies and the context's use
+as for every example), under the token's submission key, so a repeated submit gives back the same
+example.
+
+Side by side: with two or more models in the round's loop (endpoints or local causal language models), ``start`` draws two of them
+(the pair with the fewest comparisons so far in the round, ties at random), in a random order
+recorded as A and B; the annotator sees "A" and "B" only.
+"""
+
+from __future__ import annotations
+
+import queue
+import random
+import threading
+import time
+from collections import Counter
+
+from django.core import signing
+
+from annotation import qualification, services
+from annotation.error_codes import AnnotationErrorCode as Code
+from annotation.models import Example
+from dynabench import idempotency
+from dynabench.errors import NotAllowed, RuleError
+from tasks import access, endpoints
+from tasks.chat import stream_chat
+from tasks.endpoints import EndpointError
+from tasks.models import Context, MLModel, Round, Task
+from tasks.registry import get_predictor
+from tasks.training import model_ready
+
+STATE_MAX_AGE_S = 6 * 3600
+CONVERSATION, SIDE_BY_SIDE = "conversation", "side_by_side"
+MODES = (CONVERSATION, SIDE_BY_SIDE)
+
+
+def _salt(user, task: Task) -> str:
+    return f"dynabench.chat:{user.pk}:{task.pk}"
+
+
+def sign_state(*, user, task: Task, state: dict) -> str:
+    """The state as a signed, compressed token for the page."""
+    return signing.dumps(state, salt=_salt(user, task), compress=True)
+
+
+def read_state(*, user, task: Task, token: str) -> dict:
+    """The state of ``token``; ``RuleError`` ``chat_expired`` when it is forged, another user's or too old."""
+    try:
+        state = signing.loads(token or "", salt=_salt(user, task), max_age=STATE_MAX_AGE_S)
+    except signing.BadSignature:
+        raise RuleError("chat_expired", "This conversation has expired or does not belong to you; start a new one.") from None
+    if not isinstance(state, dict) or state.get("task") != task.pk:
+        raise RuleError("chat_expired", "This conversation belongs to another task; start a new one.")
+    return state
+
+
+def _check_writer(user, task: Task) -> None:
+    if not access.has_task_role(user, task, "annotator"):
+        raise NotAllowed(Code.NOT_ANNOTATOR, f"Only annotators write examples; ask an owner of {task.name} for the annotator role.")
+    qualification.require_qualified(user=user, task=task)
+
+
+def loop_models(round: Round) -> list[MLModel]:
+    """The round's models in the loop that can answer now (ready; an endpoint's breaker closed), by id:
+    endpoint models and local causal language model directories."""
+    models = round.target_models.filter(kind__in=[MLModel.Kind.ENDPOINT, MLModel.Kind.HF_DIRECTORY]).order_by("pk")
+    return [m for m in models if model_ready(m) and not (m.is_endpoint and endpoints.breaker_open_for(m.pk) > 0)]
+
+
+def _draw_pair(round: Round, models: list[MLModel]) -> list[MLModel]:
+    """Two of ``models``: the pair compared least in ``round`` so far (ties at random), in random order."""
+    seen = Counter()
+    for order in Example.objects.filter(round=round, input__mode=SIDE_BY_SIDE).values_list("model_output__order", flat=True):
+        if isinstance(order, list) and len(order) == 2:
+            seen[frozenset(order)] += 1
+    pairs = [(a, b) for i, a in enumerate(models) for b in models[i + 1:]]
+    fewest = min(seen[frozenset((a.pk, b.pk))] for a, b in pairs)
+    pair = list(random.choice([p for p in pairs if seen[frozenset((p[0].pk, p[1].pk))] == fewest]))
+    random.shuffle(pair)
+    return pair
+
+
+def start(*, user, task: Task, mode: str, tag: str | None = None) -> dict:
+    """A new conversation (``mode`` ``conversation``) or comparison (``side_by_side``) on a context of
+    the open round: its state (see the module docstring). Raises ``RuleError`` when the user may not
+    write, the round is closed, or the loop lacks models (``no_model_in_loop``: a comparison needs two)."""
+    if not task.spec.conversational:
+        raise RuleError("not_conversational", f"{task.name} is not a conversation task.")
+    if mode not in MODES:
+        raise RuleError("bad_mode", f"Choose one of {', '.join(MODES)}.")
+    _check_writer(user, task)
+    round = task.current_round()
+    if round is None:
+        raise RuleError("no_round", f"{task.name} has no round yet.")
+    services._check_open(task, round)
+    if mode == SIDE_BY_SIDE:
+        if task.config.get("side_by_side") is False:
+            raise RuleError("bad_mode", f"{task.name} does not compare models side by side.")
+        models = loop_models(round)
+        if len(models) < 2:
+            raise RuleError(Code.NO_MODEL_IN_LOOP, "Comparing side by side needs two models in the loop that answer now.", status_code=409)
+        chosen = _draw_pair(round, models)
+    else:
+        chosen = [services.model_in_loop(round)]
+    context = services.choose_context(round=round, tag=tag)
+    return {"task": task.pk, "round": round.pk, "context": context.pk, "mode": mode, "models": [m.pk for m in chosen],
+            "turns": [], "answers": [], "key": idempotency.new_key(), "started": time.time()}
+
+
+def max_turns(task: Task, state: dict) -> int:
+    """User turns allowed: the task's ``max_turns`` for a conversation, one for a comparison."""
+    return 1 if state["mode"] == SIDE_BY_SIDE else int(task.config.get("max_turns", 3))
+
+
+def _turn_record(model: MLModel, answerer, answer) -> dict:
+    endpoint = getattr(answerer, "endpoint", None)
+    return {"role": "assistant", "content": answer.text, "model_id": model.pk,
+            "model": endpoint.model_name if endpoint is not None else model.name,
+            "params": endpoint.params if endpoint is not None else answerer.params, "latency_ms": round(answer.latency_ms, 3),
+            "first_token_ms": answer.raw.get("first_token_ms"), "prompt_tokens": answer.prompt_tokens,
+            "completion_tokens": answer.completion_tokens, "finish_reason": answer.raw.get("finish_reason", "")}
+
+
+def _history(state: dict, side: int) -> list[dict]:
+    """The turns so far as one model saw them (its own answers)."""
+    turns = []
+    for text, answers in zip(state["turns"], state["answers"]):
+        turns += [{"role": "user", "content": text}, {"role": "assistant", "content": answers[side]["content"]}]
+    return turns
+
+
+def take_turn(*, user, task: Task, state: dict, prompt: str):
+    """Send the annotator's ``prompt`` to the model(s) and yield the answers as they stream:
+    ``("token", side, piece)`` (side 0, or 0/1 for A/B), then ``("done", new state)``, or
+    ``("error", message)`` when a model fails mid-answer (the turn is then not counted; the
+    earlier state stays valid). Checks (``RuleError``, before anything is sent): the writer's
+    role, the round still open, the turn limit, the prompt (the task's prompt field rules), the
+    submission rate, and each endpoint's budget in the round; answers are charged to it."""
+    _check_writer(user, task)
+    context = Context.objects.select_related("round__task").get(pk=state["context"], round__task=task)
+    round = context.round
+    services._check_open(task, round, context)
+    if len(state["turns"]) >= max_turns(task, state):
+        raise RuleError("too_many_turns", "This conversation has had all its turns: judge it now.")
+    (field,) = task.config["model_inputs"]
+    text = services.clean_example_input(task=task, context=context, input={field: prompt})[field]
+    services.check_submission_rate(key=f"user:{user.pk}")
+    models = {m.pk: m for m in MLModel.objects.filter(pk__in=state["models"])}
+    if len(models) != len(state["models"]):
+        raise RuleError(Code.NO_MODEL_IN_LOOP, "A model of this conversation was removed; start a new one.", status_code=409)
+    predictors = [get_predictor(models[pk]) for pk in state["models"]]  # endpoints, or local models loaded by the registry
+    for pk in state["models"]:
+        if models[pk].is_endpoint:
+            endpoints.check_round_budget(round, models[pk])
+    spec, config = task.spec, task.config
+    events: queue.Queue = queue.Queue()
+
+    def run(side: int, predictor):
+        messages = spec.chat_messages(config, context.data, _history(state, side) + [{"role": "user", "content": text}])
+        try:
+            steps = stream_chat(predictor.endpoint, messages) if models[state["models"][side]].is_endpoint else predictor.stream(messages)
+            for step, value in steps:
+                events.put((step, side, value))
+        except EndpointError as error:
+            events.put(("failed", side, error.message))
+        except RuleError as error:
+            events.put(("failed", side, error.message))
+
+    threads = [threading.Thread(target=run, args=(i, p), daemon=True) for i, p in enumerate(predictors)]
+    for thread in threads:
+        thread.start()
+    answers, failure, open_sides = {}, None, len(threads)
+    while open_sides:
+        step, side, value = events.get()
+        if step == "token":
+            yield "token", side, value
+        elif step == "done":
+            answers[side], open_sides = value, open_sides - 1
+        else:
+            failure, open_sides = failure or value, open_sides - 1
+    for side, answer in answers.items():
+        model = models[state["models"][side]]
+        if model.is_endpoint:
+            output = {"endpoint": {"cached": False, "prompt_tokens": answer.prompt_tokens, "completion_tokens": answer.completion_tokens}}
+            endpoints.charge_round(round, model, output)
+    if failure is not None:
+        yield "error", None, f"The model did not finish its answer: {failure} Your prompt was not counted; send it again."
+        return
+    records = [_turn_record(models[state["models"][i]], predictors[i], answers[i]) for i in range(len(predictors))]
+    yield "done", None, {**state, "turns": [*state["turns"], text], "answers": [*state["answers"], records]}
+
+
+def transcript(task: Task, state: dict, context_data: dict) -> list[dict]:
+    """The conversation's messages with each assistant turn's record (model, parameters, latency)."""
+    messages = task.spec.chat_messages(task.config, context_data, [])
+    for text, answers in zip(state["turns"], state["answers"]):
+        messages += [{"role": "user", "content": text}, answers[0]]
+    return messages
+
+
+def judge(*, user, task: Task, state: dict, target: dict, time_spent=None) -> Example:
+    """Store the judged conversation (or comparison) as one example; return it.
+
+    The judgment is checked by the kind (``spec.clean_target``); ``model_wrong`` is the
+    annotator's claim (``spec.model_wrong``), confirmed or overturned by validators. Needs at least
+    one answered turn. Under the state's submission key: judging the same state again returns the
+    first example (``replayed`` True)."""
+    first = services._replayed(user=user, submission_key=state.get("key", ""))
+    if first is not None:
+        return first
+    _check_writer(user, task)
+    if not state["answers"]:
+        raise RuleError("nothing_to_judge", "Send a prompt and read the model's answer before you judge it.")
+    context = Context.objects.select_related("round__task").get(pk=state["context"], round__task=task)
+    services._check_open(task, context.round, context)
+    (field,) = task.config["model_inputs"]
+    example_input = {**{f["name"]: context.data.get(f["name"], "") for f in task.config["context_fields"]},
+                     "mode": state["mode"], field: state["turns"][0], "turns": list(state["turns"])}
+    if state["mode"] == SIDE_BY_SIDE:
+        a, b = state["answers"][0]
+        output = {"mode": SIDE_BY_SIDE, "prompt": state["turns"][0], "order": list(state["models"]),
+                  "system": task.spec.chat_messages(task.config, context.data, []), "answers": {"a": a, "b": b}}
+    else:
+        output = {"mode": CONVERSATION, "transcript": transcript(task, state, context.data)}
+    cleaned = task.spec.clean_target(task.config, example_input, target)
+    model = MLModel.objects.filter(pk=state["models"][0]).first()
+    example = services._save_example(
+        user=user, context=context, submission_key=state["key"], input=example_input, target=cleaned, model=model,
+        model_output=output, model_wrong=task.spec.model_wrong(task.config, cleaned, output), metadata={},
+        tag=context.tag or "", time_spent=services._clean_time_spent(time_spent),
+    )
+    return example

@@ -1,0 +1,157 @@
+"""The chat pages of conversational task kinds (``open_ended``): talk with the model in the loop,
+or compare two side by side, then judge. Rules in ``annotation/chat.py``.
+
+Streaming: a turn is a form POST. With JavaScript (``static/js/chat.js``) it is sent with
+``Accept: text/event-stream`` and the answer comes back as server-sent events (``token`` per
+piece as the endpoint sends it, then ``done`` with the page's new chat fragment, or ``problem``);
+without JavaScript the same POST answers with the whole page once the answer is complete.
+"""
+
+from django.http import Http404, StreamingHttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.template.loader import render_to_string
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
+
+from annotation import chat, services
+from annotation.htmx_views import _active_task, _annotator_page, _my_progress, _warning_seen
+from annotation.models import Example
+from dynabench.errors import RuleError
+from tasks.chat import sse
+from tasks.kinds.open_ended import PREFERENCE_LABELS, categories
+from tasks.models import Context
+
+
+def _task(code):
+    task = _active_task(code)
+    if not task.spec.conversational:
+        raise Http404("This task has no chat page.")
+    return task
+
+
+def _fragment(request, task, state: dict, *, problem: str = "", values: dict | None = None) -> dict:
+    """Template context of ``_chat.html`` for ``state``."""
+    context = Context.objects.get(pk=state["context"])
+    turns = [{"user": text, "answers": [a["content"] for a in answers]} for text, answers in zip(state["turns"], state["answers"])]
+    side_by_side = state["mode"] == chat.SIDE_BY_SIDE
+    return {
+        "task": task,
+        "state": state,
+        "token": chat.sign_state(user=request.user, task=task, state=state),
+        "side_by_side": side_by_side,
+        "turns": turns,
+        "turns_left": chat.max_turns(task, state) - len(state["turns"]),
+        "context_fields": [(f.get("label", f["name"]), context.data.get(f["name"], "")) for f in task.config["context_fields"]
+                           if context.data.get(f["name"])],
+        "categories": list(categories(task.config).items()),
+        "preferences": list(PREFERENCE_LABELS.items()),
+        "question": task.config.get("judgment_question") or "Does the model's answer fail the rubric?",
+        "problem": problem,
+        "values": values or {},
+    }
+
+
+def _page(request, task, data: dict, *, status: int = 200):
+    round = task.current_round()
+    return render(request, "annotation/chat.html", {**data, "task": task, "round": round,
+                                                     **_my_progress(request.user, task, round)}, status=status)
+
+
+@require_GET
+@_annotator_page
+def chat_page(request, code):
+    """``?mode=conversation|side_by_side`` starts a new conversation or comparison; without it, the choice."""
+    task = _task(code)
+    if services.needs_content_warning(user=request.user, task=task, acknowledged=_warning_seen(request, task)):
+        return render(request, "annotation/content_warning.html", {"task": task})
+    saved = None
+    if request.GET.get("saved", "").isdigit():
+        saved = Example.objects.filter(pk=int(request.GET["saved"]), author=request.user).first()
+    mode = request.GET.get("mode")
+    data = {"saved": saved, "choose": not mode}
+    if mode:
+        try:
+            state = chat.start(user=request.user, task=task, mode=mode, tag=request.GET.get("tag") or None)
+        except RuleError as error:
+            return _page(request, task, {**data, "problem": error.message, "choose": True}, status=error.status_code)
+        data.update(_fragment(request, task, state))
+    return _page(request, task, data)
+
+
+def _stream(request, task, state: dict, events, first):
+    """The server-sent events of one turn (see the module docstring)."""
+    try:
+        event = first
+        while event is not None:
+            step, side, value = event
+            if step == "token":
+                yield sse("token", {"side": side, "t": value})
+            elif step == "error":
+                html = render_to_string("annotation/_chat.html", _fragment(request, task, state, problem=value), request=request)
+                yield sse("problem", {"message": value, "html": html})
+            else:
+                html = render_to_string("annotation/_chat.html", _fragment(request, task, value), request=request)
+                yield sse("done", {"html": html})
+            event = next(events, None)
+    except RuleError as error:
+        yield sse("problem", {"message": error.message, "html": ""})
+
+
+@require_POST
+@_annotator_page
+def chat_turn(request, code):
+    """One turn: the prompt goes to the model(s); streamed (SSE) or, without JavaScript, the whole page."""
+    task = _task(code)
+    prompt = request.POST.get("prompt", "")
+    try:
+        state = chat.read_state(user=request.user, task=task, token=request.POST.get("state", ""))
+        events = chat.take_turn(user=request.user, task=task, state=state, prompt=prompt)
+        first = next(events)  # the checks run here: a refusal is an ordinary 4xx page
+    except RuleError as error:
+        if "state" not in locals():
+            return _page(request, task, {"problem": error.message, "choose": True}, status=error.status_code)
+        return _page(request, task, _fragment(request, task, state, problem=error.message, values={"prompt": prompt}),
+                     status=error.status_code)
+    if "text/event-stream" in request.headers.get("Accept", ""):
+        response = StreamingHttpResponse(_stream(request, task, state, events, first), content_type="text/event-stream")
+        response["Cache-Control"] = "no-cache"
+        response["X-Accel-Buffering"] = "no"  # a proxy in front must not hold the stream back
+        return response
+    new_state, problem = state, ""
+    for step, _side, value in [first, *events]:
+        if step == "done":
+            new_state = value
+        elif step == "error":
+            problem = value
+    return _page(request, task, _fragment(request, task, new_state, problem=problem,
+                                          values={"prompt": prompt} if problem else None), status=503 if problem else 200)
+
+
+@require_POST
+@_annotator_page
+def chat_judge(request, code):
+    """The judgment: store the conversation or comparison as an example, then a fresh one of the same mode."""
+    task = _task(code)
+    post = request.POST
+    try:
+        state = chat.read_state(user=request.user, task=task, token=post.get("state", ""))
+        target = {"verdict": post.get("verdict", ""), "preference": post.get("preference", ""),
+                  "failing": post.getlist("failing"), "category": post.get("category", ""),
+                  "explanation": post.get("explanation", "")}
+        example = chat.judge(user=request.user, task=task, state=state, target=target, time_spent=post.get("time_spent"))
+    except RuleError as error:
+        if "state" not in locals():
+            return _page(request, task, {"problem": error.message, "choose": True}, status=error.status_code)
+        values = {k: post.get(k, "") for k in ("verdict", "preference", "category", "explanation")} | {"failing": post.getlist("failing")}
+        return _page(request, task, _fragment(request, task, state, problem=error.message, values=values), status=error.status_code)
+    return redirect(f"{reverse('annotation:chat', args=[task.code])}?mode={state['mode']}&saved={example.pk}")
+
+
+@require_GET
+@_annotator_page
+def chat_example(request, code, pk):
+    """One of the user's judged conversations, as validators will see it."""
+    task = _task(code)
+    example = get_object_or_404(Example.objects.select_related("round__task", "context"), pk=pk, author=request.user, round__task=task)
+    answer = task.spec.answer_display(task.config, example.input, example.target, example.model_output)
+    return _page(request, task, {"example": example, "answer": answer})

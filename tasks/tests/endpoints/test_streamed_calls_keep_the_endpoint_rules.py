@@ -1,0 +1,43 @@
+"""A streamed chat call (``tasks/chat.py``) yields the answer piece by piece as the real local
+server sends it, and keeps every rule of an ordinary call: the allow-list is checked again before
+the call, an open breaker refuses at once, and failures count towards the breaker."""
+
+import pytest
+
+from dynabench.errors import RuleError
+from tasks.chat import stream_chat
+from tasks.endpoints import EndpointError, breaker_state, predictor_for
+
+
+def _endpoint(chat_task):
+    return predictor_for(chat_task.loop[0]).endpoint
+
+
+def test_the_answer_comes_piece_by_piece(chat_task, endpoint_server):
+    endpoint = _endpoint(chat_task)
+    steps = list(stream_chat(endpoint, [{"role": "user", "content": "tell me about the museum"}]))
+    pieces = [value for step, value in steps if step == "token"]
+    (answer,) = [value for step, value in steps if step == "done"]
+    assert len(pieces) == 6 and "".join(pieces) == answer.text  # max_tokens 6, one event per token
+    assert answer.completion_tokens == 6 and answer.raw["stream"] is True
+    assert 0 < answer.raw["first_token_ms"] <= answer.latency_ms
+    assert endpoint_server.requests[-1]["body"]["stream"] is True
+
+
+def test_the_allow_list_and_the_breaker_hold(chat_task, endpoint_server, settings):
+    endpoint = _endpoint(chat_task)
+    settings.DYNABENCH_ENDPOINT_ALLOWLIST = []
+    with pytest.raises(RuleError) as refused:
+        list(stream_chat(endpoint, [{"role": "user", "content": "hi"}]))
+    assert refused.value.code == "endpoint_url_not_allowed"
+    assert endpoint_server.requests == []
+    settings.DYNABENCH_ENDPOINT_ALLOWLIST = ["127.0.0.1/32"]
+    settings.DYNABENCH_ENDPOINT_BREAKER_FAILURES = 1
+    endpoint_server.fail_next = [500] * 4
+    with pytest.raises(EndpointError):
+        list(stream_chat(endpoint, [{"role": "user", "content": "hi"}]))
+    assert breaker_state(endpoint.model_id)["open"]
+    asked = len(endpoint_server.requests)
+    with pytest.raises(EndpointError) as unavailable:
+        list(stream_chat(endpoint, [{"role": "user", "content": "hi"}]))
+    assert unavailable.value.code == "endpoint_unavailable" and len(endpoint_server.requests) == asked

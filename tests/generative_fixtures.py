@@ -1,0 +1,28 @@
+"""Fixtures for open-ended (generative) tasks: the built-in safety chat task created from its
+definition file, with two endpoint models of the local OpenAI-compatible server in the loop."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+DEFINITIONS = Path(__file__).resolve().parents[1] / "tasks" / "task_definitions"
+
+
+@pytest.fixture
+def chat_task(db, make_endpoint_model, settings):
+    """``adversarial-safety-chat`` (one validation settles a judgment) with endpoint models
+    ``alpha`` and ``beta`` in round 1's loop; ``chat_task.loop`` lists them."""
+    from dynabench.roles import ensure_role_groups
+    from tasks.seed import create_task
+
+    ensure_role_groups()
+    settings.ANNOTATION_SUBMISSIONS_PER_MINUTE = 0
+    definition = json.loads((DEFINITIONS / "adversarial-safety-chat.json").read_text())
+    definition["config"]["validations_needed"] = 1
+    task, _ = create_task(definition)
+    alpha = make_endpoint_model(task, name="alpha", params={"temperature": 0, "max_tokens": 6})
+    beta = make_endpoint_model(task, name="beta", params={"temperature": 0, "max_tokens": 4})
+    task.current_round().target_models.add(alpha, beta)
+    task.loop = [alpha, beta]
+    return task

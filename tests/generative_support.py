@@ -1,0 +1,22 @@
+"""Helpers for open-ended (generative) task tests: a whole comparison or conversation through
+``annotation/chat.py``, as the chat pages run it."""
+
+from annotation import chat
+
+
+def run_turns(*, user, task, mode: str, prompts: list[str]) -> dict:
+    """Start a ``mode`` chat, send each prompt (its answers streamed to the end); return the state."""
+    state = chat.start(user=user, task=task, mode=mode)
+    for prompt in prompts:
+        for step, _side, value in chat.take_turn(user=user, task=task, state=state, prompt=prompt):
+            assert step != "error", value
+            if step == "done":
+                state = value
+    return state
+
+
+def compare(*, user, task, prompt: str, preference: str, failing=(), category: str = "", explanation: str = ""):
+    """One side-by-side comparison judged with ``preference``; return the example."""
+    state = run_turns(user=user, task=task, mode=chat.SIDE_BY_SIDE, prompts=[prompt])
+    target = {"preference": preference, "failing": list(failing), "category": category, "explanation": explanation}
+    return chat.judge(user=user, task=task, state=state, target=target)
