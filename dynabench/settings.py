@@ -384,11 +384,19 @@ PREDICTIONS_MAX_BYTES = int(os.environ.get("PREDICTIONS_MAX_BYTES", str(200 * 10
 # the number of records above which the import runs in an RQ job with a progress bar.
 CONSOLE_UPLOAD_MAX_BYTES = int(os.environ.get("CONSOLE_UPLOAD_MAX_BYTES", str(100 * 1024**2)))
 CONSOLE_UPLOAD_JOB_ROWS = int(os.environ.get("CONSOLE_UPLOAD_JOB_ROWS", "3000"))
+# Images uploaded as contexts (tasks.images): the largest image in bytes, in pixels (also
+# Pillow's decompression-bomb guard) and per side; a zip's member count and unpacked bytes.
+IMAGE_MAX_BYTES = int(os.environ.get("IMAGE_MAX_BYTES", str(20 * 1024**2)))
+IMAGE_MAX_PIXELS = int(os.environ.get("IMAGE_MAX_PIXELS", str(40_000_000)))
+IMAGE_MAX_SIDE = int(os.environ.get("IMAGE_MAX_SIDE", "10000"))
+IMAGE_ZIP_MAX_MEMBERS = int(os.environ.get("IMAGE_ZIP_MAX_MEMBERS", "5000"))
+IMAGE_ZIP_MAX_BYTES = int(os.environ.get("IMAGE_ZIP_MAX_BYTES", str(100 * 1024**2)))
 # Upload routes (URL names) and the setting that holds the largest file each takes, in bytes:
 # dynabench.upload_limits.UploadLimitMiddleware refuses a bigger body with a 413 while it arrives
 # (a Content-Length over it before reading anything), so nothing over the limit is received or stored.
 UPLOAD_LIMITS = {
     "console:uploads": "CONSOLE_UPLOAD_MAX_BYTES",
+    "console:images": "IMAGE_ZIP_MAX_BYTES",
     "task-uploads": "CONSOLE_UPLOAD_MAX_BYTES",
     "context-list": "CONSOLE_UPLOAD_MAX_BYTES",
     "leaderboard:submit": "MODEL_ARCHIVE_MAX_BYTES",  # an archive or a predictions file; the larger limit

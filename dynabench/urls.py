@@ -29,6 +29,7 @@ urlpatterns = [
     path("", include("validation.urls")),
     path("", include("leaderboard.urls")),
     path("", include("console.urls")),
+    path("", include("tasks.urls")),
 ]
 
 if settings.DEBUG:

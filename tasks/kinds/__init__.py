@@ -19,7 +19,8 @@ Every other module asks the spec (``task.spec.<method>``) instead of branching o
   config fields (``config_errors``).
 
 The package holds the protocol and registry (``base.py``) and one module per kind
-(``classification.py``, ``extractive_qa.py``, ``generation.py``, ``data_centric.py``). Adding a
+(``classification.py``, ``extractive_qa.py``, ``generation.py``, ``data_centric.py``,
+``image_classification.py``). Adding a
 kind is one module with one subclass of ``TaskKindSpec`` registered with ``@register``,
 imported below (see ``docs/adding-a-task-kind.md``). The specs are stateless: one instance per
 kind, shared. The names other apps use are re-exported here, so callers write
@@ -43,9 +44,10 @@ from tasks.kinds.classification import ClassificationSpec
 from tasks.kinds.data_centric import DataCentricSpec
 from tasks.kinds.extractive_qa import DEFAULT_QA_THRESHOLD, ExtractiveQASpec, qa_features
 from tasks.kinds.generation import DEFAULT_CHRF_THRESHOLD, GenerationSpec
+from tasks.kinds.image_classification import ImageClassificationSpec
 
 __all__ = [
     "KINDS", "ItemScores", "OutOfTaskTarget", "TargetError", "TaskKindSpec", "get_spec", "kind_choices",
     "normalise_label", "register", "span_at", "ClassificationSpec", "DataCentricSpec", "DEFAULT_QA_THRESHOLD",
-    "ExtractiveQASpec", "qa_features", "DEFAULT_CHRF_THRESHOLD", "GenerationSpec",
+    "ExtractiveQASpec", "qa_features", "DEFAULT_CHRF_THRESHOLD", "GenerationSpec", "ImageClassificationSpec",
 ]
