@@ -46,12 +46,12 @@ class ImageClassificationPredictor(ClassificationPredictor):
     def _images(self, inputs) -> list:
         from PIL import Image
 
-        from tasks.images import read_image
+        from tasks.images import read_images
 
         if isinstance(inputs, dict) or not hasattr(inputs, "__iter__"):
             raise RuleError(ModelCheckCode.BAD_INPUT, "predict() takes a list of input dicts.")
         name = self.model_inputs[0]
-        images = []
+        images, wanted = [], {}
         for n, item in enumerate(inputs):
             value = item.get(name) if isinstance(item, dict) else None
             if isinstance(value, Image.Image):
@@ -59,10 +59,15 @@ class ImageClassificationPredictor(ClassificationPredictor):
                 continue
             if not isinstance(value, str) or not value:
                 raise RuleError(ModelCheckCode.BAD_INPUT, f"Input {n} needs the image field '{name}' (an image's sha256).", field=name)
+            wanted[n] = value
+            images.append(None)
+        if wanted:
             try:
-                images.append(read_image(value))
-            except FileNotFoundError:
-                raise RuleError(ModelCheckCode.BAD_INPUT, f"Input {n}: no stored image {value!r}.", field=name) from None
+                loaded = read_images(list(wanted.values()))
+            except FileNotFoundError as missing:
+                raise RuleError(ModelCheckCode.BAD_INPUT, f"Input: {missing}.", field=name) from None
+            for n, image in zip(wanted, loaded):
+                images[n] = image
         return images
 
     def predict(self, inputs, *, batch_size=None):
