@@ -196,9 +196,10 @@ def _thumbnail(image: Image.Image) -> bytes:
     return out.getvalue()
 
 
-def check_image(data: bytes, *, name: str) -> CheckedImage:
-    """Check one image (``data``: its bytes; ``name``: its file name, for messages only) and
-    return it cleaned; raise ``ImageRefused`` saying what is wrong (see the module docstring)."""
+def check_image(data: bytes, *, name: str, original_name: str | None = None) -> CheckedImage:
+    """Check one image (``data``: its bytes; ``name``: its file name, for messages) and return it
+    cleaned; raise ``ImageRefused`` saying what is wrong (see the module docstring).
+    ``original_name``: the name kept for its owners (default the base name of ``name``)."""
     image = _open_checked(data, name)
     fmt = image.format
     if getattr(image, "n_frames", 1) > 1:
@@ -209,7 +210,7 @@ def check_image(data: bytes, *, name: str) -> CheckedImage:
     return CheckedImage(
         data=clean, sha256=hashlib.sha256(clean).hexdigest(), ext=ALLOWED_FORMATS[fmt],
         width=oriented.width, height=oriented.height, thumbnail=_thumbnail(oriented),
-        original_name=posixpath.basename(name)[:255],
+        original_name=(original_name or posixpath.basename(name))[:255],
     )
 
 
@@ -245,7 +246,7 @@ def _zip_members(data: bytes, name: str) -> list[tuple[str, bytes]]:
             content = fh.read(max_bytes + 1)
         if len(content) > max_bytes:
             raise ImageRefused(f"'{info.filename}' in '{name}' unpacks to more than {max_bytes:,} bytes.")
-        members.append((f"{name}/{member}", content))
+        members.append((member, content))
     if not members:
         raise ImageRefused(f"'{name}' holds no images.")
     return members
@@ -259,7 +260,9 @@ def read_uploads(files) -> list[CheckedImage]:
         name = posixpath.basename(str(upload.name).replace("\\", "/"))
         data = upload.read(settings.IMAGE_ZIP_MAX_BYTES + 1)
         if name.lower().endswith(ZIP_SUFFIX):
-            checked.extend(check_image(content, name=member) for member, content in _zip_members(data, name))
+            checked.extend(
+                check_image(content, name=f"{name}/{member}", original_name=member) for member, content in _zip_members(data, name)
+            )
         elif name.lower().endswith(IMAGE_SUFFIXES):
             checked.append(check_image(data, name=name))
         else:
@@ -346,6 +349,43 @@ def ingest_images(*, task: Task, acting_user, files, round_number: int) -> Inges
     result.unchanged = len(checked) - len(new)
     result.images = list(ContextImage.objects.filter(task=task, sha256__in=hashes))
     return result
+
+
+class ImagePaths:
+    """Reads the image fields of a contexts or dataset file (``tasks.importers``): each value names
+    an image already uploaded to the task, by its path in its zip (``photos/cat-1.jpg``), its file
+    name, or its sha256; ``resolve`` replaces it with the sha256. One query, on first use."""
+
+    def __init__(self, task: Task):
+        self.task = task
+        self.fields = image_context_fields(task.config)
+        self._names: dict[str, set[str]] | None = None
+
+    def _index(self) -> dict[str, set[str]]:
+        if self._names is None:
+            self._names = {}
+            for sha256, name in ContextImage.objects.filter(task=self.task).values_list("sha256", "original_name"):
+                for key in {sha256, name, posixpath.basename(name)} - {""}:
+                    self._names.setdefault(key, set()).add(sha256)
+        return self._names
+
+    def resolve(self, data: dict) -> dict:
+        """Return ``data`` with each image field's value replaced by its image's sha256; raise
+        ``ImageRefused`` when a value names no image of the task, or several."""
+        for name in self.fields:
+            if name not in data:
+                continue
+            value = str(data[name]).strip().replace("\\", "/").removeprefix("./")
+            found = self._index().get(value.lower() if len(value) == 64 else value, set())
+            if not found:
+                raise ImageRefused(
+                    f"'{value}' (for {name}) names no image of task {self.task.code}; upload the images first "
+                    "(console: Images), then name each by its path in its zip, its file name or its sha256"
+                )
+            if len(found) > 1:
+                raise ImageRefused(f"'{value}' (for {name}) names {len(found)} images; use the path in the zip or the sha256")
+            data[name] = next(iter(found))
+        return data
 
 
 def open_image(record: ContextImage, *, thumbnail: bool = False):

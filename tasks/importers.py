@@ -38,6 +38,7 @@ from django.utils.text import slugify
 from tqdm import tqdm
 
 from dynabench.errors import RuleError
+from tasks.images import ImagePaths, ImageRefused
 from tasks.kinds import TargetError
 from tasks.models import Context, Dataset, DatasetItem, Round, Task, default_label_visibility
 from tasks.services import record_dataset_content
@@ -479,6 +480,17 @@ def _no_rows_error(spec: FileSpec, result: ImportResult) -> None:
 # --- the two importers -------------------------------------------------------------------
 
 
+def _image_fields(images: ImagePaths, line: int, data: dict) -> dict:
+    """``data`` with its image fields read as sha256s (``tasks.images.ImagePaths``); a value naming
+    no image of the task is the line's problem."""
+    if not images.fields:
+        return data
+    try:
+        return images.resolve(data)
+    except ImageRefused as refused:
+        raise ImportRowError(line, str(refused)) from None
+
+
 def import_contexts(
     *, task: Task, round_number: int, spec: FileSpec, create_round: bool = False, progress: bool | None = None,
     max_errors: int = 1, on_progress=None,
@@ -499,6 +511,7 @@ def import_contexts(
     mapper = _RowMapper(spec, text_fields=names, optional_fields=[], extra_fields=[])
     problems = _Problems(max_errors)
     reader = _Reader(spec, progress=progress, problems=problems, on_progress=on_progress)
+    images = ImagePaths(task)
     with transaction.atomic():
         round_ = Round.objects.select_for_update().filter(task=task, number=round_number).order_by().first()
         if round_ is None:
@@ -519,7 +532,7 @@ def import_contexts(
                 if not mapper.matches(line, record):
                     result.filtered_out += 1
                     continue
-                data = mapper.fields(line, record)
+                data = _image_fields(images, line, mapper.fields(line, record))
                 writer.add(line, mapper.uid(line, record, data), {"data": data, "tag": mapper.tag(line, record)})
             except ImportRowError as error:
                 problems.add(error)
@@ -586,6 +599,7 @@ def import_dataset(
     )
     problems = _Problems(max_errors)
     reader = _Reader(spec, progress=progress, problems=problems, on_progress=on_progress)
+    images = ImagePaths(task)
 
     with transaction.atomic():
         round_ = None
@@ -619,7 +633,7 @@ def import_dataset(
                 if not mapper.matches(line, record):
                     result.filtered_out += 1
                     continue
-                inputs = mapper.fields(line, record)
+                inputs = _image_fields(images, line, mapper.fields(line, record))
                 target = _target(task, mapper, line, record, inputs)
                 values = {"input": inputs, "target": target, "tag": mapper.tag(line, record), "metadata": mapper.metadata(line, record)}
                 writer.add(line, mapper.uid(line, record, {"input": inputs, "target": target}), values)
