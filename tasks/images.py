@@ -318,10 +318,11 @@ def ingest_images(*, task: Task, acting_user, files, round_number: int) -> Inges
     field_name = image_context_field(task.config)
     others = [f["name"] for f in task.config.get("context_fields", []) if f["name"] != field_name]
     if field_name is None or others:
-        raise FieldErrors("invalid_upload", {"files": [
+        message = (
             f"Task {task.code} has no context field of type image, or has other context fields too "
             f"({', '.join(others)}); upload a CSV/JSONL of contexts instead."
-        ]})
+        )
+        raise FieldErrors("invalid_upload", {"files": [message]})
     round_ = Round.objects.filter(task=task, number=round_number).first()
     if round_ is None:
         raise FieldErrors("invalid_upload", {"round": [f"Task {task.code} has no round {round_number}; open it first."]})

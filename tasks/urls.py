@@ -1,6 +1,6 @@
 """Pages of the tasks app: context images and their thumbnails."""
 
-from django.urls import path, re_path
+from django.urls import re_path
 
 from tasks import image_views
 
