@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from annotation import crowd_views, htmx_views
+from annotation import crowd_views, htmx_views, image_views
 
 app_name = "annotation"
 urlpatterns = [
@@ -12,6 +12,7 @@ urlpatterns = [
     path("tasks/<slug:code>/write/warning", htmx_views.acknowledge_warning, name="acknowledge_warning"),
     path("tasks/<slug:code>/write/context", htmx_views.new_context, name="new_context"),
     path("tasks/<slug:code>/write/submit", htmx_views.submit_example, name="submit"),
+    path("tasks/<slug:code>/write/image", image_views.upload_image, name="upload_image"),
     path("tasks/<slug:code>/sandbox/", htmx_views.sandbox, name="sandbox"),
     path("tasks/<slug:code>/qualification/", crowd_views.qualification_page, name="qualification"),
     path("crowd/<slug:code>/r<int:number>/<str:platform>/", crowd_views.crowd_entry, name="crowd_entry"),

@@ -397,6 +397,7 @@ IMAGE_ZIP_MAX_BYTES = int(os.environ.get("IMAGE_ZIP_MAX_BYTES", str(100 * 1024**
 UPLOAD_LIMITS = {
     "console:uploads": "CONSOLE_UPLOAD_MAX_BYTES",
     "console:images": "IMAGE_ZIP_MAX_BYTES",
+    "annotation:upload_image": "IMAGE_MAX_BYTES",
     "task-uploads": "CONSOLE_UPLOAD_MAX_BYTES",
     "context-list": "CONSOLE_UPLOAD_MAX_BYTES",
     "leaderboard:submit": "MODEL_ARCHIVE_MAX_BYTES",  # an archive or a predictions file; the larger limit

@@ -1,5 +1,5 @@
 """In Chromium: an owner uploads an image on the console's image page and sees its thumbnail;
-an annotator opens the write page, sees the image, picks a label meant to fool the image
+an annotator opens the write page, sees the image, swaps it for an image of their own, picks a label meant to fool the image
 classifier in the loop and sees the model's answer. Screenshots go to ``$SCREENSHOT_DIR`` when
 set (to look at them), else to the test's temporary folder."""
 
@@ -50,6 +50,13 @@ def test_owner_uploads_an_image_and_an_annotator_labels_it(page, client, live_se
     shown = page.locator("[data-context-image] img")
     shown.wait_for()
     assert page.evaluate("img => img.complete && img.naturalWidth === 160", shown.element_handle())
+    own = tmp_path / "my-own.png"
+    draw("circle", size=96, seed=6).save(own)
+    page.set_input_files("#id_own_image", str(own))
+    page.click("text=Use this image")
+    page.wait_for_selector("[data-context-image] img[alt*='image']")
+    page.wait_for_function("() => document.querySelector('[data-context-image] img').naturalWidth === 96")
+    image = ContextImage.objects.get(task=task, uploaded_by=annotator)
     page.fill("input[name=note]", "a green triangle on blue")
     page.check("input[name=label][value=square]")
     page.click("#workspace button[type=submit]")

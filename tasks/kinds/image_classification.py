@@ -38,6 +38,12 @@ class ImageClassificationSpec(ClassificationSpec):
     predictor_class = "tasks.vision.ImageClassificationPredictor"
     processor_files = ("preprocessor_config.json",)
     submissions = ("model", "predictions")
+    config_properties = {
+        **ClassificationSpec.config_properties,
+        "annotator_image_uploads": {
+            "type": "boolean", "description": "Annotators may upload their own image as the context of an example.",
+        },
+    }
 
     def config_errors(self, config):
         errors = super().config_errors(config)
