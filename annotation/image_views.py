@@ -4,7 +4,12 @@ from django.shortcuts import get_object_or_404
 from django.views.decorators.http import require_POST
 
 from annotation import image_uploads
-from annotation.htmx_views import _active_task, _annotator_page, _problem, _render_workspace
+from annotation.htmx_views import (
+    _active_task,
+    _annotator_page,
+    _problem,
+    _render_workspace,
+)
 from dynabench.errors import FieldErrors, RuleError
 from tasks.models import Context
 
