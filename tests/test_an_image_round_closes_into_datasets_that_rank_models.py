@@ -19,11 +19,16 @@ from validation.services import close_round, record_validation
 
 @pytest.fixture(autouse=True)
 def media(settings, tmp_path):
+    """A private MEDIA_ROOT; the cache (submission rate counters) cleared around the test, as the app conftests do."""
+    from django.core.cache import cache
+
+    cache.clear()
     settings.MEDIA_ROOT = tmp_path / "media"
     settings.ANNOTATION_SUBMISSIONS_PER_MINUTE = 1000
     clear_cache()
     yield
     clear_cache()
+    cache.clear()
 
 
 def test_an_image_round_closes_into_datasets_that_rank_models(owner, annotator, tmp_path):

@@ -25,10 +25,15 @@ from tests.upload_support import submit_unpacked
 
 @pytest.fixture(autouse=True)
 def media(settings, tmp_path):
+    """A private MEDIA_ROOT; the cache (submission rate counters) cleared around the test, as the app conftests do."""
+    from django.core.cache import cache
+
+    cache.clear()
     settings.MEDIA_ROOT = tmp_path / "media"
     clear_cache()
     yield settings.MEDIA_ROOT
     clear_cache()
+    cache.clear()
 
 
 @pytest.fixture
