@@ -30,6 +30,7 @@ from dynabench.errors import RuleError
 from dynabench.params import whole_number
 from dynabench.proxies import client_ip
 from tasks import access
+from tasks.images import image_context_fields
 from tasks.models import Task
 from tasks.selectors import collecting_task, example_labels_hidden, owned_task_ids
 
@@ -122,6 +123,7 @@ def _workspace(task: Task, context, *, form: ExampleForm | None = None, initial:
         "context": context,
         "form": form,
         "context_fields": [f for f in _context_fields(task, context) if f[0] != passage_field],
+        "image_fields": image_context_fields(task.config),
         "passage": context.data.get(passage_field, "") if passage_field else None,
         "notice": notice,
     }
@@ -165,6 +167,7 @@ def _result(example: Example) -> dict:
         "task": task,
         "example": example,
         "context_fields": [f for f in _context_fields(task, example.context) if f[0] != task.spec.passage_field(task.config)],
+        "image_fields": image_context_fields(task.config),
         "your_fields": [(f.get("label", f["name"]), example.input.get(f["name"], "")) for f in task.config["input_fields"]],
         "answer": _answer(task, example.input, example.target, example.model_output),
         "explain_form": ExplanationForm(example=example),

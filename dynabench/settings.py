@@ -421,11 +421,21 @@ CONSOLE_UPLOAD_JOB_ROWS = int(os.environ.get("CONSOLE_UPLOAD_JOB_ROWS", "3000"))
 # SQLite imports commit each batch of 1,000 rows alone (tasks/importers.py:_Commits) and then leave the
 # write lock free this many times as long as the batch held it, so logins and other writes get in; 0: no pause.
 SQLITE_IMPORT_PAUSE_RATIO = float(os.environ.get("SQLITE_IMPORT_PAUSE_RATIO", "1.0"))
+
+# Images uploaded as contexts (tasks.images): the largest image in bytes, in pixels (also
+# Pillow's decompression-bomb guard) and per side; a zip's member count and unpacked bytes.
+IMAGE_MAX_BYTES = int(os.environ.get("IMAGE_MAX_BYTES", str(20 * 1024**2)))
+IMAGE_MAX_PIXELS = int(os.environ.get("IMAGE_MAX_PIXELS", str(40_000_000)))
+IMAGE_MAX_SIDE = int(os.environ.get("IMAGE_MAX_SIDE", "10000"))
+IMAGE_ZIP_MAX_MEMBERS = int(os.environ.get("IMAGE_ZIP_MAX_MEMBERS", "5000"))
+IMAGE_ZIP_MAX_BYTES = int(os.environ.get("IMAGE_ZIP_MAX_BYTES", str(100 * 1024**2)))
 # Upload routes (URL names) and the setting that holds the largest file each takes, in bytes:
 # dynabench.upload_limits.UploadLimitMiddleware refuses a bigger body with a 413 while it arrives
 # (a Content-Length over it before reading anything), so nothing over the limit is received or stored.
 UPLOAD_LIMITS = {
     "console:uploads": "CONSOLE_UPLOAD_MAX_BYTES",
+    "console:images": "IMAGE_ZIP_MAX_BYTES",
+    "annotation:upload_image": "IMAGE_MAX_BYTES",
     "task-uploads": "CONSOLE_UPLOAD_MAX_BYTES",
     "context-list": "CONSOLE_UPLOAD_MAX_BYTES",
     "leaderboard:submit": "MODEL_ARCHIVE_MAX_BYTES",  # an archive or a predictions file; the larger limit

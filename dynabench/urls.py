@@ -34,6 +34,7 @@ urlpatterns = [
     path("", include("leaderboard.urls")),
     path("", include("console.urls")),
     path("", include("community.urls")),
+    path("", include("tasks.urls")),
 ]
 
 if settings.DEBUG:

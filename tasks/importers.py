@@ -47,6 +47,7 @@ from tqdm import tqdm
 
 from dynabench.errors import RuleError
 from dynabench.jsonbounds import loads_bounded, refused_character
+from tasks.images import ImagePaths, ImageRefused
 from tasks.kinds import TargetError
 from tasks.models import Context, Dataset, DatasetItem, Round, Task, default_label_visibility
 from tasks.services import dataset_content_checksum, record_dataset_content
@@ -582,6 +583,17 @@ def _no_rows_error(spec: FileSpec, result: ImportResult) -> None:
 # --- the two importers -------------------------------------------------------------------
 
 
+def _image_fields(images: ImagePaths, line: int, data: dict) -> dict:
+    """``data`` with its image fields read as sha256s (``tasks.images.ImagePaths``); a value naming
+    no image of the task is the line's problem."""
+    if not images.fields:
+        return data
+    try:
+        return images.resolve(data)
+    except ImageRefused as refused:
+        raise ImportRowError(line, str(refused)) from None
+
+
 def import_contexts(
     *, task: Task, round_number: int, spec: FileSpec, create_round: bool = False, progress: bool | None = None,
     max_errors: int = 1, on_progress=None,
@@ -602,6 +614,7 @@ def import_contexts(
     mapper = _RowMapper(spec, text_fields=names, optional_fields=[], extra_fields=[])
     problems = _Problems(max_errors)
     reader = _Reader(spec, progress=progress, problems=problems, on_progress=on_progress)
+    images = ImagePaths(task)
     with _Commits() as commits:
         with commits.step():
             round_ = Round.objects.select_for_update().filter(task=task, number=round_number).order_by().first()
@@ -624,7 +637,7 @@ def import_contexts(
                 if not mapper.matches(line, record):
                     result.filtered_out += 1
                     continue
-                data = mapper.fields(line, record)
+                data = _image_fields(images, line, mapper.fields(line, record))
                 writer.add(line, mapper.uid(line, record, data), {"data": data, "tag": mapper.tag(line, record)})
             except ImportRowError as error:
                 problems.add(error)
@@ -691,6 +704,7 @@ def import_dataset(
     )
     problems = _Problems(max_errors)
     reader = _Reader(spec, progress=progress, problems=problems, on_progress=on_progress)
+    images = ImagePaths(task)
 
     with _Commits() as commits:
         with commits.step():
@@ -728,7 +742,7 @@ def import_dataset(
                 if not mapper.matches(line, record):
                     result.filtered_out += 1
                     continue
-                inputs = mapper.fields(line, record)
+                inputs = _image_fields(images, line, mapper.fields(line, record))
                 target = _target(task, mapper, line, record, inputs)
                 values = {"input": inputs, "target": target, "tag": mapper.tag(line, record), "metadata": mapper.metadata(line, record)}
                 writer.add(line, mapper.uid(line, record, {"input": inputs, "target": target}), values)

@@ -54,7 +54,8 @@ TOKENIZER_FILES = ("tokenizer.json", "vocab.txt", "vocab.json", "spiece.model", 
 #: keeps these and drops the rest (optimizer states, logs, data), so they never take disk space.
 MODEL_FILES = (
     "config.json", "generation_config.json", "model.safetensors.index.json", "tokenizer_config.json",
-    "special_tokens_map.json", "added_tokens.json", "merges.txt", "README.md", *TOKENIZER_FILES,
+    "special_tokens_map.json", "added_tokens.json", "merges.txt", "README.md", "preprocessor_config.json",
+    *TOKENIZER_FILES,
 )
 
 
@@ -99,7 +100,7 @@ def model_config(path) -> dict | None:
     return _read_json(config, "config.json")
 
 
-def _check_files(path: Path) -> None:
+def _check_files(path: Path, processor_files=TOKENIZER_FILES) -> None:
     links = sorted(str(p.relative_to(path)) for p in path.rglob("*") if p.is_symlink())
     if links:
         _refuse(
@@ -139,11 +140,11 @@ def _check_files(path: Path) -> None:
                     f"model.safetensors.index.json lists the shard '{shard}', which is not a .safetensors file "
                     "next to it; ship every shard.",
                 )
-    if not any((path / name).is_file() for name in TOKENIZER_FILES):
+    if not any((path / name).is_file() for name in processor_files):
         _refuse(
             ModelCheckCode.NO_TOKENIZER,
-            f"No tokenizer files: add the tokenizer saved with tokenizer.save_pretrained() "
-            f"(one of {', '.join(TOKENIZER_FILES)}).",
+            f"No tokenizer or image processor files: add the one saved with save_pretrained() "
+            f"(one of {', '.join(processor_files)}).",
         )
 
 
@@ -213,7 +214,7 @@ def check_model_directory(path, *, task) -> dict:
     path = Path(path)
     if not path.is_dir():
         _refuse(ModelCheckCode.NOT_A_DIRECTORY, f"The model path '{path}' is not a directory.")
-    _check_files(path)
+    _check_files(path, task.spec.processor_files)
     if not (path / "config.json").is_file():
         _refuse(ModelCheckCode.BAD_CONFIG, "No config.json in the directory; save the model with save_pretrained().")
     config = _read_json(path / "config.json", "config.json")

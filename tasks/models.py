@@ -518,3 +518,28 @@ class EndpointUsage(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["round", "model"], name="endpoint_usage_unique")]
+
+
+class ContextImage(models.Model):
+    """An image a task's owner uploaded (``tasks.images``): checked, stripped of metadata, stored
+    under its content hash (``images/<sha256>.<ext>`` and ``images/thumbs/<sha256>.jpg`` in the
+    default storage). A context's image field holds the ``sha256``. ``original_name`` is the
+    uploaded file's name, shown to the task's owners only (it may carry a label)."""
+
+    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="images")
+    sha256 = models.CharField(max_length=64, help_text="sha256 of the cleaned bytes; the stored name.")
+    ext = models.CharField(max_length=8, help_text="png, jpg, webp or gif.")
+    width = models.PositiveIntegerField()
+    height = models.PositiveIntegerField()
+    size = models.PositiveBigIntegerField(help_text="Bytes of the cleaned image.")
+    original_name = models.CharField(max_length=255, blank=True)
+    uploaded_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [models.UniqueConstraint(fields=["task", "sha256"], name="context_image_unique_per_task")]
+        indexes = [models.Index(fields=["sha256"], name="context_image_sha256")]
+
+    def __str__(self):
+        return f"{self.task.code} image {self.sha256[:12]}"

@@ -388,7 +388,6 @@ def load_predictor(path, *, task, batch_size: int | None = None) -> Predictor:
     (codes in ``tasks.model_checks.ModelCheckCode``) when the directory is refused or fails to load.
     """
     from django.utils.module_loading import import_string
-    from transformers import AutoTokenizer
 
     torch = _torch()
     path = _resolve(path)
@@ -396,7 +395,7 @@ def load_predictor(path, *, task, batch_size: int | None = None) -> Predictor:
     auto = task.spec.head_class()
     device = _device()
     try:
-        tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True, trust_remote_code=False)
+        tokenizer = task.spec.load_processor(path)
         model, info = auto.from_pretrained(
             path, local_files_only=True, use_safetensors=True, trust_remote_code=False,
             dtype=torch.float32, output_loading_info=True,
@@ -405,11 +404,6 @@ def load_predictor(path, *, task, batch_size: int | None = None) -> Predictor:
         raise RuleError(
             ModelCheckCode.LOAD_FAILED, f"The model directory could not be loaded: {error}", field="model"
         ) from error
-    if not getattr(tokenizer, "is_fast", True) or not hasattr(tokenizer, "backend_tokenizer"):
-        raise RuleError(
-            ModelCheckCode.NO_TOKENIZER, "The tokenizer has no fast (tokenizers) version; add tokenizer.json.",
-            field="model",
-        )
     broken = sorted(info.get("missing_keys", ())) + sorted(str(k) for k in info.get("mismatched_keys", ()))
     if broken:
         raise RuleError(

@@ -109,3 +109,26 @@ def build_tiny_seq2seq_model(path: Path, *, seed: int = 0) -> Path:
     T5ForConditionalGeneration(config).save_pretrained(path, safe_serialization=True)
     tokenizer.save_pretrained(path)
     return path
+
+
+def build_tiny_image_classifier(path: Path, labels: list[str], *, seed: int = 0, image_size: int = 32, **size) -> Path:
+    """Save a tiny ViT image classifier (``ViTForImageClassification``, random weights, safetensors)
+    with ``id2label`` = ``labels`` and its ``ViTImageProcessor`` (resize to ``image_size``) under ``path``.
+
+    ``size`` overrides the ViT config (``hidden_size``, ``num_hidden_layers``, ...).
+    """
+    from transformers import ViTConfig, ViTForImageClassification, ViTImageProcessor
+
+    torch.manual_seed(seed)
+    defaults = dict(
+        image_size=image_size, patch_size=8, num_channels=3, hidden_size=32, num_hidden_layers=2,
+        num_attention_heads=2, intermediate_size=37,
+    )
+    config = ViTConfig(
+        **{**defaults, **size}, num_labels=len(labels),
+        id2label=dict(enumerate(labels)), label2id={label: i for i, label in enumerate(labels)},
+    )
+    path = Path(path)
+    ViTForImageClassification(config).save_pretrained(path, safe_serialization=True)
+    ViTImageProcessor(size={"height": image_size, "width": image_size}).save_pretrained(path)
+    return path

@@ -23,6 +23,7 @@ from dynabench.errors import RuleError
 from dynabench.params import whole_number
 from tasks import access
 from tasks.croissant import dataset_license_of_task
+from tasks.images import image_context_fields
 from tasks.models import Round, Task
 from validation import selectors, services
 from validation.croissant import round_export_croissant
@@ -70,6 +71,7 @@ def _review_context(request, task, round, *, example=None, error=None, notice=No
         "round": round,
         "example": example,
         "display": selectors.review_display(example) if example is not None else None,
+        "image_hashes": [example.context.data.get(n) for n in image_context_fields(task.config)] if example is not None else [],
         # a failed post keeps its key (nothing was stored under it); a new example gets a new one
         "submission_key": (form.data.get("submission_key") if form is not None and example is not None else None)
         or idempotency.new_key(),

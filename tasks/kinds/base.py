@@ -326,6 +326,30 @@ class TaskKindSpec:
 
         return DataCollatorWithPadding(tokenizer, return_tensors="pt")
 
+    # --- the model's preprocessor (tokenizer or image processor) ---------------------------
+
+    processor_files: tuple[str, ...] = (
+        "tokenizer.json", "vocab.txt", "vocab.json", "spiece.model", "sentencepiece.bpe.model", "tokenizer.model",
+    )
+    """Files of which a submitted model directory must hold one: its tokenizer (default) or its
+    image processor's config."""
+
+    def load_processor(self, path):
+        """Load the model directory's preprocessor (default: its fast tokenizer, never remote code);
+        raise ``RuleError`` (``model_no_tokenizer``) when there is no fast version."""
+        from transformers import AutoTokenizer
+
+        from dynabench.errors import RuleError
+        from tasks.model_checks import ModelCheckCode
+
+        tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True, trust_remote_code=False)
+        if not getattr(tokenizer, "is_fast", True) or not hasattr(tokenizer, "backend_tokenizer"):
+            raise RuleError(
+                ModelCheckCode.NO_TOKENIZER, "The tokenizer has no fast (tokenizers) version; add tokenizer.json.",
+                field="model",
+            )
+        return tokenizer
+
     def training_pool(self, config: dict) -> str | None:
         """The name of the dataset participants select training items from (never evaluated), or None."""
         return None

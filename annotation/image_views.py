@@ -1,0 +1,34 @@
+"""The write page's "use my own image" form (``annotation.image_uploads``)."""
+
+from django.shortcuts import get_object_or_404
+from django.views.decorators.http import require_POST
+
+from annotation import image_uploads
+from annotation.htmx_views import (
+    _active_task,
+    _annotator_page,
+    _problem,
+    _render_workspace,
+)
+from dynabench.errors import FieldErrors, RuleError
+from tasks.models import Context
+
+
+@require_POST
+@_annotator_page
+def upload_image(request, code):
+    """POST ``image`` (a file) and ``current`` (the context shown): the workspace on the new image's
+    context, or the current workspace again saying why the image was refused (400)."""
+    task = _active_task(code)
+    try:
+        context = image_uploads.add_image_context(user=request.user, task=task, file=request.FILES.get("image"))
+    except FieldErrors as refused:
+        current = request.POST.get("current", "")
+        shown = get_object_or_404(Context, pk=int(current), round__task=task) if current.isdigit() else None
+        message = "; ".join(m for messages in refused.errors.values() for m in messages)
+        if shown is None:
+            return _problem(message, status=400)
+        return _render_workspace(request, task, context=shown, notice=message, status=400)
+    except RuleError as refused:
+        return _problem(refused.message, status=refused.status_code)
+    return _render_workspace(request, task, context=context)

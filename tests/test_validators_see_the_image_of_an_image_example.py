@@ -1,0 +1,40 @@
+"""A validator reviewing an example of an image task sees its image (served by hash), not the hash
+as text; with a content warning it is blurred behind its "Show image" button."""
+
+import pytest
+
+from annotation.services import create_example
+from leaderboard.services import register_model_directory
+from tasks.images import ingest_images
+from tasks.models import Context
+from tests.image_support import SHAPES, image_file, shapes_task
+from tests.tiny_models import build_tiny_image_classifier
+
+
+@pytest.fixture(autouse=True)
+def media(settings, tmp_path):
+    """A private MEDIA_ROOT; the cache (submission rate counters) cleared around the test, as the app conftests do."""
+    from django.core.cache import cache
+
+    cache.clear()
+    settings.MEDIA_ROOT = tmp_path / "media"
+    yield
+    cache.clear()
+
+
+def test_validators_see_the_image_of_an_image_example(client, owner, annotator, validator, tmp_path):
+    task = shapes_task(owner)
+    task.config = {**task.config, "validate_non_fooling": True}
+    task.content_warning = "May show violence."
+    task.save()
+    ingest_images(task=task, acting_user=owner, round_number=1, files=[image_file("a.png")])
+    model = register_model_directory(actor=owner, task=task, path=build_tiny_image_classifier(tmp_path / "vit", list(SHAPES)), name="vit")
+    task.rounds.get().target_models.add(model)
+    context = Context.objects.get(round__task=task)
+    create_example(user=annotator, context=context, input={"note": ""}, target={"label": "triangle"})
+    client.force_login(validator)
+    body = client.get(f"/tasks/{task.code}/validate/").content.decode()
+    assert f'data-context-image="{context.uid}"' in body
+    assert f'src="/tasks/{task.code}/images/{context.uid}"' in body
+    assert "data-blurred" in body and "data-reveal" in body
+    assert f'<blockquote class="context-text">{context.uid}' not in body
