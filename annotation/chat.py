@@ -18,6 +18,7 @@ recorded as A and B; the annotator sees "A" and "B" only.
 
 from __future__ import annotations
 
+import logging
 import queue
 import random
 import threading
@@ -37,6 +38,12 @@ from tasks.endpoints import EndpointError
 from tasks.models import Context, MLModel, Round, Task
 from tasks.registry import get_predictor
 from tasks.training import model_ready
+
+logger = logging.getLogger(__name__)
+
+#: Seconds a turn waits for the next piece of any answer before it gives up (the endpoint's own
+#: timeout and retries end a call sooner; this only keeps a web thread from waiting for ever).
+TURN_STALL_SECONDS = 300
 
 STATE_MAX_AGE_S = 6 * 3600
 CONVERSATION, SIDE_BY_SIDE = "conversation", "side_by_side"
@@ -174,13 +181,20 @@ def take_turn(*, user, task: Task, state: dict, prompt: str):
             events.put(("failed", side, error.message))
         except RuleError as error:
             events.put(("failed", side, error.message))
+        except Exception as error:  # a side that dies must still end the turn, never leave it waiting
+            logger.exception("model %s failed mid-answer", state["models"][side])
+            events.put(("failed", side, f"the model's call failed ({type(error).__name__})."))
 
     threads = [threading.Thread(target=run, args=(i, p), daemon=True) for i, p in enumerate(predictors)]
     for thread in threads:
         thread.start()
     answers, failure, open_sides = {}, None, len(threads)
     while open_sides:
-        step, side, value = events.get()
+        try:
+            step, side, value = events.get(timeout=TURN_STALL_SECONDS)
+        except queue.Empty:
+            failure, open_sides = failure or f"no answer for {TURN_STALL_SECONDS} s.", 0
+            break
         if step == "token":
             yield "token", side, value
         elif step == "done":

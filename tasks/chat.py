@@ -81,8 +81,8 @@ def stream_chat(endpoint, messages: list[dict]) -> Iterator[tuple[str, object]]:
         yield "token", answer.text
         yield "done", answer
         return
-    model_id = endpoint.model_id
-    if endpoints.breaker_open_for(model_id) > 0:
+    model = endpoint.model  # cached on the predictor's endpoint (predictor_for): no query from this thread
+    if endpoints.breaker_open_for(model) > 0:
         raise EndpointError(EndpointCode.UNAVAILABLE, "The endpoint's circuit breaker is open after repeated failures.")
     url = endpoints.api_url(endpoint)
     endpoints.check_url(endpoint.base_url)
@@ -121,7 +121,7 @@ def stream_chat(endpoint, messages: list[dict]) -> Iterator[tuple[str, object]]:
                     whole = "".join(text)
                     raw = {"id": chunk_id, "model": endpoint.model_name, "finish_reason": finish, "text": whole,
                            "usage": usage, "stream": True, "first_token_ms": round(first_ms if first_ms is not None else latency_ms, 3)}
-                    endpoints._record_outcome(model_id, True)
+                    endpoints._record_outcome(model, True)
                     yield "done", Answer(text=whole, raw=raw, latency_ms=latency_ms, prompt_tokens=_count(usage, "prompt_tokens"),
                                          completion_tokens=_count(usage, "completion_tokens"))
                     return
@@ -142,7 +142,7 @@ def stream_chat(endpoint, messages: list[dict]) -> Iterator[tuple[str, object]]:
             break
         if attempt < endpoint.max_retries:
             time.sleep(endpoints._backoff(attempt, retry_after))
-    endpoints._record_outcome(model_id, False, error.message)
+    endpoints._record_outcome(model, False, error.message)
     raise error
 
 
