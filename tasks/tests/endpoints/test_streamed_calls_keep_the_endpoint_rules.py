@@ -36,7 +36,7 @@ def test_the_allow_list_and_the_breaker_hold(chat_task, endpoint_server, setting
     endpoint_server.fail_next = [500] * 4
     with pytest.raises(EndpointError):
         list(stream_chat(endpoint, [{"role": "user", "content": "hi"}]))
-    assert breaker_state(endpoint.model_id)["open"]
+    assert breaker_state(endpoint.model)["open"]
     asked = len(endpoint_server.requests)
     with pytest.raises(EndpointError) as unavailable:
         list(stream_chat(endpoint, [{"role": "user", "content": "hi"}]))
