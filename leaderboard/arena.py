@@ -218,7 +218,9 @@ def bootstrap_strengths(pairs: PairCounts, theta: np.ndarray, nu: float, *, resa
     p = len(pairs.i)
     start = np.append(theta, math.log(nu) if ties and nu > 0 else -5.0)
     out = np.empty((resamples, pairs.n_models))
-    fitted: dict[bytes, np.ndarray] = {}  # a draw seen before has the same fit (few battles: few distinct draws)
+    # A draw seen before has the same fit (few battles: few distinct draws); a draw equal to the
+    # observed battles has the point estimate itself, not a second optimiser run a hair away from it.
+    fitted: dict[bytes, np.ndarray] = {cells.astype(float).tobytes(): np.asarray(theta, dtype=float)}
     for r in range(resamples):
         draw = rng.multinomial(total, probabilities).astype(float)
         key = draw.tobytes()
