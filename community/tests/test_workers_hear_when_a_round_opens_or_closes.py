@@ -3,6 +3,7 @@ those who worked on the task are; nobody else, and through a job."""
 
 from annotation.models import Example
 from community.models import Notification
+from tasks.models import MLModel
 from tasks.services import open_round, set_round_status
 from tests.api.conftest import run_worker
 
@@ -16,7 +17,8 @@ def test_round_close_and_open_reach_the_tasks_workers(sentiment_task, annotator,
         set_round_status(round=round1, status="closed", acting_user=owner)
     run_worker()
     with django_capture_on_commit_callbacks(execute=True):
-        round2 = open_round(task=sentiment_task, acting_user=owner)
+        model = MLModel.objects.create(task=sentiment_task, name="in-loop", path="/models/in-loop")
+        round2 = open_round(task=sentiment_task, acting_user=owner, target_model_ids=[model.pk])
     run_worker()
 
     notes = list(Notification.objects.order_by("pk").values_list("user__username", "kind", "url"))
