@@ -75,21 +75,6 @@ class TaskSettingsForm(FieldErrorsMixin, forms.Form):
         return data
 
 
-class LoopForm(forms.Form):
-    """The models in the loop of the open round (``tasks.services.set_loop_models``)."""
-
-    target_models = forms.ModelMultipleChoiceField(
-        queryset=MLModel.objects.none(), widget=forms.CheckboxSelectMultiple,
-        help_text="One or several of this task's model directories or endpoint models.",
-    )
-
-    def __init__(self, *args, task, **kwargs):
-        super().__init__(*args, **kwargs)
-        kinds = [MLModel.Kind.HF_DIRECTORY, MLModel.Kind.ENDPOINT]
-        self.fields["target_models"].queryset = MLModel.objects.filter(task=task, kind__in=kinds).order_by("-created_at")
-        self.fields["target_models"].label_from_instance = lambda m: f"{m.name} (#{m.pk}{', endpoint' if m.is_endpoint else ''})"
-
-
 class OpenRoundForm(forms.Form):
     """The models in the loop of the next round and the rule that picks one per example."""
 

@@ -26,7 +26,6 @@ from console.forms import (
     EndpointModelForm,
     LoopModelForm,
     MappingForm,
-    LoopForm,
     OpenRoundForm,
     PeopleSearchForm,
     RoleForm,
@@ -206,27 +205,6 @@ def change_loop(request, task, number, action):
     verb = "is now in" if action == "add" else "left"
     messages.success(request, f"{form.cleaned_data['model'].name} {verb} the loop of round {round.number}.")
     return redirect("console:rounds", code=task.code)
-
-
-@owner_console
-def round_loop(request, task, number):
-    """The models in the loop of the open round: GET the form, POST replaces them (``tasks.services.set_loop_models``)."""
-    round = get_object_or_404(Round, task=task, number=number)
-    form = LoopForm(request.POST or None, task=task, initial={"target_models": list(round.target_models.all())})
-    status = 200
-    if request.method == "POST":
-        status = 400
-        if form.is_valid():
-            try:
-                task_services.set_loop_models(round=round, acting_user=request.user,
-                                              target_model_ids=[m.pk for m in form.cleaned_data["target_models"]])
-            except RuleError as refused:
-                form.add_error("target_models" if refused.field == "target_models" else None, refused.message)
-                status = refused.status_code
-            else:
-                messages.success(request, f"Round {round.number} now has {round.target_models.count()} model(s) in the loop.")
-                return redirect("console:rounds", code=task.code)
-    return _page(request, task, "round_loop.html", "rounds", status=status, round=round, form=form)
 
 
 @owner_console
