@@ -7,6 +7,7 @@ from console import crowd_views, image_views, views
 app_name = "console"
 urlpatterns = [
     path("console/", views.console_home, name="home"),
+    path("console/new", views.create_task, name="create_task"),
     path("tasks/<slug:code>/console/", views.settings_page, name="settings"),
     path("tasks/<slug:code>/console/preview", views.settings_preview, name="preview"),
     path("tasks/<slug:code>/console/rounds/", views.rounds_page, name="rounds"),

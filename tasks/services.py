@@ -96,6 +96,12 @@ def add_task_owner(*, task: Task, user, acting_user) -> None:
     if not task.is_owner(acting_user):
         raise NotAllowed("not_task_owner", f"only admins and owners of {task.code} may add owners")
     task.owners.add(user)
+    grant_owner_admin_access(user)
+
+
+def grant_owner_admin_access(user) -> None:
+    """Make ``user`` staff with ``OWNER_ADMIN_PERMISSIONS`` (the admin then shows them only the
+    rows of the tasks they own). For a user who just became an owner; checks nothing itself."""
     if not user.is_staff:
         user.is_staff = True
         user.save(update_fields=["is_staff"])
