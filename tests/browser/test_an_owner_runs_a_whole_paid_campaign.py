@@ -6,7 +6,8 @@
 3. a worker enters through that URL as Prolific fills it in, passes the quiz, writes an example
    that fools the model and gets the completion code;
 4. a validator validates it;
-5. the owner closes the round from the console after its preview, with the confirmation box;
+5. the owner closes the round from the console after its preview, with the confirmation box,
+   which ends its study;
 6. the worker scores both published models on the round's new dev and test sets and the
    leaderboard re-ranks them.
 
@@ -314,6 +315,9 @@ def test_an_owner_runs_a_whole_paid_campaign(platform, browser, tmp_path, viewpo
         owner.click("button[name=action][value=close]")
         owner.get_by_text("Round 1 is closed.").wait_for()
         b.step(owner, "11-closed")
+        owner.goto(f"/tasks/{CODE}/console/crowd/")
+        assert owner.inner_text("[data-studies] tbody [data-label=Status]") == "ended"  # closing the round ended its study
+        b.step(owner, "12-crowd-ended")
 
         # 6. The worker scores both models on the new sets; the leaderboard re-ranks.
         new_sets = {f"{CODE}-r1-dev", f"{CODE}-r1-test"}
@@ -323,6 +327,6 @@ def test_an_owner_runs_a_whole_paid_campaign(platform, browser, tmp_path, viewpo
             return ranked(["tiny-b", "tiny-a"]) and all(name in reader.locator("table.leaderboard thead").inner_text() for name in new_sets)
 
         stack.wait_for(reranked, timeout=HANG_S, every=2, what="a leaderboard ranked on the round's datasets")
-        b.step(reader, "12-leaderboard")
+        b.step(reader, "13-leaderboard")
     finally:
         b.close()
