@@ -136,7 +136,7 @@ def pool_report(qualification: Qualification) -> PoolReport:
                         f"it needs at least {needed} ({POOL_FACTOR}×), or retries see mostly the same questions"
                         f"{' and retired ones come back' if pool < per_attempt else ''}. Add {needed - pool} more.")
     if guess > MAX_GUESS_PASS:
-        problems.append(f"Guessing passes {guess:.0%} of attempts ({drawn} questions, pass mark {qualification.pass_mark:.0%}): "
+        problems.append(f"Guessing passes {guess:.0%} of attempts ({drawn} question{'s' if drawn != 1 else ''}, pass mark {qualification.pass_mark:.0%}): "
                         f"ask more questions per attempt or raise the pass mark until it is at most {MAX_GUESS_PASS:.0%}.")
     return PoolReport(pool=pool, per_attempt=per_attempt, needed=needed, guess_pass=guess, problems=tuple(problems))
 

@@ -75,21 +75,6 @@ class TaskSettingsForm(FieldErrorsMixin, forms.Form):
         return data
 
 
-class LoopForm(forms.Form):
-    """The models in the loop of the open round (``tasks.services.set_loop_models``)."""
-
-    target_models = forms.ModelMultipleChoiceField(
-        queryset=MLModel.objects.none(), widget=forms.CheckboxSelectMultiple,
-        help_text="One or several of this task's model directories or endpoint models.",
-    )
-
-    def __init__(self, *args, task, **kwargs):
-        super().__init__(*args, **kwargs)
-        kinds = [MLModel.Kind.HF_DIRECTORY, MLModel.Kind.ENDPOINT]
-        self.fields["target_models"].queryset = MLModel.objects.filter(task=task, kind__in=kinds).order_by("-created_at")
-        self.fields["target_models"].label_from_instance = lambda m: f"{m.name} (#{m.pk}{', endpoint' if m.is_endpoint else ''})"
-
-
 class OpenRoundForm(forms.Form):
     """The models in the loop of the next round and the rule that picks one per example."""
 
@@ -255,3 +240,23 @@ class RoleForm(forms.Form):
 class BanForm(forms.Form):
     user = forms.IntegerField(min_value=1)
     reason = forms.CharField(max_length=500, required=False)
+
+
+class DefinitionForm(forms.Form):
+    """A task definition file (JSON, as ``manage.py create_task`` reads), for ``tasks.seed.create_task_from_definition``."""
+
+    MAX_BYTES = 2 * 1024 * 1024
+    definition = forms.FileField(
+        label="Definition file (.json)",
+        help_text="The task's code, name, kind, instructions and config, and optionally its content warning and round 1's "
+                  "contexts: the shape of tasks/task_definitions/*.json. At most 2 MiB.",
+        widget=forms.ClearableFileInput(attrs={"accept": ".json,application/json"}),
+    )
+
+    def clean_definition(self):
+        upload = self.cleaned_data["definition"]
+        if upload.size > self.MAX_BYTES:
+            raise forms.ValidationError("The file is larger than 2 MiB: a definition holds settings and a few contexts; "
+                                        "upload more contexts from the console afterwards.")
+        return upload.read()
+

@@ -7,6 +7,7 @@ from console import crowd_views, image_views, views
 app_name = "console"
 urlpatterns = [
     path("console/", views.console_home, name="home"),
+    path("console/new", views.create_task, name="create_task"),
     path("tasks/<slug:code>/console/", views.settings_page, name="settings"),
     path("tasks/<slug:code>/console/preview", views.settings_preview, name="preview"),
     path("tasks/<slug:code>/console/rounds/", views.rounds_page, name="rounds"),
@@ -14,7 +15,6 @@ urlpatterns = [
     path("tasks/<slug:code>/console/endpoints/add", views.add_endpoint, name="add_endpoint"),
     path("tasks/<slug:code>/console/rounds/<int:number>/close", views.close_round, name="close_round"),
     path("tasks/<slug:code>/console/rounds/<int:number>/loop/<str:action>", views.change_loop, name="loop"),
-    path("tasks/<slug:code>/console/rounds/<int:number>/loop", views.round_loop, name="round_loop"),
     path("tasks/<slug:code>/console/rounds/<int:number>/dashboard", views.dashboard, name="round_dashboard"),
     path("tasks/<slug:code>/console/dashboard/", views.dashboard, name="dashboard"),
     path("tasks/<slug:code>/console/uploads/", views.uploads_page, name="uploads"),

@@ -23,10 +23,10 @@ from annotation.selectors import counts_by_round, validation_status
 from console import plots, selectors
 from console.forms import (
     BanForm,
+    DefinitionForm,
     EndpointModelForm,
     LoopModelForm,
     MappingForm,
-    LoopForm,
     OpenRoundForm,
     PeopleSearchForm,
     RoleForm,
@@ -36,6 +36,7 @@ from console.forms import (
 from dynabench.errors import FieldErrors, RuleError
 from tasks import access, endpoints, uploads
 from tasks import services as task_services
+from tasks.seed import create_task_from_definition
 from tasks.models import Round, Task, Upload
 from validation import services
 from validation.forms import CloseRoundForm
@@ -70,7 +71,33 @@ def console_home(request):
     current = {t.pk: t.current_round() for t in tasks}
     counts = counts_by_round([r for r in current.values() if r is not None])
     rows = [(t, current[t.pk], counts.get(current[t.pk].pk) if current[t.pk] else None) for t in tasks]
-    return render(request, "console/home.html", {"rows": rows})
+    return render(request, "console/home.html", {"rows": rows, "can_create": request.user.has_perm("tasks.add_task")})
+
+
+@login_required
+def create_task(request):
+    """GET: the form for a task definition file. POST: create the task from it and make the user
+    its owner (``tasks.seed.create_task_from_definition``), then open its console's rounds page,
+    where the owner puts a model in round 1's loop. Only for people who may add tasks (403)."""
+    if not request.user.has_perm("tasks.add_task"):
+        return render(request, "console/create_task.html", {"forbidden": True}, status=403)
+    form = DefinitionForm(request.POST or None, request.FILES or None)
+    status = 200
+    if request.method == "POST":
+        status = 400
+        if form.is_valid():
+            try:
+                task = create_task_from_definition(definition=form.cleaned_data["definition"], acting_user=request.user)
+            except RuleError as refused:
+                form.add_error("definition", refused.message)
+                status = refused.status_code
+            else:
+                round1 = task.current_round()
+                contexts = round1.contexts.count() if round1 else 0
+                messages.success(request, f"Task {task.code} created"
+                                 + (f" with round 1 open and {contexts} context(s): put a model in its loop below." if round1 else "."))
+                return redirect("console:rounds", code=task.code)
+    return render(request, "console/create_task.html", {"form": form}, status=status)
 
 
 # --- settings ---------------------------------------------------------------------------------
@@ -206,27 +233,6 @@ def change_loop(request, task, number, action):
     verb = "is now in" if action == "add" else "left"
     messages.success(request, f"{form.cleaned_data['model'].name} {verb} the loop of round {round.number}.")
     return redirect("console:rounds", code=task.code)
-
-
-@owner_console
-def round_loop(request, task, number):
-    """The models in the loop of the open round: GET the form, POST replaces them (``tasks.services.set_loop_models``)."""
-    round = get_object_or_404(Round, task=task, number=number)
-    form = LoopForm(request.POST or None, task=task, initial={"target_models": list(round.target_models.all())})
-    status = 200
-    if request.method == "POST":
-        status = 400
-        if form.is_valid():
-            try:
-                task_services.set_loop_models(round=round, acting_user=request.user,
-                                              target_model_ids=[m.pk for m in form.cleaned_data["target_models"]])
-            except RuleError as refused:
-                form.add_error("target_models" if refused.field == "target_models" else None, refused.message)
-                status = refused.status_code
-            else:
-                messages.success(request, f"Round {round.number} now has {round.target_models.count()} model(s) in the loop.")
-                return redirect("console:rounds", code=task.code)
-    return _page(request, task, "round_loop.html", "rounds", status=status, round=round, form=form)
 
 
 @owner_console

@@ -22,6 +22,8 @@ class TaskErrorCode(StrEnum):
     ROUND_NOT_OPEN = "round_not_open"
     LAST_MODEL_IN_LOOP = "last_model_in_loop"
     BAD_CONTEXTS_FROM = "bad_contexts_from"
+    BAD_DEFINITION = "bad_definition"
+    TASK_EXISTS = "task_exists"
 
 
 class TargetErrorCode(StrEnum):

@@ -96,6 +96,12 @@ def add_task_owner(*, task: Task, user, acting_user) -> None:
     if not task.is_owner(acting_user):
         raise NotAllowed("not_task_owner", f"only admins and owners of {task.code} may add owners")
     task.owners.add(user)
+    grant_owner_admin_access(user)
+
+
+def grant_owner_admin_access(user) -> None:
+    """Make ``user`` staff with ``OWNER_ADMIN_PERMISSIONS`` (the admin then shows them only the
+    rows of the tasks they own). For a user who just became an owner; checks nothing itself."""
     if not user.is_staff:
         user.is_staff = True
         user.save(update_fields=["is_staff"])
@@ -577,31 +583,3 @@ def publish_labels(*, dataset: Dataset, acting_user) -> Dataset:
     locked.labels_published_at = timezone.now()
     locked.save(update_fields=["label_visibility", "labels_published_by", "labels_published_at"])
     return locked
-
-
-def set_loop_models(*, round: Round, acting_user, target_model_ids) -> Round:
-    """Replace the models in the loop of the open ``round`` with ``target_model_ids`` and return it.
-
-    For a round that is already open (a task created from a definition file opens round 1 with
-    its contexts): examples written so far keep the model that answered them (``Example.model``).
-    The same checks as ``open_round``: only owners (and admins), models of this task that answer
-    (Hugging Face directories or endpoints); the round must be open; at least one model. Raises
-    ``NotAllowed`` (403) or ``RuleError`` (400, ``field="target_models"``); nothing changes when refused.
-    """
-    task = round.task
-    if not task.is_owner(acting_user):
-        raise NotAllowed("not_task_owner", f"only owners of {task.code} may change its loop")
-    if round.status != Round.Status.OPEN:
-        raise RuleError("round_not_open",
-                        f"round {round.number} is closed: open the next round with its models instead", field="target_models")
-    ids = sorted({i for i in target_model_ids if isinstance(i, int) and not isinstance(i, bool)})
-    models = list(MLModel.objects.filter(pk__in=ids, task=task))
-    if not ids or len(models) != len(ids) or len(ids) != len(list(target_model_ids)):
-        raise RuleError(TaskErrorCode.MODEL_NOT_OF_TASK, f"choose one or more models of task {task.code}", field="target_models")
-    not_loadable = [m.pk for m in models if not m.answers]
-    if not_loadable:
-        raise RuleError(TaskErrorCode.MODEL_NOT_LOADABLE, f"models {', '.join(map(str, not_loadable))} are prediction files; only "
-                        "Hugging Face directories and endpoints can be in the loop", field="target_models")
-    with transaction.atomic():
-        round.target_models.set(models)
-    return round

@@ -21,13 +21,21 @@ PAGES = [
     ("people", "/tasks/sentiment/console/people/"),
     ("person", "/tasks/sentiment/console/people/annie/"),
     ("dashboard", "/tasks/sentiment/console/dashboard/"),
+    ("crowd", "/tasks/sentiment/console/crowd/"),
+    ("crowd-quiz", "/tasks/sentiment/console/crowd/quiz/"),
+    ("crowd-study", "/tasks/sentiment/console/crowd/studies/{study}/"),
+    ("new-task", "/console/new"),
 ]
 SIZES = {"phone": PHONE, "desktop": DESKTOP}
 
 
 @pytest.fixture
 def owned_site(sentiment_task, tiny_classifier_dir, annotator, owner):
-    """Sentiment with a model in the loop and examples in every state, so every table has rows."""
+    """Sentiment with a model in the loop, examples in every state, a quiz and a Prolific study,
+    so every table has rows; the owner may add tasks."""
+    from django.contrib.auth.models import Permission
+
+    from annotation.models import CrowdStudy, Qualification, QuizItem
     from annotation.tests.conftest import put_in_loop
     from validation.tests.conftest import make_example
 
@@ -35,6 +43,12 @@ def owned_site(sentiment_task, tiny_classifier_dir, annotator, owner):
     make_example(sentiment_task, annotator, validation_state="verified_correct")
     make_example(sentiment_task, annotator)
     make_example(sentiment_task, annotator, model_wrong=False)
+    quiz = Qualification.objects.create(task=sentiment_task, instructions="Label the sentiment.", questions_per_attempt=1)
+    for n, (text, label) in enumerate((("A lovely, quiet hotel with kind staff.", "positive"), ("Cold and dirty.", "negative")), start=1):
+        QuizItem.objects.create(qualification=quiz, position=n, input={"text": text}, answer={"label": label})
+    CrowdStudy.objects.create(round=sentiment_task.current_round(), platform="prolific", required=2, completion_code="C0MPLETE",
+                              platform_study_id="65a0b1c2d3e4f5a6b7c8d9e0")
+    owner.user_permissions.add(Permission.objects.get(codename="add_task", content_type__app_label="tasks"))
     return sentiment_task
 
 
@@ -46,7 +60,9 @@ def test_a_console_page_fits_without_errors(page, client, live_server, owner, ow
     page.set_viewport_size(SIZES[size])
     log_in(page, client, owner, live_server)
 
-    response = page.goto(path)
+    from annotation.models import CrowdStudy
+
+    response = page.goto(path.format(study=CrowdStudy.objects.get().pk))
 
     assert response.status == 200
     page.wait_for_load_state("networkidle")

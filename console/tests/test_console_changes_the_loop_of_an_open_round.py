@@ -57,3 +57,17 @@ def test_the_rounds_page_lists_what_the_open_round_lacks(client, owner, sentimen
 
     gaps = page[page.index("data-round-gaps"):]
     assert "No model in the loop: add one" in gaps and "No context yet" in gaps
+
+
+def test_others_and_another_tasks_models_are_refused(client, owner, annotator, sentiment_task, chat_task):
+    round1 = sentiment_task.current_round()
+    round1.target_models.set([_model(sentiment_task, "mine")])
+    foreign = MLModel.objects.create(task=chat_task, name="foreign", path="/models/foreign")
+    client.force_login(annotator)
+    assert client.post("/tasks/sentiment/console/rounds/1/loop/add", {"model": _model(sentiment_task, "x").pk}).status_code == 403
+    client.force_login(owner)
+
+    response = client.post("/tasks/sentiment/console/rounds/1/loop/add", {"model": foreign.pk})
+
+    assert response.status_code == 400
+    assert list(round1.target_models.values_list("name", flat=True)) == ["mine"]

@@ -65,13 +65,12 @@ def test_owner_annotator_validator_and_arena(page, client, live_server, endpoint
         page.wait_for_load_state()
     assert MLModel.objects.filter(task=task, kind=MLModel.Kind.ENDPOINT).count() == 2
     # ... and puts both in the loop of round 1, which the definition opened with its scenarios.
-    page.goto(f"/tasks/{task.code}/console/rounds/")
-    page.locator("[data-change-loop]").click()
-    form = page.locator("form[data-round-loop]")
     for name in ("alpha", "beta"):
-        form.get_by_label(re.compile(name)).check()
-    form.locator("button[type=submit]").click()
-    page.wait_for_load_state()
+        page.goto(f"/tasks/{task.code}/console/rounds/")
+        form = page.locator("form[data-add-loop-model]")
+        form.locator("select[name=model]").select_option(form.locator("option", has_text=name).get_attribute("value"))
+        form.locator("button[type=submit]").click()
+        page.get_by_text(f"{name} is now in the loop").wait_for()
     assert sorted(task.current_round().target_models.values_list("name", flat=True)) == ["alpha", "beta"]
 
     # The annotator: past the content warning, a three-turn conversation, streamed.
