@@ -187,7 +187,7 @@ class DiffusersGenerator:
         check_pipeline_directory(path)
         try:
             pipeline = DiffusionPipeline.from_pretrained(
-                str(path), use_safetensors=True, local_files_only=True, torch_dtype=torch.float32,
+                str(path), use_safetensors=True, local_files_only=True, dtype=torch.float32,
             )
         except (OSError, ValueError, KeyError, TypeError, RuntimeError, ImportError) as error:
             _refuse_pipeline(f"The pipeline directory could not be loaded: {error}")

@@ -60,7 +60,7 @@ def build_tiny_diffusion_pipeline(path: Path, *, seed: int = 0) -> Path:
     tokenizer = CLIPTokenizer(str(vocab_dir / "vocab.json"), str(vocab_dir / "merges.txt"), model_max_length=77,
                               pad_token="<|endoftext|>")
     scheduler = DDIMScheduler(beta_start=0.00085, beta_end=0.012, beta_schedule="scaled_linear", clip_sample=False,
-                              set_alpha_to_one=False)
+                              set_alpha_to_one=False, steps_offset=1)
     pipeline = StableDiffusionPipeline(unet=unet, vae=vae, text_encoder=text, tokenizer=tokenizer, scheduler=scheduler,
                                        safety_checker=None, feature_extractor=None, requires_safety_checker=False)
     pipeline.save_pretrained(path, safe_serialization=True)
@@ -127,7 +127,7 @@ class ImageServer(ThreadingHTTPServer):
 
         super().__init__(("127.0.0.1", port), _Handler)
         self.pipeline = DiffusionPipeline.from_pretrained(str(pipeline_dir), use_safetensors=True, local_files_only=True,
-                                                          torch_dtype=torch.float32)
+                                                          dtype=torch.float32)
         self.pipeline.set_progress_bar_config(disable=True)
         self.torch = torch
         self.lock = threading.Lock()
