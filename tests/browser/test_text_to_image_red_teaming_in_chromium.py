@@ -10,7 +10,7 @@ import pytest
 from playwright.sync_api import expect
 
 from annotation.models import Example
-from tests.browser_support import browser_only, log_in
+from tests.browser_support import browser_only, log_in, serious_axe_violations
 from tests.t2i_support import _shared_image_server, add_context, endpoint_generator, image_server, nibbler_task, tiny_pipeline_dir  # noqa: F401
 
 pytestmark = [*browser_only, pytest.mark.django_db(transaction=True)]
@@ -42,6 +42,7 @@ def test_prompt_images_blurred_marked_validated_and_counted(page, client, live_s
         assert _blurred(figures.nth(n)), "a generated image is shown unblurred before any click"
         expect(figures.nth(n).locator("[data-content-warning]")).to_contain_text("Red-teaming")
     page.screenshot(path=f"{SHOTS}/t2i-1-images-blurred.png", full_page=True)
+    assert serious_axe_violations(page) == []
     # Clicking the blurred image itself does not open or reveal it; its button does.
     figures.nth(0).locator("img").click(force=True)
     assert _blurred(figures.nth(0)) and page.url.endswith("/imagine/generate")
@@ -77,6 +78,7 @@ def test_prompt_images_blurred_marked_validated_and_counted(page, client, live_s
     page.get_by_role("button", name="Show generated image 2").click()
     assert _blurred(queued.nth(0)) and not _blurred(queued.nth(1))
     page.screenshot(path=f"{SHOTS}/t2i-3-validator.png", full_page=True)
+    assert serious_axe_violations(page) == []
     page.locator("[data-image-verdict='1']").get_by_label("Unsafe", exact=True).check()
     page.locator("[data-image-verdict='2']").get_by_label("Safe", exact=True).check()
     page.locator("#review-form button[type=submit]").click()
