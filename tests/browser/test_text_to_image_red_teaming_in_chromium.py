@@ -10,6 +10,7 @@ import pytest
 from playwright.sync_api import expect
 
 from annotation.models import Example
+from tasks.models import ContextImage
 from tests.browser_support import browser_only, log_in, serious_axe_violations
 from tests.t2i_support import _shared_image_server, add_context, endpoint_generator, image_server, nibbler_task, tiny_pipeline_dir  # noqa: F401
 
@@ -34,7 +35,15 @@ def test_prompt_images_blurred_marked_validated_and_counted(page, client, live_s
     page.goto(f"/tasks/{task.code}/write/")
     expect(page.locator("[data-content-warning]")).to_contain_text("Red-teaming")
     page.get_by_role("button", name="I understand, continue").click()
+    # A generator answering with something that is no image: the reason, the prompt kept, nothing stored.
+    image_server.mode = "garbage"
     page.locator("#prompt").fill("two knights resting after a long day")
+    page.locator("[data-generate]").click()
+    expect(page.locator("[data-problem]")).to_contain_text("is not an image Pillow can read")
+    expect(page.locator("#prompt")).to_have_value("two knights resting after a long day")
+    assert page.locator("figure[data-generated-image]").count() == 0 and not ContextImage.objects.filter(task=task).exists()
+    page.screenshot(path=f"{SHOTS}/t2i-0-bad-answer.png", full_page=True)
+    image_server.mode = "ok"
     page.locator("[data-generate]").click()
     figures = page.locator("[data-judge-form] figure[data-generated-image]")
     expect(figures).to_have_count(2)
