@@ -14,6 +14,7 @@ class AnnotationErrorCode(StrEnum):
     NOT_COLLECTING = "not_collecting"
     ROUND_CLOSED = "round_closed"
     NO_ROUND = "no_round"
+    WRONG_FLOW = "wrong_flow"
     NO_CONTEXT = "no_context"
     CONTEXT_NOT_AVAILABLE = "context_not_available"
     UNKNOWN_STRATEGY = "unknown_strategy"

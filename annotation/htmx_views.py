@@ -207,6 +207,8 @@ def create_page(request, code):
     task = _active_task(code)
     if task.spec.conversational:  # talk with the model, then judge: annotation/chat_views.py
         return redirect("annotation:chat", code=task.code)
+    if task.spec.generates_images:  # prompt, generated images, judgment: annotation/t2i_views.py
+        return redirect("annotation:t2i", code=task.code)
     round = task.current_round()
     data = {"task": task, "round": round, "problem": None}
     try:

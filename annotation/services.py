@@ -355,6 +355,14 @@ def _clean_explanations(task: Task, explanations, *, model_wrong: bool | None) -
     return cleaned
 
 
+def _check_one_shot(task: Task) -> None:
+    """Refuse a one-shot example (input and target at once) for a kind whose images are generated first and
+    judged after (``annotation/t2i.py``)."""
+    if task.spec.generates_images:
+        raise RuleError(Code.WRONG_FLOW, f"{task.name} generates images from your prompt first: write on its "
+                        "text-to-image page (/tasks/<code>/imagine/), where you judge the images.", status_code=409)
+
+
 def _clean_time_spent(time_spent) -> float | None:
     if time_spent is None:
         return None
@@ -650,6 +658,7 @@ def create_example(
         raise NotAllowed(Code.NOT_ANNOTATOR, message)
     qualification.require_qualified(user=user, task=task)
     _check_open(task, round, context)
+    _check_one_shot(task)
     example_input = clean_example_input(task=task, context=context, input=input)
     example_target = clean_target(task=task, example_input=example_input, target=target)
     explanations = _clean_explanations(task, metadata, model_wrong=None)
@@ -782,6 +791,7 @@ def try_model(*, task: Task, input: dict, visitor: str, target: dict | None = No
         raise RuleError(Code.NO_ROUND, f"{task.name} has no round yet.")
     if not task.active:
         raise RuleError(Code.TASK_INACTIVE, f"{task.name} is not active.")
+    _check_one_shot(task)
     if not isinstance(input, dict):
         raise RuleError(Code.REQUIRED, "The input must be an object of the task's fields.")
     config = task.config

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from annotation import chat_views, crowd_views, htmx_views, image_views
+from annotation import chat_views, crowd_views, htmx_views, image_views, t2i_views
 
 app_name = "annotation"
 urlpatterns = [
@@ -16,6 +16,10 @@ urlpatterns = [
     path("tasks/<slug:code>/chat/turn", chat_views.chat_turn, name="chat_turn"),
     path("tasks/<slug:code>/chat/judge", chat_views.chat_judge, name="chat_judge"),
     path("tasks/<slug:code>/chat/examples/<int:pk>/", chat_views.chat_example, name="chat_example"),
+    path("tasks/<slug:code>/imagine/", t2i_views.t2i_page, name="t2i"),
+    path("tasks/<slug:code>/imagine/generate", t2i_views.t2i_generate, name="t2i_generate"),
+    path("tasks/<slug:code>/imagine/judge", t2i_views.t2i_judge, name="t2i_judge"),
+    path("tasks/<slug:code>/imagine/examples/<int:pk>/", t2i_views.t2i_example, name="t2i_example"),
     path("tasks/<slug:code>/write/image", image_views.upload_image, name="upload_image"),
     path("tasks/<slug:code>/sandbox/", htmx_views.sandbox, name="sandbox"),
     path("tasks/<slug:code>/qualification/", crowd_views.qualification_page, name="qualification"),

@@ -7,6 +7,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from console import selectors
+from dynabench.params import whole_number
+from validation import image_judgments
 from console.serializers import PersonStatsSerializer, RoundDashboardSerializer
 from dynabench.permissions import IsTaskOwner
 from tasks import access
@@ -61,3 +63,21 @@ class TaskPeopleView(TaskScopedMixin, APIView):
             for p in people
         ]
         return Response(PersonStatsSerializer(rows, many=True).data)
+
+
+@extend_schema(
+    summary="A text-to-image round's validated unsafe rate per generator and harm category (owners)",
+    parameters=[TASK_CODE, ROUND_NUMBER, OpenApiParameter("generator", OpenApiTypes.INT, description="A generator's model id: per-category rows of its images only.")],
+    responses=OpenApiTypes.OBJECT,
+)
+class UnsafeRatesView(RoundScopedMixin, APIView):
+    """The dashboard's unsafe-rate figures as data (``validation.image_judgments.unsafe_rates``, one rule for both)."""
+
+    permission_classes = [IsTaskOwner]
+
+    def get(self, request, task_code, round_number):
+        round = self.get_round()
+        if not round.task.spec.generates_images:
+            return Response({"detail": "This task generates no images.", "code": "not_text_to_image"}, status=404)
+        generator = whole_number(request.query_params.get("generator") or "", minimum=1)
+        return Response(image_judgments.as_data(image_judgments.unsafe_rates(round.task, round=round, generator=generator)))

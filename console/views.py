@@ -34,11 +34,12 @@ from console.forms import (
     UploadForm,
 )
 from dynabench.errors import FieldErrors, RuleError
+from dynabench.params import whole_number
 from tasks import access, endpoints, uploads
 from tasks import services as task_services
 from tasks.seed import create_task_from_definition
 from tasks.models import Round, Task, Upload
-from validation import services
+from validation import image_judgments, services
 from validation.forms import CloseRoundForm
 
 def owner_console(view):
@@ -464,6 +465,9 @@ def dashboard(request, task, number=None):
     vmer_series = [{"name": "all models", "points": list(zip(hours, [b.cumulative_vmer for b in board.per_hour]))}]
     vmer_series += [{"name": s["name"], "points": list(zip(hours, [v for _, v in s["points"]]))} for s in board.vmer_over_time_by_model]
     vmer_svg = plots.line_chart_svg(vmer_series, label="vMER over time, per model in the loop")
+    unsafe = None
+    if task.spec.generates_images:  # validated unsafe rate per generator and harm category (validation/image_judgments.py)
+        unsafe = image_judgments.unsafe_rates(task, round=round, generator=whole_number(request.GET.get("generator") or "", minimum=1))
     return _page(request, task, "dashboard.html", "dashboard", round=round, board=board, counts=counts,
                  per_hour_svg=per_hour_svg, vmer_svg=vmer_svg, rounds=task.rounds.order_by("-number"),
-                 endpoint_use=endpoints.round_usage(round))
+                 endpoint_use=endpoints.round_usage(round), unsafe=unsafe)

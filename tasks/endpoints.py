@@ -569,6 +569,61 @@ def call(endpoint, messages: list[dict], *, checked: bool = False, failures_know
     raise error
 
 
+def post_json(endpoint, path: str, body: dict, *, max_bytes: int) -> tuple[dict, float]:
+    """POST ``body`` to ``<base_url>/v1/<path>`` (another API of the same server, e.g. ``images/generations``)
+    with every guard of ``call``: the breaker (refused at once while open), the allow-list (``check_url``,
+    checked before each call), the record's timeout, its retries with backoff after 429/5xx/lost
+    connections, its concurrency limit, the key in the header only; the answer read up to ``max_bytes``.
+    Returns ``(parsed JSON object, latency in ms)``; raises ``EndpointError`` (the failure counted in the
+    breaker) or ``RuleError`` (a URL the allow-list refuses)."""
+    import httpx
+
+    model = endpoint.model
+    if breaker_open_for(model) > 0:
+        raise EndpointError(EndpointCode.UNAVAILABLE, "The endpoint's circuit breaker is open after repeated failures.")
+    check_url(endpoint.base_url)
+    base = endpoint.base_url.rstrip("/")
+    url = (base if base.endswith("/v1") else base + "/v1") + "/" + path.lstrip("/")
+    client, semaphore = _client(endpoint)
+    key = api_key(endpoint)
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    started = time.perf_counter()
+    error = None
+    for attempt in range(endpoint.max_retries + 1):
+        retry_after = None
+        try:
+            with semaphore, client.stream("POST", url, json=body, headers=headers) as response:
+                data = _read_bounded(response, max_bytes)
+                if response.status_code == 200:
+                    try:
+                        parsed = loads_bounded(data)
+                    except ValueError as exc:
+                        error = EndpointError(EndpointCode.FAILED, f"The endpoint's answer is not JSON ({exc}).")
+                        break
+                    if not isinstance(parsed, dict):
+                        error = EndpointError(EndpointCode.FAILED, "The endpoint's answer is not a JSON object.")
+                        break
+                    _record_outcome(model, True)
+                    return parsed, (time.perf_counter() - started) * 1000
+                error = EndpointError(EndpointCode.FAILED, f"The endpoint answered HTTP {response.status_code}.")
+                if response.status_code != 429 and response.status_code < 500:
+                    break
+                retry_after = response.headers.get("retry-after")
+        except httpx.TimeoutException:
+            error = EndpointError(EndpointCode.TIMED_OUT, f"The endpoint did not answer within {endpoint.timeout_s:g} s.")
+            break
+        except httpx.TransportError as exc:
+            error = EndpointError(EndpointCode.FAILED, f"The connection to the endpoint failed ({type(exc).__name__}).")
+        except EndpointError as exc:
+            error = exc
+            break
+        if attempt < endpoint.max_retries:
+            time.sleep(_backoff(attempt, retry_after))
+    _record_outcome(model, False, error.message)
+    logger.warning("endpoint model %s: %s", model.pk, error.message)
+    raise error
+
+
 # --- the predictor ----------------------------------------------------------------------------------
 
 

@@ -26,6 +26,11 @@ class ValidationForm(forms.Form):
         meta = {k: data.get(k) for k in ("corrected_label", "flag_reason", "explanation")}
         if data.get("corrected_answer"):
             meta["corrected_answer"] = {"text": data["corrected_answer"], "answer_start": data.get("answer_start")}
+        # Per-image verdicts of a text-to-image example: ``verdict_<sha256>`` = unsafe | safe.
+        verdicts = {key.removeprefix("verdict_"): str(value)[:16] for key, value in self.data.items()
+                    if key.startswith("verdict_") and value}
+        if verdicts:
+            meta["image_verdicts"] = dict(list(verdicts.items())[:32])
         return meta
 
     def first_error(self) -> str:

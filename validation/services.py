@@ -47,7 +47,7 @@ from validation.jobs import enqueue_retraining, retraining_name
 from validation.models import GoldAssignment, GoldItem, Validation, ValidatorStanding
 
 LEASE_DURATION = timedelta(minutes=10)
-METADATA_KEYS = ("corrected_label", "corrected_answer", "flag_reason", "explanation", "voted_label")
+METADATA_KEYS = ("corrected_label", "corrected_answer", "flag_reason", "explanation", "voted_label", "image_verdicts")
 MAX_VOTED_LABEL = 64
 MAX_TEXT = 2000
 DEFAULT_SPLIT_RATIOS = {"train": 0.8, "dev": 0.1, "test": 0.1}
@@ -71,7 +71,9 @@ def record_validation(
     (``{"text", "answer_start"}`` or the answer text; QA), ``flag_reason`` (required with
     ``flagged``), ``explanation``, ``voted_label`` (the category the validator voted, when the
     crowd votes categories rather than verdicts, as DynaSent's validators did; read by
-    ``selectors.round_agreement(field="voted_label")``). ``expected_state``: the state the form showed; a
+    ``selectors.round_agreement(field="voted_label")``), ``image_verdicts`` (``{sha256: "unsafe"|"safe"}``
+    per generated image of a text-to-image example; the vote then counts as ``correct`` when they agree
+    with the annotator on every image, else ``incorrect``: ``spec.validation_label``). ``expected_state``: the state the form showed; a
     different current state means the form is stale. ``submission_key``
     (``dynabench/idempotency.py``): the one-time key of the form or API call; if ``validator``
     already recorded a validation with it, that validation is returned (``replayed`` True) and
@@ -193,6 +195,8 @@ def _record_validation(
             if example.round.status == Round.Status.CLOSED:
                 raise RuleError(Code.ROUND_CLOSED, f"{example.round} is closed; only its owners can still decide on examples.")
         clean = clean_metadata(example=example, label=label, mode=mode, metadata=metadata or {})
+        # A kind judged image by image (text_to_image) derives the vote from the per-image verdicts.
+        label = task.spec.validation_label(task.config, example.target, clean.get("image_verdicts"), label)
         try:
             with transaction.atomic():
                 if previous is not None:  # an owner revising their decision
@@ -324,6 +328,8 @@ def clean_metadata(*, example, label, mode, metadata) -> dict:
         if not isinstance(voted, str) or not voted.strip() or len(voted.strip()) > MAX_VOTED_LABEL:
             raise RuleError(Code.UNKNOWN_METADATA, f"voted_label must be a category name of 1 to {MAX_VOTED_LABEL} characters.", field="voted_label")
         data["voted_label"] = voted.strip()
+    if "image_verdicts" in data:
+        data["image_verdicts"] = task.spec.clean_image_verdicts(task.config, example.target, example.model_output, data["image_verdicts"])
     if label == FLAGGED and not data.get("flag_reason"):
         raise RuleError(Code.FLAG_REASON_REQUIRED, "Say why you flag this example (flag reason).", field="flag_reason")
     correcting = {"corrected_label", "corrected_answer"} & set(data)

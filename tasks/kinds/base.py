@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from dynabench.errors import RuleError
+
 
 
 class TargetError(ValueError):
@@ -133,6 +135,10 @@ class TaskKindSpec:
     the kind's output (``endpoint_answer``, by the rule ``endpoint_answer_rule`` states)."""
     endpoint_answer_rule: str = ""
     """How the text of an endpoint's answer becomes this kind's output, in words (shown to owners)."""
+
+    generates_images: bool = False
+    """True when the model in the loop is an image generator whose images the annotator judges
+    (``text_to_image.py``): the create page is ``annotation/t2i_views.py``'s."""
 
     conversational: bool = False
     """True when annotators talk with the model (turns streamed, then a judgment: ``annotation/chat.py``)
@@ -286,6 +292,14 @@ class TaskKindSpec:
         """Records of a judged example in the layouts training libraries read (``messages``,
         ``chosen``/``rejected``); None: the kind has none."""
         return None
+
+    def clean_image_verdicts(self, config: dict, target: dict, output: dict, verdicts) -> dict:
+        """A validator's per-image verdicts checked (``text_to_image.py``); other kinds take none."""
+        raise RuleError("unknown_metadata", "This task's examples have no generated images to judge.", field="image_verdicts")
+
+    def validation_label(self, config: dict, target: dict, verdicts: dict | None, label: str) -> str:
+        """The vote a validation counts as, given its per-image ``verdicts`` (default: ``label`` as given)."""
+        return label
 
     # --- model head and training -------------------------------------------------------------
 

@@ -1,0 +1,126 @@
+"""Red-teaming an image generator (task kinds whose spec ``generates_images``, ``tasks/kinds/text_to_image.py``):
+every rule of the text-to-image writing page lives here, for the page and any other surface.
+
+1. ``start``: a context of the open round (a seed prompt someone tried) and the generator in the
+   loop (``services.model_in_loop``: the round's rule picks one of several), as a state.
+2. ``generate``: the annotator's prompt (the task's prompt field rules, the submission rate, the
+   endpoint's round budget) goes to the generator (``tasks.image_generation.generate``); every
+   image is checked before any is stored, then stored (content hash, thumbnail, storage) and added
+   to the state. A generator that fails or answers with something that is not an acceptable image
+   is refused with the reason (``RuleError``, 5xx) and nothing is stored.
+3. ``judge``: the annotator's marks (which images are unsafe and why, whether the prompt looked
+   safe) are checked by the kind (``spec.clean_target``) and stored with the prompt and the images'
+   hashes as one ``Example`` (``services._save_example``: daily cap, tallies, the context's use).
+
+Between the steps the state travels with the page as a token signed by the server
+(``annotation.chat.sign_state``: salted with the user and the task, valid six hours), so the
+annotator cannot swap in images the generator never made, and a token is of no use to anyone else.
+A repeated judge with the same token returns the first example (its submission key).
+"""
+
+from __future__ import annotations
+
+import random
+
+from annotation import chat, services
+from annotation.error_codes import AnnotationErrorCode as Code
+from annotation.models import Example
+from dynabench import idempotency
+from dynabench.errors import RuleError
+from tasks import endpoints, image_generation
+from tasks.models import Context, MLModel, Task
+
+sign_state, read_state = chat.sign_state, chat.read_state
+
+
+def _check_kind(task: Task) -> None:
+    if not task.spec.generates_images:
+        raise RuleError("not_text_to_image", f"{task.name} does not generate images.")
+
+
+def start(*, user, task: Task, tag: str | None = None) -> dict:
+    """A new attempt on a context of the open round: ``{"task", "round", "context", "model", "key",
+    "prompt": None, "images": [], "generator": None}``. Raises ``RuleError`` when the user may not
+    write, the round is closed, or the loop has no generator."""
+    _check_kind(task)
+    chat._check_writer(user, task)
+    round = task.current_round()
+    if round is None:
+        raise RuleError("no_round", f"{task.name} has no round yet.")
+    services._check_open(task, round)
+    model = services.model_in_loop(round)
+    context = services.choose_context(round=round, tag=tag)
+    return {"task": task.pk, "round": round.pk, "context": context.pk, "model": model.pk, "key": idempotency.new_key(),
+            "prompt": None, "images": [], "generator": None}
+
+
+def _context(task: Task, state: dict) -> Context:
+    context = Context.objects.select_related("round__task").filter(pk=state.get("context"), round__task=task).first()
+    if context is None:
+        raise RuleError("chat_expired", "This attempt's context is gone; start a new one.")
+    return context
+
+
+def generate(*, user, task: Task, state: dict, prompt: str) -> dict:
+    """Send ``prompt`` to the state's generator and return the new state with the stored images
+    (``[{"sha256", "ext", "width", "height"}]``) and the generator's record. A new prompt replaces the
+    images of an earlier one (nothing is judged yet). Refusals (``RuleError``): the writer's role,
+    the round closed, the prompt's rules, the submission rate, the endpoint's budget, the generator
+    failing (503) or answering with bad images (502); nothing is stored then."""
+    _check_kind(task)
+    chat._check_writer(user, task)
+    context = _context(task, state)
+    services._check_open(task, context.round, context)
+    field = task.spec.prompt_field(task.config)
+    text = services.clean_example_input(task=task, context=context, input={field: prompt})[field]
+    model = MLModel.objects.filter(pk=state.get("model"), task=task).first()
+    if model is None:
+        raise RuleError(Code.NO_MODEL_IN_LOOP, "The generator of this attempt was removed; start a new one.", status_code=409)
+    services.check_submission_rate(key=f"user:{user.pk}")
+    if model.is_endpoint:
+        endpoints.check_round_budget(context.round, model)
+    generated = image_generation.generate(model, text, task.config, seed=random.randrange(2**31))
+    if model.is_endpoint:
+        endpoints.charge_round(context.round, model, {"endpoint": {"cached": False}})
+    stored = image_generation.store(task, generated)
+    return {**state, "prompt": text, "images": stored, "generator": generated.generator}
+
+
+def judge(*, user, task: Task, state: dict, target: dict, time_spent=None) -> Example:
+    """Store the prompt, its images and the annotator's judgment as one example; return it.
+
+    ``target``: ``{"images": [{"sha256", "unsafe", "categories"}], "prompt_looked_safe"}``, checked by
+    ``spec.clean_target`` against the images of the state. ``model_wrong`` is the annotator's claim
+    (``spec.model_wrong``: an image marked unsafe), confirmed or overturned by validators image by image.
+    """
+    first = services._replayed(user=user, submission_key=state.get("key", ""))
+    if first is not None:
+        return first
+    _check_kind(task)
+    chat._check_writer(user, task)
+    if not state.get("images"):
+        raise RuleError("nothing_to_judge", "Write a prompt and generate its images before you judge them.")
+    context = _context(task, state)
+    services._check_open(task, context.round, context)
+    field = task.spec.prompt_field(task.config)
+    example_input = {**{f["name"]: context.data.get(f["name"], "") for f in task.config["context_fields"]},
+                     field: state["prompt"], "images": [i["sha256"] for i in state["images"]]}
+    output = {"images": state["images"], "generator": state["generator"]}
+    cleaned = task.spec.clean_target(task.config, example_input, target)
+    model = MLModel.objects.filter(pk=state["model"]).first()
+    return services._save_example(
+        user=user, context=context, submission_key=state["key"], input=example_input, target=cleaned, model=model,
+        model_output=output, model_wrong=task.spec.model_wrong(task.config, cleaned, output), metadata={},
+        tag=context.tag or "", time_spent=services._clean_time_spent(time_spent),
+    )
+
+
+def target_from_post(post, images: list[dict]) -> dict:
+    """The judgment from the page's form: ``unsafe_<n>`` (``yes``/``no``) and ``categories_<n>`` (a list)
+    per image ``n`` (1-based), and ``prompt_looked_safe``."""
+    marks = []
+    for n, image in enumerate(images, start=1):
+        value = post.get(f"unsafe_{n}", "")
+        marks.append({"sha256": image["sha256"], "unsafe": value if value else None,
+                      "categories": post.getlist(f"categories_{n}")})
+    return {"images": marks, "prompt_looked_safe": post.get("prompt_looked_safe", "")}

@@ -1,0 +1,48 @@
+"""An image generator behind an endpoint goes through the endpoint machinery: a host taken off the
+allow-list is refused before any call, and after repeated failures the circuit breaker refuses at
+once without calling the server, saying when it tries again; nothing is stored either way."""
+
+import pytest
+
+from annotation import t2i
+from dynabench.errors import RuleError
+from tasks.models import ContextImage
+from tests.t2i_support import _shared_image_server, add_context, endpoint_generator, image_server, nibbler_task, tiny_pipeline_dir  # noqa: F401
+
+
+@pytest.fixture(autouse=True)
+def media(settings, tmp_path):
+    from django.core.cache import cache
+
+    cache.clear()
+    settings.MEDIA_ROOT = tmp_path / "media"
+    yield
+    cache.clear()
+
+
+def test_allow_list_checked_before_each_call(owner, annotator, image_server, settings):
+    task = nibbler_task(owner)
+    add_context(task)
+    endpoint_generator(task, image_server.url)
+    settings.DYNABENCH_ENDPOINT_ALLOWLIST = []
+    state = t2i.start(user=annotator, task=task)
+    with pytest.raises(RuleError, match="not on the platform's endpoint allow-list"):
+        t2i.generate(user=annotator, task=task, state=state, prompt="a bowl of fruit")
+    assert image_server.requests == [] and not ContextImage.objects.filter(task=task).exists()
+
+
+def test_the_breaker_opens_after_failures_and_refuses_without_calling(owner, annotator, image_server, settings):
+    settings.DYNABENCH_ENDPOINT_BREAKER_FAILURES = 2
+    settings.DYNABENCH_ENDPOINT_BREAKER_COOLDOWN_S = 60
+    task = nibbler_task(owner)
+    add_context(task)
+    endpoint_generator(task, image_server.url + "/wrong-prefix")  # the server answers 404 there
+    state = t2i.start(user=annotator, task=task)
+    for _ in range(2):
+        with pytest.raises(RuleError, match="answered HTTP 404"):
+            t2i.generate(user=annotator, task=task, state=state, prompt="a bowl of fruit")
+    calls = len(image_server.requests)
+    with pytest.raises(RuleError, match="circuit breaker is open") as refused:
+        t2i.generate(user=annotator, task=task, state=state, prompt="a bowl of fruit")
+    assert refused.value.status_code == 503 and "try again in" in refused.value.message
+    assert len(image_server.requests) == calls and not ContextImage.objects.filter(task=task).exists()
