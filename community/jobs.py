@@ -8,7 +8,7 @@ from django.urls import reverse
 from annotation.models import Example
 from validation.models import Validation
 from community.models import Notification
-from community.models import NotificationPreference
+from community.models import NotificationPreference, TaskProposal
 from community.services import notify, send_digest
 from tasks.models import MLModel, Round
 
@@ -70,3 +70,23 @@ def send_digests() -> str:
     users = [p.user for p in NotificationPreference.objects.filter(email=True, digest=True).select_related("user")]
     sent = [n for n in (send_digest(user) for user in users) if n]
     return f"{len(sent)} digests, {sum(sent)} notifications"
+
+
+def notify_proposal_decided(proposal_id: int, status: str, revision: int = 1) -> str:
+    """Tell a task's proposer that an admin decided their proposal: approved (the task is theirs),
+    sent back for changes (with the admin's message) or rejected."""
+    proposal = TaskProposal.objects.select_related("proposer", "task").filter(pk=proposal_id).first()
+    if proposal is None:
+        return f"proposal {proposal_id}: gone"
+    if status == TaskProposal.Status.APPROVED and proposal.task is not None:
+        message = f"Your task proposal '{proposal.name}' was approved: task {proposal.task.code} is yours, with round 1 ready."
+        url = reverse("console:settings", args=[proposal.task.code])
+    else:
+        said = {TaskProposal.Status.CHANGES_REQUESTED: "sent back for changes", TaskProposal.Status.REJECTED: "rejected"}
+        message = f"Your task proposal '{proposal.name}' was {said.get(status, status)}."
+        if proposal.review_message:
+            message += f" The reviewer wrote: {proposal.review_message}"
+        url = reverse("community:proposal", args=[proposal.pk])
+    note = notify(user=proposal.proposer, kind=Notification.Kind.PROPOSAL_DECIDED,
+                  key=f"proposal:{proposal.pk}:{revision}:{status}", message=message, url=url)
+    return f"proposal {proposal_id} {status}: {'notified' if note else 'muted'}"
