@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.contrib.auth import get_user_model
 from django.urls import reverse
 
-from annotation.models import Example
+from annotation.models import CrowdSession, Example
 from validation.models import Validation
 from community.models import Notification
 from community.models import NotificationPreference, TaskProposal
@@ -90,3 +90,20 @@ def notify_proposal_decided(proposal_id: int, status: str, revision: int = 1) ->
     note = notify(user=proposal.proposer, kind=Notification.Kind.PROPOSAL_DECIDED,
                   key=f"proposal:{proposal.pk}:{revision}:{status}", message=message, url=url)
     return f"proposal {proposal_id} {status}: {'notified' if note else 'muted'}"
+
+
+def notify_crowd_completion(session_id: int) -> str:
+    """Tell a crowd worker that the study they joined has their completion code (Prolific: the code
+    itself; Mechanical Turk: submit the assignment), so it stays on their notifications page."""
+    session = CrowdSession.objects.select_related("study__round__task", "worker__user").filter(pk=session_id).first()
+    if session is None or session.completed_at is None:
+        return f"crowd session {session_id}: not completed"
+    study, round = session.study, session.study.round
+    where = f"the {study.get_platform_display()} study of {round.task.name} (round {round.number})"
+    if session.completion_code:
+        message = f"You finished {where}: your completion code is {session.completion_code}."
+    else:
+        message = f"You finished {where}: submit your assignment on the platform to be paid."
+    note = notify(user=session.worker.user, kind=Notification.Kind.STUDY_COMPLETION_CODE, key=f"crowd:{session.pk}",
+                  message=message, url=reverse("annotation:crowd_progress", args=[round.task.code, round.number, study.platform]))
+    return f"crowd session {session_id}: {'notified' if note else 'muted'}"
