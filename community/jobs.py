@@ -7,6 +7,7 @@ from django.urls import reverse
 
 from annotation.models import CrowdSession, Example
 from validation.models import Validation
+from community.badges import badges_of
 from community.models import Notification
 from community.models import NotificationPreference, TaskProposal
 from community.services import notify, send_digest
@@ -37,7 +38,22 @@ def notify_example_settled(example_id: int, state: str) -> str:
     message = f"Your example #{example.pk} on {example.round.task.name} (round {example.round.number}) was {outcome}."
     note = notify(user=example.author, kind=Notification.Kind.EXAMPLE_VALIDATED, key=f"example:{example.pk}:{state}",
                   message=message, url=reverse("annotation:my_examples"))
-    return f"example {example_id}: {'notified' if note else 'muted'}"
+    earned = notify_new_badges(example.author)
+    return f"example {example_id}: {'notified' if note else 'muted'}{f', {earned} new badges' if earned else ''}"
+
+
+def notify_new_badges(user) -> int:
+    """Notify ``user`` once of each badge they hold (``community.badges.badges_of``, from the running
+    tallies) that they were not notified of yet; return how many were new."""
+    new = 0
+    for badge in badges_of(user):
+        key = f"badge:{badge.code}:{badge.name}"[:128]
+        if Notification.objects.filter(user=user, key=key).exists():
+            continue
+        if notify(user=user, kind=Notification.Kind.BADGE_EARNED, key=key, message=f"You earned a badge: {badge.name}. {badge.detail}",
+                  url=reverse("validation:user", args=[user.username])):
+            new += 1
+    return new
 
 
 def notify_round_status(round_id: int, status: str) -> str:
