@@ -23,7 +23,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
-from community.definitions import DefinitionProblems, check_definition, parse_definition
+from community.definitions import MAX_DEFINITION_BYTES, DefinitionProblems, check_definition, parse_definition
 from community.error_codes import CommunityErrorCode as Code
 from community.models import TaskProposal
 from dynabench.errors import FieldErrors, NotAllowed, RateLimited, RuleError
@@ -111,7 +111,9 @@ def build_definition(*, fields: dict, definition_text: str) -> tuple[dict, str]:
 def _read_definition(file) -> str:
     if file is None:
         raise FieldErrors(Code.INVALID_PROPOSAL, {"definition": ["Upload a task definition file (.json), as manage.py create_task takes."]})
-    raw = file.read()
+    raw = file.read(MAX_DEFINITION_BYTES + 1)
+    if len(raw) > MAX_DEFINITION_BYTES:
+        raise FieldErrors(Code.INVALID_PROPOSAL, {"definition": [f"line 1: the file is larger than {MAX_DEFINITION_BYTES:,} bytes"]})
     try:
         return raw.decode("utf-8") if isinstance(raw, bytes) else raw
     except UnicodeDecodeError as error:
