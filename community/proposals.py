@@ -2,8 +2,8 @@
 rejects it. One set of functions for the pages, the admin and the tests:
 
 1. ``submit_proposal`` / ``revise_proposal`` (the proposer): rate-limited
-   (``dynabench.ratelimits``, ``settings.TASK_PROPOSALS_PER_DAY``, default 5 a day, revisions
-   included), the definition file parsed and checked against its kind's schema with
+   (``dynabench.ratelimits``, ``settings.TASK_PROPOSALS_PER_DAY``, default 5 stored a day, revisions
+   included; a refused form is not counted), the definition file parsed and checked against its kind's schema with
    line-numbered problems (``community.definitions``) before anything is stored.
 2. ``decide_proposal`` (a reviewer: an admin, ``can_review``; task owners are staff but not reviewers): ``approve`` creates the task with ``tasks.seed.create_task``,
    the function ``manage.py create_task`` runs, makes the proposer its owner
@@ -28,7 +28,7 @@ from community.error_codes import CommunityErrorCode as Code
 from community.models import TaskProposal
 from dynabench.errors import FieldErrors, NotAllowed, RateLimited, RuleError
 from dynabench.jsonbounds import refused_character
-from dynabench.ratelimits import count_hit
+from dynabench.ratelimits import count_hit, hits
 from tasks.kinds import KINDS
 from tasks.models import Task
 from tasks.seed import create_task
@@ -49,13 +49,19 @@ def can_review(user) -> bool:
 
 
 def _check_rate(user) -> None:
+    """Refuse (``RateLimited``) once ``user`` stored ``TASK_PROPOSALS_PER_DAY`` proposals or revisions
+    in this day's window; a refused form (a definition with problems) is not counted (``_count``)."""
     limit = int(getattr(settings, "TASK_PROPOSALS_PER_DAY", 5))
     if limit <= 0:
         return
-    count, wait = count_hit(f"task-proposal:user:{user.pk}", window_s=_DAY_S)
-    if count > limit:
+    count, wait = hits(f"task-proposal:user:{user.pk}", window_s=_DAY_S)
+    if count >= limit:
         raise RateLimited(Code.PROPOSALS_RATE_LIMITED,
                           f"At most {limit} task proposals or revisions a day; try again in {wait // 3600 + 1} hours.")
+
+
+def _count(user) -> None:
+    count_hit(f"task-proposal:user:{user.pk}", window_s=_DAY_S)
 
 
 def build_definition(*, fields: dict, definition_text: str) -> tuple[dict, str]:
@@ -154,6 +160,7 @@ def submit_proposal(*, proposer, fields: dict, definition_file, dataset_file=Non
         if dataset_file is not None:
             _keep_dataset(proposal, dataset_file)
             proposal.save(update_fields=["dataset_file", "dataset_name"])
+    _count(proposer)
     return proposal
 
 
@@ -179,6 +186,7 @@ def revise_proposal(*, proposal: TaskProposal, proposer, fields: dict, definitio
         if dataset_file is not None:
             _keep_dataset(locked, dataset_file)
         locked.save()
+    _count(proposer)
     return locked
 
 

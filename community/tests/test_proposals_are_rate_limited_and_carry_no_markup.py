@@ -1,4 +1,5 @@
-"""A proposer can send a few proposals a day (``TASK_PROPOSALS_PER_DAY``); what they wrote is shown
+"""A proposer can store a few proposals a day (``TASK_PROPOSALS_PER_DAY``; forms refused for their
+problems do not count); what they wrote is shown
 escaped (names, labels, the definition, the reviewer's message) and the Markdown instructions go
 through the nh3 sanitiser: no script or event handler reaches a page."""
 
@@ -7,11 +8,14 @@ from django.test import Client
 
 from community.proposals import submit_proposal
 from community.tests.proposal_support import definition_file, proposal_fields
-from dynabench.errors import RateLimited
+from dynabench.errors import FieldErrors, RateLimited
 
 
 def test_the_daily_limit(researcher, settings):
     settings.TASK_PROPOSALS_PER_DAY = 2
+    for _ in range(3):  # refused forms are not counted
+        with pytest.raises(FieldErrors):
+            submit_proposal(proposer=researcher, fields=proposal_fields(code="Not A Slug"), definition_file=definition_file())
     for i in range(2):
         submit_proposal(proposer=researcher, fields=proposal_fields(code=f"claims-{i}"), definition_file=definition_file())
     with pytest.raises(RateLimited) as refused:
