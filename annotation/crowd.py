@@ -50,6 +50,7 @@ from dynabench.errors import NotAllowed, RuleError
 from dynabench.ratelimits import count_hit
 from dynabench.roles import SIGNUP_ROLES
 from tasks.models import Round
+from tasks.signals import crowd_study_completed
 
 #: The query parameters each platform sends: (worker id, session, study).
 PARAMETERS = {
@@ -385,6 +386,8 @@ def complete(*, session: CrowdSession) -> CrowdSession:
         session.completed_at = timezone.now()
         session.completion_code = session.study.completion_code
         session.save(update_fields=["completed_at", "completion_code"])
+        transaction.on_commit(lambda: crowd_study_completed.send(sender=CrowdSession, session_id=session.pk,
+                                                                 user_id=session.worker.user_id))
     return session
 
 

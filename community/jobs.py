@@ -5,10 +5,11 @@ from __future__ import annotations
 from django.contrib.auth import get_user_model
 from django.urls import reverse
 
-from annotation.models import Example
+from annotation.models import CrowdSession, Example
 from validation.models import Validation
+from community.badges import badges_of
 from community.models import Notification
-from community.models import NotificationPreference
+from community.models import NotificationPreference, TaskProposal
 from community.services import notify, send_digest
 from tasks.models import MLModel, Round
 
@@ -37,7 +38,22 @@ def notify_example_settled(example_id: int, state: str) -> str:
     message = f"Your example #{example.pk} on {example.round.task.name} (round {example.round.number}) was {outcome}."
     note = notify(user=example.author, kind=Notification.Kind.EXAMPLE_VALIDATED, key=f"example:{example.pk}:{state}",
                   message=message, url=reverse("annotation:my_examples"))
-    return f"example {example_id}: {'notified' if note else 'muted'}"
+    earned = notify_new_badges(example.author)
+    return f"example {example_id}: {'notified' if note else 'muted'}{f', {earned} new badges' if earned else ''}"
+
+
+def notify_new_badges(user) -> int:
+    """Notify ``user`` once of each badge they hold (``community.badges.badges_of``, from the running
+    tallies) that they were not notified of yet; return how many were new."""
+    new = 0
+    for badge in badges_of(user):
+        key = f"badge:{badge.code}:{badge.name}"[:128]
+        if Notification.objects.filter(user=user, key=key).exists():
+            continue
+        if notify(user=user, kind=Notification.Kind.BADGE_EARNED, key=key, message=f"You earned a badge: {badge.name}. {badge.detail}",
+                  url=reverse("validation:user", args=[user.username])):
+            new += 1
+    return new
 
 
 def notify_round_status(round_id: int, status: str) -> str:
@@ -70,3 +86,40 @@ def send_digests() -> str:
     users = [p.user for p in NotificationPreference.objects.filter(email=True, digest=True).select_related("user")]
     sent = [n for n in (send_digest(user) for user in users) if n]
     return f"{len(sent)} digests, {sum(sent)} notifications"
+
+
+def notify_proposal_decided(proposal_id: int, status: str, revision: int = 1) -> str:
+    """Tell a task's proposer that an admin decided their proposal: approved (the task is theirs),
+    sent back for changes (with the admin's message) or rejected."""
+    proposal = TaskProposal.objects.select_related("proposer", "task").filter(pk=proposal_id).first()
+    if proposal is None:
+        return f"proposal {proposal_id}: gone"
+    if status == TaskProposal.Status.APPROVED and proposal.task is not None:
+        message = f"Your task proposal '{proposal.name}' was approved: task {proposal.task.code} is yours, with round 1 ready."
+        url = reverse("console:settings", args=[proposal.task.code])
+    else:
+        said = {TaskProposal.Status.CHANGES_REQUESTED: "sent back for changes", TaskProposal.Status.REJECTED: "rejected"}
+        message = f"Your task proposal '{proposal.name}' was {said.get(status, status)}."
+        if proposal.review_message:
+            message += f" The reviewer wrote: {proposal.review_message}"
+        url = reverse("community:proposal", args=[proposal.pk])
+    note = notify(user=proposal.proposer, kind=Notification.Kind.PROPOSAL_DECIDED,
+                  key=f"proposal:{proposal.pk}:{revision}:{status}", message=message, url=url)
+    return f"proposal {proposal_id} {status}: {'notified' if note else 'muted'}"
+
+
+def notify_crowd_completion(session_id: int) -> str:
+    """Tell a crowd worker that the study they joined has their completion code (Prolific: the code
+    itself; Mechanical Turk: submit the assignment), so it stays on their notifications page."""
+    session = CrowdSession.objects.select_related("study__round__task", "worker__user").filter(pk=session_id).first()
+    if session is None or session.completed_at is None:
+        return f"crowd session {session_id}: not completed"
+    study, round = session.study, session.study.round
+    where = f"the {study.get_platform_display()} study of {round.task.name} (round {round.number})"
+    if session.completion_code:
+        message = f"You finished {where}: your completion code is {session.completion_code}."
+    else:
+        message = f"You finished {where}: submit your assignment on the platform to be paid."
+    note = notify(user=session.worker.user, kind=Notification.Kind.STUDY_COMPLETION_CODE, key=f"crowd:{session.pk}",
+                  message=message, url=reverse("annotation:crowd_progress", args=[round.task.code, round.number, study.platform]))
+    return f"crowd session {session_id}: {'notified' if note else 'muted'}"

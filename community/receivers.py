@@ -4,7 +4,7 @@ dotted path, so nothing is written or emailed in the request or job that sent th
 import django_rq
 from django.dispatch import receiver
 
-from tasks.signals import example_settled, model_evaluation_finished, round_status_changed
+from tasks.signals import crowd_study_completed, example_settled, model_evaluation_finished, round_status_changed
 
 
 def _enqueue(job: str, *args) -> None:
@@ -24,3 +24,8 @@ def on_example_settled(sender, example_id, author_id, state, **kwargs):
 @receiver(round_status_changed, dispatch_uid="community.round_status_changed")
 def on_round_status_changed(sender, round_id, status, **kwargs):
     _enqueue("community.jobs.notify_round_status", round_id, status)
+
+
+@receiver(crowd_study_completed, dispatch_uid="community.crowd_study_completed")
+def on_crowd_study_completed(sender, session_id, user_id, **kwargs):
+    _enqueue("community.jobs.notify_crowd_completion", session_id)

@@ -229,3 +229,38 @@ def loads_bounded(text, *, max_depth: int = MAX_JSON_DEPTH, check_text: bool = T
     if _needs_walk(text, max_depth=max_depth, check_text=check_text):
         check_json(data, max_depth=max_depth, check_text=check_text)
     return data
+
+
+_DECODER = json.JSONDecoder(parse_int=_parse_int, parse_float=_parse_float, parse_constant=_refuse_constant)
+
+
+def line_loader(*, text_checked: bool = False, max_depth: int = MAX_JSON_DEPTH):
+    """Return ``load(line)``, equal to ``loads_bounded(line, max_depth=max_depth)`` for a ``str`` line
+    (the same value, the same error with the same message), for files of many short JSON lines.
+
+    ``loads_bounded`` builds a decoder per call (``json.loads`` does, given ``parse_int``); this one
+    is built once. With ``text_checked`` the caller vouches that the text holds no ``\\u`` escape, no
+    NUL and no lone surrogate (``text_needs_checks`` said so for the whole file, e.g. strict UTF-8
+    bytes decoded), so only the depth is counted per line. Any failure is parsed again by
+    ``loads_bounded`` so that the error is exactly its own.
+    """
+    decode = _DECODER.decode
+
+    def load(line: str):
+        try:
+            data = decode(line)
+        except (ValueError, RecursionError):
+            return loads_bounded(line, max_depth=max_depth)
+        if line.count("[") + line.count("{") > max_depth or (
+            not text_checked and ("\\u" in line or "\x00" in line or _SURROGATE.search(line) is not None)
+        ):
+            check_json(data, max_depth=max_depth)
+        return data
+
+    return load
+
+
+def text_needs_checks(text: str) -> bool:
+    """Whether a text decoded from strict UTF-8 may hold NUL or a lone surrogate once parsed as JSON
+    (a ``\\u`` escape or a raw NUL in it); False lets ``line_loader(text_checked=True)`` skip the scan."""
+    return "\\u" in text or "\x00" in text

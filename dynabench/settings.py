@@ -441,6 +441,8 @@ UPLOAD_LIMITS = {
     "leaderboard:submit": "MODEL_ARCHIVE_MAX_BYTES",  # an archive or a predictions file; the larger limit
     "model-list": "MODEL_ARCHIVE_MAX_BYTES",
     "model-predictions": "PREDICTIONS_MAX_BYTES",
+    "community:propose": "CONSOLE_UPLOAD_MAX_BYTES",  # a definition file and a first dataset
+    "community:revise_proposal": "CONSOLE_UPLOAD_MAX_BYTES",
 }
 MODEL_SUBMISSIONS_PER_DAY = int(os.environ.get("MODEL_SUBMISSIONS_PER_DAY", "5"))
 EVALUATION_STALE_AFTER_S = int(os.environ.get("EVALUATION_STALE_AFTER_S", "600"))

@@ -434,6 +434,14 @@ class DynabenchClient:
             files = {"predictions": (Path(predictions_path).name, fh, "application/jsonl")}
             return self._upload("/models/predictions/check", {"task": task, "name": name}, files, progress)
 
+    def check_selection(self, uids: list[str], task: str, name: str = "") -> dict:
+        """Ask the server's own checks of a selection, storing nothing (``/models/selections/check``).
+
+        Returns ``{"ok": True, "selected": N, "pool": name}`` when ``submit_selection`` would accept
+        it, or raises what it would (``BadRequest`` naming the first offending uid).
+        """
+        return self._request("POST", "/models/selections/check", json={"task": task, "name": name, "uids": list(uids)})
+
     def submit_selection(self, uids: list[str], task: str, name: str, description: str = "") -> int:
         """Submit a training-set selection (uids of the task's candidate pool) to a data-centric task;
         return the model id. The server trains the task's fixed recipe on it, then evaluates it.

@@ -192,6 +192,8 @@ def _check(args, client: DynabenchClient, path: Path, name: str = "") -> dict:
 
 
 def _describe_check(result: dict) -> str:
+    if "selected" in result:
+        return f"OK: {result['selected']:,} uids of {result['pool']} would be trained on."
     if "predictions" in result:
         per = ", ".join(f"{n}: {c:,}" for n, c in sorted(result["datasets"].items()))
         return f"OK: {result['predictions']:,} predictions would be scored ({per})."
@@ -203,7 +205,15 @@ def cmd_check(args) -> int:
     if not path.exists():
         _say(f"No such file or directory: {path}")
         return NOT_FOUND
-    result = _check(args, _client(args), path)
+    if args.selection:
+        try:
+            uids = _read_uids(path)
+        except (ValueError, UnicodeDecodeError) as error:
+            _say(f"{path} is neither a JSON list nor UTF-8 lines of uids ({error}).")
+            return REFUSED
+        result = _client(args).check_selection(uids, args.task)
+    else:
+        result = _check(args, _client(args), path)
     _say(_describe_check(result))
     _emit(args, result, "ok")
     return OK
@@ -268,7 +278,10 @@ def cmd_submit_selection(args) -> int:
     except (ValueError, UnicodeDecodeError) as error:
         _say(f"{path} is neither a JSON list nor UTF-8 lines of uids ({error}).")
         return REFUSED
-    model_id = _client(args).submit_selection(uids, args.task, args.name or path.stem, args.description)
+    client, name = _client(args), args.name or path.stem
+    if not args.no_check:
+        _say(_describe_check(client.check_selection(uids, args.task, name)))
+    model_id = client.submit_selection(uids, args.task, name, args.description)
     return _submitted(args, model_id)
 
 
@@ -352,6 +365,7 @@ def build_parser() -> argparse.ArgumentParser:
     check = commands.add_parser("check", help="ask the server's checks of a predictions file or a model (stores nothing)")
     check.add_argument("file", metavar="FILE", help="a predictions JSONL, a model directory or a model archive")
     check.add_argument("--task", "-t", required=True)
+    check.add_argument("--selection", action="store_true", help="FILE is a data-centric selection (one uid a line, or a JSON list)")
     check.set_defaults(run=cmd_check)
 
     submit = commands.add_parser("submit", help="submit predictions, a model or a selection")
@@ -366,8 +380,7 @@ def build_parser() -> argparse.ArgumentParser:
         sub.add_argument("--task", "-t", required=True)
         sub.add_argument("--name", help="the model's name (default: the file's or directory's name)")
         sub.add_argument("--description", default="", help="model card, Markdown")
-        if submission != "selection":
-            sub.add_argument("--no-check", action="store_true", help="skip the dry run before the upload")
+        sub.add_argument("--no-check", action="store_true", help="skip the dry run before the upload")
         sub.set_defaults(run=run)
 
     status = commands.add_parser("status", help="a model's status (exit 0 evaluated, 7 failed, 9 in progress)")

@@ -39,6 +39,8 @@ from leaderboard.serializers import (
     PredictionsCheckResultSerializer,
     PredictionsCheckSerializer,
     PredictionsSubmissionSerializer,
+    SelectionCheckResultSerializer,
+    SelectionCheckSerializer,
     SelectionSubmissionSerializer,
     VisibilitySerializer,
 )
@@ -135,6 +137,16 @@ def _model_ranking(model):
         request={"multipart/form-data": PredictionsCheckSerializer},
         responses={200: PredictionsCheckResultSerializer},
     ),
+    check_selection=extend_schema(
+        summary="Check a data-centric selection as a submission would, storing nothing (a dry run)",
+        description=(
+            "Runs the checks of `POST /api/v1/models/selections` (role, task, name, pool, budget, repeated uids, uids "
+            "outside the pool) and answers the same 400 naming the first offender, or 200. Nothing is stored and the "
+            "daily allowance is not spent."
+        ),
+        request=SelectionCheckSerializer,
+        responses={200: SelectionCheckResultSerializer},
+    ),
     check_archive=extend_schema(
         summary="Check a model archive as a submission would, without its weights, storing nothing (a dry run)",
         description=(
@@ -160,6 +172,7 @@ class ModelViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Crea
     throttle_scopes = {
         "create": "model_uploads", "predictions": "model_uploads", "selections": "model_uploads",
         "endpoint": "model_uploads", "check_predictions": "model_checks", "check_archive": "model_checks",
+        "check_selection": "model_checks",
     }
 
     def get_queryset(self):
@@ -243,6 +256,13 @@ class ModelViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Crea
         task, data = self._check_task(request, PredictionsCheckSerializer)
         result = preflight.check_predictions(user=request.user, task=task, upload=data["predictions"], name=data["name"])
         return Response(PredictionsCheckResultSerializer({"ok": True, **dataclasses.asdict(result)}).data)
+
+    @action(detail=False, methods=["post"], url_path="selections/check", permission_classes=[IsAuthenticated])
+    def check_selection(self, request):
+        """200 with the number of uids a submission would train on, or the submission's own 400; stores nothing."""
+        task, data = self._check_task(request, SelectionCheckSerializer)
+        result = preflight.check_selection(user=request.user, task=task, uids=data["uids"], name=data["name"])
+        return Response(SelectionCheckResultSerializer({"ok": True, **dataclasses.asdict(result)}).data)
 
     @action(detail=False, methods=["post"], url_path="check", parser_classes=[MultiPartParser],
             permission_classes=[IsAuthenticated])

@@ -12,8 +12,10 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 
+from django.db import connections
+
 from dynabench.errors import RuleError
-from dynabench.jsonbounds import JSONRefused, loads_bounded
+from dynabench.jsonbounds import JSONRefused, line_loader, text_needs_checks
 from leaderboard.error_codes import LeaderboardErrorCode as Code
 from tasks import artefacts
 from tasks.models import Dataset, DatasetItem, MLModel, Task
@@ -23,13 +25,30 @@ MAX_LISTED = 10
 
 def scoring_items(task: Task) -> dict[str, dict[str, int]]:
     """Return ``{dataset name: {item uid: item id}}`` for the task's scoring datasets."""
-    out: dict[str, dict[str, int]] = defaultdict(dict)
-    for dataset in Dataset.objects.filter(task=task, access=Dataset.Access.SCORING).values_list("name", flat=True):
-        out[dataset] = {}
-    rows = DatasetItem.objects.filter(dataset__task=task, dataset__access=Dataset.Access.SCORING)
-    for dataset, uid, pk in rows.values_list("dataset__name", "uid", "pk").iterator(chunk_size=5000):
-        out[dataset][uid] = pk
-    return dict(out)
+    names = dict(Dataset.objects.filter(task=task, access=Dataset.Access.SCORING).values_list("pk", "name"))
+    out: dict[str, dict[str, int]] = {name: {} for name in names.values()}
+    if not names:
+        return out
+    if len(names) == 1:
+        (pk, name), = names.items()
+        rows = DatasetItem.objects.filter(dataset_id=pk).values_list("uid", "pk")
+        out[name] = dict(_rows(rows))
+        return out
+    rows = DatasetItem.objects.filter(dataset_id__in=list(names)).values_list("dataset_id", "uid", "pk")
+    for dataset_id, uid, pk in _rows(rows):
+        out[names[dataset_id]][uid] = pk
+    return out
+
+
+def _rows(queryset, chunk: int = 20000):
+    """The rows of a ``values_list`` queryset straight from the database cursor, in chunks: the ORM's
+    per-row iterator costs more than the query for a scoring set of 100,000 items."""
+    compiler = queryset.query.get_compiler(queryset.db)
+    sql, params = compiler.as_sql()
+    with connections[queryset.db].cursor() as cursor:
+        cursor.execute(sql, params)
+        while batch := cursor.fetchmany(chunk):
+            yield from batch
 
 
 def require_scoring_items(task: Task) -> dict[str, dict[str, int]]:
@@ -52,6 +71,68 @@ def _listing(pairs: list, what: str) -> str:
     return f"{what}: {shown}{total}"
 
 
+_BLOCK_BYTES = 8 * 2**20
+"""A predictions file is read in blocks of about this many bytes, each decoded and split at once."""
+
+
+def _uid_owners(datasets: dict[str, dict[str, int]]) -> dict[str, str | list[str]]:
+    """``{uid: its dataset's name}``, or the list of names for a uid in several datasets."""
+    if len(datasets) == 1:
+        (name, items), = datasets.items()
+        return dict.fromkeys(items, name)
+    owners: dict[str, str | list[str]] = {}
+    for name, items in datasets.items():
+        for uid in items:
+            seen = owners.get(uid)
+            owners[uid] = name if seen is None else [*(seen if isinstance(seen, list) else [seen]), name]
+    return owners
+
+
+def _numbered_lines(lines):
+    """Yield ``(line number, text or None when the line is not UTF-8, load)`` for the lines of a file
+    object (read in blocks of ``_BLOCK_BYTES`` split at newlines, each block decoded at once) or of
+    an iterable of ``bytes``/``str`` lines; ``load`` parses one line as ``loads_bounded`` would
+    (``dynabench.jsonbounds.line_loader``), skipping the text scan for a block that needs none."""
+    checked, unchecked = line_loader(text_checked=True), line_loader()
+    read = getattr(lines, "read", None)
+    if read is None:
+        for number, raw in enumerate(lines, start=1):
+            if isinstance(raw, bytes):
+                try:
+                    raw = raw.decode("utf-8")
+                except UnicodeDecodeError:
+                    raw = None
+            yield number, raw, unchecked
+        return
+    number, rest = 0, b""
+    while True:
+        chunk = read(_BLOCK_BYTES)
+        block = rest + (chunk if isinstance(chunk, bytes) else chunk.encode("utf-8", "surrogatepass"))
+        if chunk:
+            cut = block.rfind(b"\n") + 1
+            block, rest = block[:cut], block[cut:]
+        if block:
+            try:
+                text = block.decode("utf-8")
+            except UnicodeDecodeError:
+                for raw in block.split(b"\n")[: block.count(b"\n") + (not block.endswith(b"\n"))]:
+                    number += 1
+                    try:
+                        yield number, raw.decode("utf-8"), unchecked
+                    except UnicodeDecodeError:
+                        yield number, None, unchecked
+            else:
+                load = unchecked if text_needs_checks(text) else checked
+                parts = text.split("\n")
+                if text.endswith("\n"):
+                    parts.pop()
+                for raw in parts:
+                    number += 1
+                    yield number, raw, load
+        if not chunk:
+            return
+
+
 def parse_predictions(task: Task, lines, *, datasets: dict[str, dict[str, int]], require_all: bool = True) -> dict:
     """Return ``{(dataset, uid): label or answer}`` from JSONL ``lines`` (bytes or str).
 
@@ -72,25 +153,19 @@ def parse_predictions(task: Task, lines, *, datasets: dict[str, dict[str, int]],
     parse_prediction = spec.parse_prediction
     checked_names = spec.checked_item_fields(config)
     checked = None
-    where: dict[str, list[str]] = defaultdict(list)
-    for dataset, items in datasets.items():
-        for uid in items:
-            where[uid].append(dataset)
+    where = _uid_owners(datasets)
     problems: dict[str, list[str]] = defaultdict(list)
     predictions: dict[tuple[str, str], str] = {}
     seen_line: dict[tuple[str, str], int] = {}
-    for number, raw in enumerate(lines, start=1):
-        if isinstance(raw, bytes):
-            try:
-                raw = raw.decode("utf-8")
-            except UnicodeDecodeError:
-                problems["not UTF-8 text"].append(f"line {number}")
-                continue
+    for number, raw, load in _numbered_lines(lines):
+        if raw is None:
+            problems["not UTF-8 text"].append(f"line {number}")
+            continue
         line = raw.strip()
         if not line:
             continue
         try:
-            record = loads_bounded(line)
+            record = load(line)
         except json.JSONDecodeError as error:
             problems["not valid JSON"].append(f"line {number} ({error.msg})")
             continue
@@ -116,14 +191,13 @@ def parse_predictions(task: Task, lines, *, datasets: dict[str, dict[str, int]],
                 problems["unknown uid"].append(f"line {number}: {uid} (not in {dataset})")
                 continue
         else:
-            candidates = where.get(uid, [])
-            if not candidates:
+            dataset = where.get(uid)
+            if dataset is None:
                 problems["unknown uid"].append(f"line {number}: {uid}")
                 continue
-            if len(candidates) > 1:
-                problems["uid in several datasets (add \"dataset\")"].append(f"line {number}: {uid} ({', '.join(candidates)})")
+            if isinstance(dataset, list):
+                problems["uid in several datasets (add \"dataset\")"].append(f"line {number}: {uid} ({', '.join(dataset)})")
                 continue
-            dataset = candidates[0]
         key = (dataset, uid)
         if checked_names:
             if checked is None:
@@ -145,7 +219,8 @@ def parse_predictions(task: Task, lines, *, datasets: dict[str, dict[str, int]],
         seen_line[key] = number
     if require_all:
         for dataset, items in sorted(datasets.items()):
-            missing = [uid for uid in items if (dataset, uid) not in predictions]
+            found = {uid for name, uid in predictions if name == dataset} if len(datasets) > 1 else {uid for _, uid in predictions}
+            missing = [uid for uid in items if uid not in found]
             if missing:
                 problems[f"no prediction for {len(missing):,} of {len(items):,} items of {dataset}"].extend(missing)
     if problems:

@@ -31,7 +31,7 @@ from leaderboard.archives import (
 from leaderboard.error_codes import LeaderboardErrorCode as Code
 from leaderboard.predictions import parse_predictions, require_scoring_items
 from leaderboard.quota import check_storage_quota
-from leaderboard.services import check_can_submit, max_predictions_bytes
+from leaderboard.services import check_can_submit, check_selection_submission, max_predictions_bytes
 from tasks.model_checks import check_model_directory
 from tasks.models import Task
 
@@ -57,6 +57,22 @@ class ArchiveCheck:
 
     files: list[str]
     kept_bytes: int
+
+
+@dataclass(frozen=True)
+class SelectionCheck:
+    """A selection that a submission would accept: ``selected`` uids of the pool dataset ``pool``."""
+
+    selected: int
+    pool: str
+
+
+def check_selection(*, user, task: Task, uids, name: str = "") -> SelectionCheck:
+    """Run a selection submission's checks (``leaderboard.services.check_selection_submission``, the
+    function ``submit_selection`` calls) and store nothing; the daily allowance is not counted.
+    Raises the ``RuleError`` a submission would raise (``bad_selection`` naming the first offender)."""
+    _, checked, pool = check_selection_submission(user=user, task=task, uids=uids, name=name or DRY_RUN_NAME, rate_limited=False)
+    return SelectionCheck(selected=len(checked), pool=pool)
 
 
 def check_predictions(*, user, task: Task, upload, name: str = "") -> PredictionsCheck:

@@ -196,6 +196,23 @@ class PredictionsCheckSerializer(StrictSerializerMixin, serializers.Serializer):
     predictions = serializers.FileField(help_text="The JSONL predictions file, as for `POST /api/v1/models/predictions`.")
 
 
+class SelectionCheckSerializer(StrictSerializerMixin, serializers.Serializer):
+    """``POST /api/v1/models/selections/check``: a selection to check as a submission would, storing nothing."""
+
+    task = serializers.SlugField(help_text="The task's code.")
+    name = serializers.CharField(max_length=200, required=False, allow_blank=True, default="", help_text="The name you will submit under (checked too).")
+    uids = serializers.ListField(child=serializers.JSONField(), allow_empty=True, max_length=100000,
+                                 help_text="The uids, as for `POST /api/v1/models/selections`.")
+
+
+class SelectionCheckResultSerializer(serializers.Serializer):
+    """A selection a submission would accept (problems are answered 400, as by a submission)."""
+
+    ok = serializers.BooleanField()
+    selected = serializers.IntegerField(help_text="Uids selected.")
+    pool = serializers.CharField(help_text="The pool dataset they come from.")
+
+
 class ArchiveCheckSerializer(StrictSerializerMixin, serializers.Serializer):
     """``POST /api/v1/models/check``: a model archive to check as a submission would (no weights read), storing nothing."""
 

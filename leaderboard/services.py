@@ -368,6 +368,26 @@ def submit_endpoint(
 # --- data-centric selections ----------------------------------------------------------------
 
 
+def check_selection_submission(*, user, task: Task, uids, name: str, rate_limited: bool = True) -> tuple[str, list, str]:
+    """The checks of a selection submission, in order, storing nothing; return ``(name, uids, pool name)``.
+
+    May ``user`` submit a selection to ``task`` (``check_can_submit``; ``rate_limited`` counts the
+    daily allowance), the model name, the pool dataset, then the kind's ``check_selection`` (budget,
+    repeats, uids outside the pool). ``submit_selection`` and its dry run
+    (``leaderboard.preflight.check_selection``) both call it; raises what ``submit_selection`` documents.
+    """
+    from tasks.training import check_model_name
+
+    name = check_can_submit(user=user, task=task, name=name, rate_limited=rate_limited, submission="selection")
+    name = check_model_name(task, name)
+    pool_name = task.spec.training_pool(task.config)
+    pool = Dataset.objects.filter(task=task, name=pool_name).first()
+    if pool is None:
+        raise RuleError(Code.NO_POOL, f"The task '{task.code}' has no pool dataset '{pool_name}' yet; ask its owner.")
+    pool_uids = set(DatasetItem.objects.filter(dataset=pool).values_list("uid", flat=True))
+    return name, task.spec.check_selection(task.config, uids, pool_uids), pool_name
+
+
 def submit_selection(
     *, user, task: Task, uids, name: str, description: str = "", anonymous: bool = False, published: bool = True,
     rate_limited: bool = True,
@@ -387,16 +407,9 @@ def submit_selection(
     the first offender (not a list, over the budget, a repeated uid, a uid not in the pool),
     ``bad_model_name`` / ``model_name_taken``. Nothing is stored when it raises.
     """
-    from tasks.training import check_model_name, model_directory
+    from tasks.training import model_directory
 
-    name = check_can_submit(user=user, task=task, name=name, rate_limited=rate_limited, submission="selection")
-    name = check_model_name(task, name)
-    pool_name = task.spec.training_pool(task.config)
-    pool = Dataset.objects.filter(task=task, name=pool_name).first()
-    if pool is None:
-        raise RuleError(Code.NO_POOL, f"The task '{task.code}' has no pool dataset '{pool_name}' yet; ask its owner.")
-    pool_uids = set(DatasetItem.objects.filter(dataset=pool).values_list("uid", flat=True))
-    uids = task.spec.check_selection(task.config, uids, pool_uids)
+    name, uids, pool_name = check_selection_submission(user=user, task=task, uids=uids, name=name, rate_limited=rate_limited)
     with transaction.atomic():
         model = MLModel.objects.create(
             task=task, owner=user, name=name, description=description or f"Selection of {len(uids)} items of {pool_name}.",

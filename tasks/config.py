@@ -18,6 +18,7 @@ A task config says everything the platform needs to run a task:
   gold checks, a validator's votes stop counting), ``validate_non_fooling``, ``daily_example_cap``,
   ``context_strategy`` (``least_used``, ``uniform``, ``least_fooled``), ``split_ratios``, ``split_seed``,
   ``min_scoring_items`` (the fewest items a round's dev or test set may hold when it closes).
+- ``license``: the licence of the task's data (a URL or an SPDX id), given in the Croissant metadata.
 """
 
 from functools import lru_cache
@@ -89,6 +90,7 @@ TASK_CONFIG_SCHEMA = {
             "properties": {s: {"type": "number", "minimum": 0, "maximum": 1} for s in ["train", "dev", "test"]},
         },
         "split_seed": {"type": "integer"},
+        "license": {"type": "string", "maxLength": 500, "description": "The data's licence (a URL or SPDX id), read by tasks/croissant.py."},
     },
 }
 

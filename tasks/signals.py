@@ -19,7 +19,10 @@ included). Sent once the transaction commits (``validation.services.settle_examp
 ``round_status_changed(sender, round_id, status)``: a round opened or closed (``status``). Sent once
 the transaction commits (``tasks.services.set_round_status``, ``validation.services.close_round``).
 
-The ``community`` app (notifications) receives the last three; the senders import nothing above them.
+``crowd_study_completed(sender, session_id, user_id)``: a crowd worker finished a study and its completion
+code was recorded (``annotation.crowd.complete``). Sent once the transaction commits.
+
+The ``community`` app (notifications) receives the last four; the senders import nothing above them.
 """
 
 from django.dispatch import Signal
@@ -28,6 +31,7 @@ leaderboard_inputs_changed = Signal()
 model_evaluation_finished = Signal()
 example_settled = Signal()
 round_status_changed = Signal()
+crowd_study_completed = Signal()
 
 labels_removed = Signal()
 """``labels_removed(sender, task, mapping)``: an owner removed labels from ``task``

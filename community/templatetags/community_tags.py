@@ -2,7 +2,7 @@
 
 from django import template
 
-from community.badges import badges_of
+from community.badges import badges_of, badges_of_many
 from community.selectors import unread_count
 
 register = template.Library()
@@ -19,3 +19,17 @@ def notification_bell(context):
 def badges(person):
     """``{% badges person %}``: the badges ``person`` earned (``community.badges.badges_of``)."""
     return {"badges": badges_of(person)}
+
+
+@register.inclusion_tag("community/_badge_chips.html", takes_context=True)
+def round_badges(context, task, person):
+    """``{% round_badges task person %}``: in a round's top-annotators list, the badges ``person`` earned
+    on ``task`` (none when its owners turned badges off). The list's badges are read once per page
+    (``badges_of_many`` over every annotator in the context's ``annotators``), not once per row."""
+    if person is None:
+        return {"badges": []}
+    key = ("community.round_badges", getattr(task, "pk", None))
+    if key not in context.render_context:
+        people = [p.pk for p, _ in context.get("annotators", []) if p is not None]
+        context.render_context[key] = badges_of_many(people, task=task)
+    return {"badges": context.render_context[key].get(person.pk) or badges_of_many([person.pk], task=task)[person.pk]}

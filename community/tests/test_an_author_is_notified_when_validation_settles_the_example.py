@@ -16,5 +16,5 @@ def test_the_author_hears_that_the_example_was_validated(sentiment_task, annotat
     assert not Notification.objects.exists()  # queued, not written in the request
     run_worker()
 
-    note = Notification.objects.get(user=annotator)
+    note = Notification.objects.get(user=annotator, kind="example_validated")
     assert note.kind == "example_validated" and f"#{example.pk}" in note.message and "validated as correct" in note.message

@@ -13,11 +13,11 @@ def test_round_close_and_open_reach_the_tasks_workers(sentiment_task, annotator,
     Example.objects.create(round=round1, context=round1.contexts.first(), author=annotator, input={"text": "Cold soup."},
                            target={"label": "negative"}, model_output={"label": "positive"}, model_wrong=True)
 
+    model = MLModel.objects.create(task=sentiment_task, name="in-the-loop", kind=MLModel.Kind.HF_DIRECTORY, path="unused")
     with django_capture_on_commit_callbacks(execute=True):
         set_round_status(round=round1, status="closed", acting_user=owner)
     run_worker()
     with django_capture_on_commit_callbacks(execute=True):
-        model = MLModel.objects.create(task=sentiment_task, name="in-loop", path="/models/in-loop")
         round2 = open_round(task=sentiment_task, acting_user=owner, target_model_ids=[model.pk])
     run_worker()
 

@@ -148,6 +148,7 @@ MATRIX = [
     # sentiment is not data-centric: every submitter gets wrong_submission (400), never a 5xx
     ("POST", "/api/v1/models/selections", {"task": "sentiment", "name": "matrix-selection", "uids": ["x"]}, None,
      (401, 403, 403, 400, 400, 400, 400)),
+    ("POST", "/api/v1/models/selections/check", {"task": "sentiment", "uids": ["x"]}, None, (401, 403, 403, 400, 400, 400, 400)),
     # a metadata address is refused (400) to every submitter, before any request leaves the server
     ("POST", "/api/v1/models/endpoint", {"task": "sentiment", "name": "matrix-endpoint", "base_url": "http://169.254.169.254/v1",
                                          "model_name": "x"}, None, (401, 403, 403, 400, 400, 400, 400)),

@@ -2,6 +2,7 @@
 bell shows one unread notification, the list names the example, and "Mark read" (HTMX) clears it."""
 
 from annotation.models import Example
+from community.services import set_preferences
 from tests.api.conftest import run_worker
 from tests.browser_support import browser_only, log_in
 from validation.services import record_validation
@@ -10,6 +11,7 @@ pytestmark = browser_only
 
 
 def test_the_bell_tells_the_annotator(page, client, live_server, sentiment_task, annotator, owner, django_capture_on_commit_callbacks):
+    set_preferences(user=annotator, email=True, muted=["badge_earned"])  # the badges it earns are another test's subject
     round1 = sentiment_task.rounds.get(number=1)
     example = Example.objects.create(round=round1, context=round1.contexts.first(), author=annotator, input={"text": "Cold soup."},
                                      target={"label": "negative"}, model_output={"label": "positive"}, model_wrong=True)
