@@ -4,7 +4,7 @@ rejects it. One set of functions for the pages, the admin and the tests:
 1. ``submit_proposal`` / ``revise_proposal`` (the proposer): rate-limited
    (``dynabench.ratelimits``, ``settings.TASK_PROPOSALS_PER_DAY``, default 5 stored a day, revisions
    included; a refused form is not counted), the definition file parsed and checked against its kind's schema with
-   line-numbered problems (``community.definitions``) before anything is stored.
+   line-numbered problems (``tasks.definitions``) before anything is stored.
 2. ``decide_proposal`` (a reviewer: an admin, ``can_review``; task owners are staff but not reviewers): ``approve`` creates the task with ``tasks.seed.create_task``,
    the function ``manage.py create_task`` runs, makes the proposer its owner
    (``tasks.services.add_task_owner``) and hands the first dataset file, if any, to the console's
@@ -23,12 +23,17 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
-from community.definitions import MAX_DEFINITION_BYTES, DefinitionProblems, check_definition, parse_definition
 from community.error_codes import CommunityErrorCode as Code
 from community.models import TaskProposal
 from dynabench.errors import FieldErrors, NotAllowed, RateLimited, RuleError
 from dynabench.jsonbounds import refused_character
 from dynabench.ratelimits import count_hit, hits
+from tasks.definitions import (
+    MAX_DEFINITION_BYTES,
+    DefinitionProblems,
+    check_definition,
+    parse_definition,
+)
 from tasks.kinds import KINDS
 from tasks.models import Task
 from tasks.seed import create_task

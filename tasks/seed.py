@@ -8,17 +8,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from django.contrib.auth.models import Group, User
+from django.core.exceptions import ValidationError
 from django.db import transaction
 
-from django.core.exceptions import ValidationError
-from django.core.validators import slug_re
-
 from dynabench.errors import NotAllowed, RuleError
-from dynabench.jsonbounds import loads_bounded
 from dynabench.roles import ensure_role_groups
+from tasks.definitions import DefinitionProblems, check_definition_file
+from tasks.error_codes import TaskErrorCode
 from tasks.importers import FileSpec, import_dataset
 from tasks.models import Context, Dataset, Round, Task
-from tasks.error_codes import TaskErrorCode
 from tasks.services import add_task_owner, grant_owner_admin_access
 from tasks.training import SEED_DEV_PERCENT, SEED_TEST_PERCENT, seed_data_path
 
@@ -75,36 +73,29 @@ def create_task(spec: dict) -> tuple[Task, bool]:
     return task, created
 
 
-#: The keys a task definition file must hold (``create_task``'s ``spec``).
-DEFINITION_KEYS = ("code", "name", "kind", "instructions", "config")
-
-
 def create_task_from_definition(*, definition: bytes | str, acting_user) -> Task:
     """Create a new task from the text of a definition file and make ``acting_user`` its owner.
 
-    ``definition``: the JSON a ``manage.py create_task`` file holds (``DEFINITION_KEYS``, plus
-    ``content_warning``, ``collecting``, ``contexts``; see ``create_task``), parsed within the
-    platform's bounds (``dynabench.jsonbounds.loads_bounded``). A collecting task gets round 1
-    open with the file's contexts and no model in the loop yet. Raises ``NotAllowed`` unless
-    ``acting_user`` may add tasks (Django permission ``tasks.add_task``; admins may);
-    ``RuleError`` ``bad_definition`` (not JSON, not an object, a missing key, an unknown kind,
-    a config the kind refuses: the message says which) or ``task_exists`` (the code is taken:
-    unlike the command, the page never keeps an existing task silently). Nothing is stored when refused.
+    ``definition``: the JSON a ``manage.py create_task`` file holds (code, name, kind,
+    instructions, config, plus ``content_warning``, ``collecting``, ``contexts``; see
+    ``create_task``), checked by ``tasks.definitions.check_definition_file`` (bounded JSON, the
+    kind's schema), the same check as a task proposal's. A collecting task gets round 1 open with
+    the file's contexts and no model in the loop yet. Raises ``NotAllowed`` unless ``acting_user``
+    may add tasks (Django permission ``tasks.add_task``; admins may); ``RuleError``
+    ``bad_definition`` (every problem on its line: ``line 7: config.labels: ...``) or
+    ``task_exists`` (the code is taken: unlike the command, the page never keeps an existing task
+    silently). Nothing is stored when refused.
     """
     if not (acting_user.is_active and acting_user.has_perm("tasks.add_task")):
         raise NotAllowed("cannot_add_task", "only admins and people an admin allowed to add tasks may create one")
     try:
-        spec = loads_bounded(definition.decode("utf-8") if isinstance(definition, bytes) else definition)
-    except (UnicodeDecodeError, ValueError) as error:
-        raise RuleError(TaskErrorCode.BAD_DEFINITION, f"the definition is not valid JSON: {error}", field="definition") from None
-    if not isinstance(spec, dict):
-        raise RuleError(TaskErrorCode.BAD_DEFINITION, "the definition must be one JSON object", field="definition")
-    missing = [key for key in DEFINITION_KEYS if key not in spec]
-    if missing:
-        raise RuleError(TaskErrorCode.BAD_DEFINITION, f"the definition lacks {', '.join(missing)}", field="definition")
-    if not isinstance(spec["code"], str) or not slug_re.fullmatch(spec["code"]):
-        raise RuleError(TaskErrorCode.BAD_DEFINITION, "the definition's code must be letters, digits, '-' or '_' (it is in the task's URLs)",
-                        field="definition")
+        text = definition.decode("utf-8") if isinstance(definition, bytes) else definition
+        spec = check_definition_file(text)
+    except UnicodeDecodeError:
+        raise RuleError(TaskErrorCode.BAD_DEFINITION, "the definition is not UTF-8 text", field="definition") from None
+    except DefinitionProblems as problems:
+        raise RuleError(TaskErrorCode.BAD_DEFINITION, f"the definition is refused: {'; '.join(problems.problems)}",
+                        field="definition") from None
     if Task.objects.filter(code=spec["code"]).exists():
         raise RuleError(TaskErrorCode.TASK_EXISTS, f"a task with code {spec['code']!r} exists already: choose another code",
                         field="definition")

@@ -1,7 +1,8 @@
 """From the console's "New task" page, someone allowed to add tasks uploads a definition file:
 the task is created with round 1 open and the file's contexts, and they are its owner
 (``tasks.seed.create_task_from_definition``). Without the permission the page is a 403; a taken
-code, a file that is not JSON and a definition without its config are refused with the reason."""
+code, a file that is not JSON, a config its kind refuses and a definition without its config are refused with
+the reason on its line (the same check as a task proposal's, ``tasks.definitions``)."""
 
 import json
 
@@ -55,8 +56,9 @@ def test_a_taken_code_a_broken_file_and_a_missing_config_are_refused(client, ann
 
     for content, reason in (
         (_definition("sentiment"), "a task with code &#x27;sentiment&#x27; exists already"),
-        (b"{not json", "the definition is not valid JSON"),
-        (json.dumps(missing).encode(), "the definition lacks config"),
+        (b"{not json", "line 1: not valid JSON"),
+        (b'{"code": "other",\n "name": "Other",\n "kind": "classification",\n "instructions": "",\n "config": {"labels": 7}}', "line 5: config.labels"),
+        (json.dumps(missing).encode(), "line 1: the definition lacks &#x27;config&#x27;"),
     ):
         response = client.post("/console/new", {"definition": _file(content)})
         assert response.status_code == 400 and reason in response.content.decode()

@@ -1,5 +1,5 @@
-"""A proposed task's definition file, checked as ``manage.py create_task`` checks one, with each
-problem on the line of the file where it is.
+"""A task definition file (a proposal's, or one uploaded on the console's New task page), checked
+as ``manage.py create_task`` checks one, with each problem on the line of the file where it is.
 
 The file has the shape ``tasks.seed.create_task`` takes (``code``, ``name``, ``kind``,
 ``instructions``, ``config``, optionally ``content_warning``, ``collecting``, ``contexts``). It is
@@ -25,6 +25,7 @@ MAX_DEFINITION_BYTES = 256 * 1024
 _DECODER = json.JSONDecoder()
 _WS = " \t\r\n"
 _UNEXPECTED = re.compile(r"\('([^']+)' was unexpected\)")
+_CODE = re.compile(r"[-a-zA-Z0-9_]+")
 
 
 class DefinitionProblems(ValueError):
@@ -40,7 +41,7 @@ def value_lines(text: str) -> dict[tuple, int]:
     for the whole document) to the 1-based line where it starts (for an object's member, the line of
     its key). ``text`` must be valid JSON."""
     newlines = [i for i, ch in enumerate(text) if ch == "\n"]
-    line = lambda index: bisect.bisect_right(newlines, index - 1) + 1  # noqa: E731
+    line = lambda index: bisect.bisect_right(newlines, index - 1) + 1
     lines: dict[tuple, int] = {}
 
     def skip(i: int) -> int:
@@ -153,3 +154,24 @@ def check_definition(definition: dict, text: str, *, form_keys: dict[str, str]) 
     if not isinstance(definition.get("content_warning", ""), str):
         problems.append(f"line {line_of(lines, ['content_warning'])}: content_warning: text")
     return problems
+
+
+def check_definition_file(text: str) -> dict:
+    """Parse and check a whole definition file (every key ``create_task`` needs in the file itself,
+    as the console's New task page and ``manage.py create_task`` take it); return the definition.
+
+    Raises ``DefinitionProblems`` with every problem on its line (``line 7: config.labels: ...``):
+    not bounded JSON, a missing or unknown key, a ``code`` that cannot be in a URL, a config its
+    kind's schema refuses. Pure: whether the code is taken is the caller's question.
+    """
+    definition = parse_definition(text)
+    lines = value_lines(text)
+    problems = [f"line 1: the definition lacks '{key}'" for key in REQUIRED_KEYS if key not in definition]
+    code = definition.get("code")
+    if "code" in definition and not (isinstance(code, str) and _CODE.fullmatch(code)):
+        problems.append(f"line {line_of(lines, ['code'])}: code: letters, digits, '-' or '_' (it is in the task's URLs)")
+    if not problems:
+        problems = check_definition(definition, text, form_keys={})
+    if problems:
+        raise DefinitionProblems(problems)
+    return definition
