@@ -3,15 +3,16 @@
 The file holds what ``tasks.seed.create_task`` takes (code, name, kind, instructions, config,
 and optionally content_warning, collecting and starter contexts), as the default tasks in
 ``tasks/default_tasks/`` and the examples in ``tasks/task_definitions/`` do. Idempotent: an
-existing task keeps its settings. Owners are added afterwards in the admin (or the console).
+existing task keeps its settings. The file is checked as the console's New task page and a task
+proposal check it (``tasks.definitions.check_definition_file``: each problem on its line). Owners are added afterwards in the admin (or the console).
 """
 
-import json
 from pathlib import Path
 
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
+from tasks.definitions import DefinitionProblems, check_definition_file
 from tasks.seed import create_task
 
 
@@ -24,21 +25,16 @@ class Command(BaseCommand):
     def handle(self, *args, **options):
         path = options["definition"]
         try:
-            spec = json.loads(path.read_text(encoding="utf-8"))
+            spec = check_definition_file(path.read_text(encoding="utf-8"))
         except OSError as error:
             raise CommandError(f"cannot read {path}: {error.strerror}") from None
-        except json.JSONDecodeError as error:
-            raise CommandError(f"{path} is not valid JSON: line {error.lineno}: {error.msg}") from None
-        if not isinstance(spec, dict):
-            raise CommandError(f"{path} must hold a JSON object")
-        missing = [key for key in ("code", "name", "kind", "instructions", "config") if key not in spec]
-        if missing:
-            raise CommandError(f"{path} lacks {', '.join(missing)}")
+        except UnicodeDecodeError:
+            raise CommandError(f"{path} is not UTF-8 text") from None
+        except DefinitionProblems as problems:
+            raise CommandError(f"{path}: " + "; ".join(problems.problems)) from None
         try:
             task, created = create_task(spec)
         except ValidationError as error:
             raise CommandError(f"{path}: {'; '.join(error.messages)}") from None
-        except KeyError as error:
-            raise CommandError(f"{path}: unknown task kind or missing key: {error}") from None
         kind = "evaluation-only benchmark" if not task.collecting else "collecting task"
         return f"{'created' if created else 'kept existing'} {kind} {task.code} ({task.spec.display_name})"
