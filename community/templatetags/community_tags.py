@@ -28,8 +28,13 @@ def round_badges(context, task, person):
     (``badges_of_many`` over every annotator in the context's ``annotators``), not once per row."""
     if person is None:
         return {"badges": []}
+    # Kept on the request (else the render context): validation's page renders each row through an
+    # included slot (templates/validation/_annotator_badges.html), and every include starts a new
+    # render context.
     key = ("community.round_badges", getattr(task, "pk", None))
-    if key not in context.render_context:
+    request = context.get("request")
+    memo = request.__dict__.setdefault("_community_badges", {}) if request is not None else context.render_context
+    if key not in memo:
         people = [p.pk for p, _ in context.get("annotators", []) if p is not None]
-        context.render_context[key] = badges_of_many(people, task=task)
-    return {"badges": context.render_context[key].get(person.pk) or badges_of_many([person.pk], task=task)[person.pk]}
+        memo[key] = badges_of_many(people, task=task)
+    return {"badges": memo[key].get(person.pk) or badges_of_many([person.pk], task=task)[person.pk]}
