@@ -288,6 +288,9 @@ def create_endpoint_model(
     url = check_url(base_url)
     if api not in Endpoint.Api.values:
         raise RuleError(EndpointCode.BAD_SETTINGS, f"'api' is one of {', '.join(Endpoint.Api.values)}.", field="api")
+    if api not in task.spec.endpoint_apis:
+        raise RuleError(EndpointCode.BAD_SETTINGS, f"A {task.spec.display_name} task sends images: its endpoints use the "
+                        f"{' or '.join(task.spec.endpoint_apis)} API.", field="api")
     model_name = (model_name or "").strip()
     if not model_name or len(model_name) > 200:
         raise RuleError(EndpointCode.BAD_SETTINGS, "Give the endpoint's model name (1-200 characters).", field="model_name")

@@ -133,6 +133,9 @@ class TaskKindSpec:
     the kind's output (``endpoint_answer``, by the rule ``endpoint_answer_rule`` states)."""
     endpoint_answer_rule: str = ""
     """How the text of an endpoint's answer becomes this kind's output, in words (shown to owners)."""
+    endpoint_apis: tuple[str, ...] = ("chat", "completions")
+    """The endpoint APIs (``Endpoint.Api``) that can carry this kind's input: only ``chat`` when the
+    messages hold images (content parts), which a completions prompt cannot."""
 
     conversational: bool = False
     """True when annotators talk with the model (turns streamed, then a judgment: ``annotation/chat.py``)

@@ -197,13 +197,14 @@ class VisualQuestionAnsweringSpec(TaskKindSpec):
 
     # --- models behind endpoints ------------------------------------------------------------
 
+    endpoint_apis = ("chat",)
     endpoint_answer_rule = (
         "The answer's text, stripped of white space, quotes and a final full stop, is the answer; it is compared "
         "after the VQA normalisation (lowercase, punctuation, articles, number words)."
     )
 
     def endpoint_prompt(self, config):
-        question = config["model_inputs"][1]
+        question = config["model_inputs"][-1]  # the question (the image goes as a content part)
         return {"system": "Answer the question about the image with a single word or a short phrase.", "user": f"${question}"}
 
     def endpoint_messages(self, config, model_input, prompt=None):
