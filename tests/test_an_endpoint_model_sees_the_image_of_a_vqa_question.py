@@ -1,14 +1,15 @@
 """A model behind an OpenAI-compatible endpoint answers a visual question answering example: the
 server receives the question as text and the image as an ``image_url`` content part whose ``data:``
 URL holds exactly the stored image's bytes; its answer is the model's answer, judged by VQA
-accuracy. A completions endpoint, which cannot carry an image, is refused for such a task."""
+accuracy. A completions endpoint, which cannot carry an image, is refused for such a task, also when
+switched to completions afterwards."""
 
 import pytest
 
 from annotation.services import create_example
 from dynabench.errors import RuleError
 from tasks.images import ingest_images, open_image
-from tasks.models import Context, ContextImage
+from tasks.models import Context, ContextImage, Endpoint
 from tasks.registry import clear_cache
 from tasks.vqa_metric import vqa_accuracy
 from tests.image_support import image_file
@@ -51,3 +52,7 @@ def test_an_endpoint_model_sees_the_image_of_a_vqa_question(owner, annotator, en
     assert example.model_wrong == (vqa_accuracy(answer, ["circle"]) < 0.3)
     with pytest.raises(RuleError, match="chat API"):
         make_endpoint_model(task, name="completions", api="completions")
+    Endpoint.objects.filter(model=model).update(api="completions")  # switched afterwards (the admin): refused, not sent blind
+    with pytest.raises(RuleError, match="only the chat API carries"):
+        create_example(user=annotator, context=context, input={"question": "is there a circle"}, target={"answers": ["yes"]})
+    assert len(endpoint_server.requests) == 1
