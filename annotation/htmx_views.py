@@ -433,6 +433,7 @@ def my_examples(request):
     for example in page:
         fields = example.round.task.config["input_fields"]
         example.summary = " / ".join(str(example.input.get(f["name"], "")) for f in fields)
+        example.image_hashes = [h for h in (example.input.get(n) for n in image_context_fields(example.round.task.config)) if h]
         example.status = validation_status(example)
         example.labels_hidden = example_labels_hidden(request.user, example, splits=splits, owned=owned)
     return render(request, "annotation/my_examples.html", {

@@ -1,7 +1,7 @@
 """Benchmark of images (issue 32): upload + thumbnail per worker, and the registry's image
 classification against a bare batched forward of the same model on the same images.
 
-Run: /work/main/.venv/bin/python benchmarks/vision.py [--database-url URL] [--images N] [--quick]
+Run: /work/main/.venv/bin/python benchmarks/vision.py [--database-url URL] [--images N] [--quick] [--skip-vqa]
 
 It prepares its own state: a temporary ``DYNABENCH_VAR_DIR`` (media under it), the database given
 by ``--database-url`` (default PostgreSQL ``images_test``; it is **flushed**), the ``shapes``
@@ -21,6 +21,11 @@ image classification task (``tasks/task_definitions/shapes-images.json``) and it
    shared machine falls on both alike; medians over repeats; the ratio is
    registry images/s divided by bare images/s (goal >= 0.9x). A second bare figure on images already
    decoded in memory shows the forward alone.
+3. Visual question answering, registry vs bare: a ViLT with random weights (224 px, patch 32, 192
+   wide, 6 layers, 40 text tokens) and its processor, for the ``colours-vqa`` task; the same stored
+   images, each with a question. The registry ``predict([{"image": sha, "question": q}], batch_size=B)``
+   vs the bare loop: open each file, ``processor(images=batch, text=questions, padding=True)``,
+   ``model(**batch).logits.argmax(-1)``; interleaved and reported as in 2 (``--skip-vqa`` leaves it out).
 """
 
 import argparse
@@ -176,6 +181,70 @@ def bench_registry(task, model_dir: Path, *, n: int, batch_size: int, repeats: i
     return rates, same
 
 
+def build_vilt(path: Path):
+    """A ViLT for VQA of ViLT's layout at a small size (random weights) with its processor."""
+    import torch
+    from transformers import ViltConfig, ViltForQuestionAnswering
+
+    from tests.vqa_support import ANSWERS, build_tiny_vilt
+
+    build_tiny_vilt(path, image_size=224)  # processor and tokenizer; the model is replaced below
+    torch.manual_seed(0)
+    config = ViltConfig.from_pretrained(path)
+    config.update(dict(hidden_size=192, num_hidden_layers=6, num_attention_heads=3, intermediate_size=768, image_size=224,
+                       patch_size=32, max_image_length=-1, num_labels=len(ANSWERS)))
+    ViltForQuestionAnswering(config).save_pretrained(path, safe_serialization=True)
+    return path
+
+
+def bench_vqa(shapes, owner, model_dir: Path, *, n: int, batch_size: int, repeats: int, threads: int):
+    import torch
+    from PIL import Image
+
+    from tasks.artefacts import storage
+    from tasks.images import stored_name
+    from tasks.models import ContextImage
+    from tasks.registry import load_predictor
+    from tests.vqa_support import QUESTIONS, vqa_task
+
+    task = vqa_task(owner)
+    records = list(ContextImage.objects.filter(task=shapes).order_by("id").values_list("sha256", "ext")[:n])
+    paths = [storage().path(stored_name(sha, ext)) for sha, ext in records]
+    questions = [QUESTIONS[i % len(QUESTIONS)] for i in range(len(records))]
+    inputs = [{"image": sha, "question": q} for (sha, _), q in zip(records, questions)]
+    predictor = load_predictor(model_dir, task=task, batch_size=batch_size)
+    model, processor = predictor.model, predictor.processor
+    predictor.predict(inputs[:batch_size])  # warm up
+
+    def registry(rows):
+        return predictor.predict([inputs[i] for i in rows], batch_size=batch_size)
+
+    def bare(rows):
+        with torch.inference_mode():
+            batch = []
+            for i in rows:
+                with Image.open(paths[i]) as im:
+                    batch.append(im.convert("RGB"))
+            encoded = processor(images=batch, text=[questions[i] for i in rows], padding=True, truncation=True,
+                                max_length=predictor.max_length, return_tensors="pt")
+            return model(**encoded).logits.argmax(-1)
+
+    torch.set_num_threads(threads)
+    print(f"3. VQA registry vs bare: {len(records)} stored images with questions, ViLT (224 px, patch 32, 6 layers), "
+          f"batch {batch_size}, {torch.get_num_threads()} torch thread(s), {repeats} repeats interleaved ...", flush=True)
+    batches = [list(range(start, min(start + batch_size, len(records)))) for start in range(0, len(records), batch_size)]
+    same = all([o["answer"] for o in registry(rows)] == [predictor.labels[i] for i in bare(rows).tolist()] for rows in batches)
+    calls = (("registry", registry), ("bare", bare))
+    times = {name: [0.0] * repeats for name, _ in calls}
+    for r in range(repeats):
+        for k, rows in enumerate(batches):
+            for name, call in (calls if (r + k) % 2 == 0 else calls[::-1]):
+                started = time.perf_counter()
+                call(rows)
+                times[name][r] += time.perf_counter() - started
+    return {name: len(records) / statistics.median(values) for name, values in times.items()}, same
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--database-url", default=os.environ.get("BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/images_test"))
@@ -185,6 +254,7 @@ def main():
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--threads", type=int, default=1, help="torch threads (web workers run one, WEB_TORCH_THREADS)")
     parser.add_argument("--quick", action="store_true", help="200 images, 3 repeats")
+    parser.add_argument("--skip-vqa", action="store_true", help="leave out part 3 (visual question answering)")
     args = parser.parse_args()
     if args.quick:
         args.images, args.repeats = 200, 3
@@ -202,6 +272,13 @@ def main():
               f"(goal >= 0.9x: {'met' if rates['registry'] >= 0.9 * rates['bare'] else 'NOT met'})")
         print(f"   bare (already decoded):       {rates['bare_decoded']:7.1f} images/s   registry/bare = {rates['registry'] / rates['bare_decoded']:.2f}x")
         print(f"   same labels as bare: {same}")
+        if not args.skip_vqa:
+            rates, same = bench_vqa(task, owner, build_vilt(var_dir / "vilt"), n=min(args.images, 256), batch_size=args.batch_size,
+                                    repeats=args.repeats, threads=args.threads)
+            print(f"   registry:                     {rates['registry']:7.1f} questions/s")
+            print(f"   bare (decode from file):      {rates['bare']:7.1f} questions/s   registry/bare = "
+                  f"{rates['registry'] / rates['bare']:.2f}x (goal >= 0.9x: {'met' if rates['registry'] >= 0.9 * rates['bare'] else 'NOT met'})")
+            print(f"   same answers as bare: {same}")
 
 
 if __name__ == "__main__":

@@ -437,6 +437,7 @@ UPLOAD_LIMITS = {
     "console:images": "IMAGE_ZIP_MAX_BYTES",
     "annotation:upload_image": "IMAGE_MAX_BYTES",
     "task-uploads": "CONSOLE_UPLOAD_MAX_BYTES",
+    "task-images": "IMAGE_ZIP_MAX_BYTES",
     "context-list": "CONSOLE_UPLOAD_MAX_BYTES",
     "leaderboard:submit": "MODEL_ARCHIVE_MAX_BYTES",  # an archive or a predictions file; the larger limit
     "model-list": "MODEL_ARCHIVE_MAX_BYTES",

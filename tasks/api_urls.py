@@ -1,10 +1,10 @@
 """``/api/v1/``: tasks, a round's contexts, datasets, and the owner's console (settings, roles,
-bans, uploads) (rounds themselves: ``validation/api_urls.py``)."""
+bans, uploads, images) (rounds themselves: ``validation/api_urls.py``)."""
 
 from django.urls import path
 from rest_framework.routers import DefaultRouter
 
-from tasks import api_views
+from tasks import api_views, image_api_views
 
 router = DefaultRouter(trailing_slash=False)
 router.include_root_view = False
@@ -21,5 +21,6 @@ urlpatterns = [
     path(f"{TASK}/uploads", api_views.UploadCreateView.as_view(), name="task-uploads"),
     path(f"{TASK}/uploads/<int:upload_id>", api_views.UploadDetailView.as_view(), name="task-upload"),
     path(f"{TASK}/uploads/<int:upload_id>/import", api_views.UploadImportView.as_view(), name="task-upload-import"),
+    path(f"{TASK}/images", image_api_views.TaskImagesView.as_view(), name="task-images"),
     *router.urls,
 ]

@@ -288,6 +288,9 @@ def create_endpoint_model(
     url = check_url(base_url)
     if api not in Endpoint.Api.values:
         raise RuleError(EndpointCode.BAD_SETTINGS, f"'api' is one of {', '.join(Endpoint.Api.values)}.", field="api")
+    if api not in task.spec.endpoint_apis:
+        raise RuleError(EndpointCode.BAD_SETTINGS, f"A {task.spec.display_name} task sends images: its endpoints use the "
+                        f"{' or '.join(task.spec.endpoint_apis)} API.", field="api")
     model_name = (model_name or "").strip()
     if not model_name or len(model_name) > 200:
         raise RuleError(EndpointCode.BAD_SETTINGS, "Give the endpoint's model name (1-200 characters).", field="model_name")
@@ -460,13 +463,23 @@ def _client(endpoint):
         return _clients[key], _semaphores[key]
 
 
+def _text(content) -> str:
+    """A message's text for a completions prompt; content parts (an image) cannot go there: refused
+    (``create_endpoint_model`` keeps kinds that send images on the chat API; this catches an endpoint
+    switched to completions afterwards)."""
+    if isinstance(content, str):
+        return content
+    raise RuleError(EndpointCode.BAD_SETTINGS, "This task sends images, which only the chat API carries: set the endpoint's API to chat.",
+                    field="api")
+
+
 def request_body(endpoint, messages: list[dict]) -> dict:
     """The JSON body of one call: chat messages, or for ``/v1/completions`` one prompt joining them."""
     body = {"model": endpoint.model_name, **endpoint.params}
     if endpoint.api == endpoint.Api.CHAT:
         body["messages"] = messages
     else:
-        body["prompt"] = "\n\n".join(m["content"] for m in messages) + "\n"
+        body["prompt"] = "\n\n".join(_text(m["content"]) for m in messages) + "\n"
     return body
 
 

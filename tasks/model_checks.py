@@ -55,6 +55,7 @@ TOKENIZER_FILES = ("tokenizer.json", "vocab.txt", "vocab.json", "spiece.model", 
 MODEL_FILES = (
     "config.json", "generation_config.json", "model.safetensors.index.json", "tokenizer_config.json",
     "special_tokens_map.json", "added_tokens.json", "merges.txt", "README.md", "preprocessor_config.json",
+    "processor_config.json",  # a multimodal processor (image processor + tokenizer, e.g. ViLT's) in transformers 5
     *TOKENIZER_FILES,
 )
 

@@ -233,3 +233,31 @@ class UploadSerializer(serializers.Serializer):
     errors = serializers.ListField(child=serializers.DictField())
     error_count = serializers.IntegerField()
     created_at = serializers.DateTimeField()
+
+
+class ImageUploadSerializer(serializers.Serializer):
+    """Images (PNG, JPEG, WebP, GIF) and/or zips of them (multipart, field ``files``, repeatable) and the
+    round whose contexts they become."""
+
+    files = serializers.ListField(child=serializers.FileField(), allow_empty=False,
+                                  help_text="One or more images or .zip files of images (repeat the field).")
+    round = serializers.IntegerField(min_value=1, max_value=2**31 - 1, help_text="The round (it must exist).")
+
+
+class ContextImageSerializer(serializers.Serializer):
+    """An uploaded image: its content hash (its name everywhere), size, and where to read it and its thumbnail."""
+
+    sha256 = serializers.CharField()
+    ext = serializers.CharField()
+    width = serializers.IntegerField()
+    height = serializers.IntegerField()
+    size = serializers.IntegerField(help_text="Bytes of the cleaned image.")
+    original_name = serializers.CharField(help_text="The uploaded file's name (owners only: it may carry a label).")
+    url = serializers.CharField()
+    thumbnail_url = serializers.CharField()
+
+
+class ImageUploadResultSerializer(serializers.Serializer):
+    added = serializers.IntegerField(help_text="New contexts of the round.")
+    unchanged = serializers.IntegerField(help_text="Images already contexts of the round.")
+    images = ContextImageSerializer(many=True)

@@ -1,5 +1,5 @@
-"""In-process image models for the registry (``tasks.registry``): the predictor of the
-``image_classification`` kind. Inputs name images by sha256 (``tasks.images``); they are read
+"""In-process image models for the registry (``tasks.registry``): the predictors of the
+``image_classification`` and ``visual_question_answering`` kinds. Inputs name images by sha256 (``tasks.images``); they are read
 from the default storage, preprocessed by the model's own image processor and run in batches of
 ``batch_size`` images, as the text predictors batch texts.
 """
@@ -89,3 +89,64 @@ class ImageClassificationPredictor(ClassificationPredictor):
         probs = probs[:, self._task_order]
         labels = self.task_labels
         return [{"label": labels[b], "probs": dict(zip(labels, row))} for b, row in zip(probs.argmax(1).tolist(), probs.tolist())]
+
+
+class VisualQuestionAnsweringPredictor(ImageClassificationPredictor):
+    """Visual question answering with ``AutoModelForVisualQuestionAnswering`` (an answer classifier
+    such as ViLT) and its processor (image processor plus tokenizer, ``AutoProcessor``).
+
+    ``predict(inputs)``: dicts holding the image field (an image's sha256, or a Pillow image) and the
+    question field (text). Images and questions go through the processor together, ``batch_size``
+    pairs per forward (questions padded per batch, truncated to the model's text length; images
+    resized and padded with a pixel mask by the processor). Returns ``{"answer": the answer of the
+    highest logit, "score": its sigmoid}`` per input (ViLT's VQA head is trained with a sigmoid per
+    answer). Raises ``RuleError`` (``model_bad_input``) for a missing image or question.
+    """
+
+    kind = "visual_question_answering"
+
+    @classmethod
+    def for_task(cls, task, hf_config: dict, **common) -> "VisualQuestionAnsweringPredictor":
+        """The answer vocabulary is the model's ``id2label`` (``task.spec.check_model_config``)."""
+        answers = task.spec.check_model_config(hf_config, task)
+        return cls(labels=answers, task_labels=answers, **common)
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        text_length = getattr(self.model.config, "max_position_embeddings", None) or 40
+        self.max_length = int(min(text_length, 512))
+
+    def _questions(self, inputs) -> list[str]:
+        name = self.model_inputs[1]
+        questions = []
+        for n, item in enumerate(inputs):
+            value = item.get(name) if isinstance(item, dict) else None
+            if not isinstance(value, str):
+                raise RuleError(ModelCheckCode.BAD_INPUT, f"Input {n} needs the text field '{name}' (the question).", field=name)
+            questions.append(value)
+        return questions
+
+    def predict(self, inputs, *, batch_size=None):
+        images = self._images(inputs)
+        questions = self._questions(inputs)
+        n = len(images)
+        if n == 0:
+            return []
+        size = max(1, int(batch_size or self.batch_size))
+        best = np.empty(n, dtype=np.int64)
+        scores = np.empty(n, dtype=np.float32)
+        torch = _torch()
+        with torch.inference_mode():
+            for start in range(0, n, size):
+                with self._tokenizer_lock:
+                    batch = self.processor(
+                        images=images[start:start + size], text=questions[start:start + size], padding=True,
+                        truncation=True, max_length=self.max_length, return_tensors="pt",
+                    )
+                if self.device.type != "cpu":
+                    batch = {k: v.to(self.device, non_blocking=True) for k, v in batch.items()}
+                logits = self.model(**batch).logits.float()
+                top, where = logits.max(-1)
+                best[start:start + size] = where.cpu().numpy()
+                scores[start:start + size] = top.sigmoid().cpu().numpy()
+        return [{"answer": self.labels[b], "score": float(s)} for b, s in zip(best.tolist(), scores.tolist())]

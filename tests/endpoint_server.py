@@ -14,6 +14,8 @@ requests with, e.g. ``[429, 503]``), ``stall()``/``release()`` (requests wait un
 ``kill_after(n)`` (the server answers n more requests, then drops every connection and closes
 its port, as a killed process does), ``huge`` (an answer larger than the platform's bound).
 ``requests`` records every body received and ``answered`` every prompt answered with 200.
+Chat messages may carry images as OpenAI's ``image_url`` content parts (``data:`` URLs): the model
+reads ``[image]`` in their place and ``images`` records each image's bytes.
 
 Streaming: a chat request with ``"stream": true`` is answered with server-sent events as
 OpenAI's API sends them (``data: {chunk}`` with ``choices[0].delta.content``, a last chunk with
@@ -111,7 +113,7 @@ class _Handler(BaseHTTPRequestHandler):
         if server.stalling.is_set():
             server.released.wait(timeout=120)
         if self.path == "/v1/chat/completions":
-            prompt = "\n".join(f"{m['role']}: {m['content']}" for m in body.get("messages", [])) + "\nassistant:"
+            prompt = "\n".join(f"{m['role']}: {server.content_text(m['content'])}" for m in body.get("messages", [])) + "\nassistant:"
         elif self.path == "/v1/completions":
             prompt = body.get("prompt", "")
         else:
@@ -197,8 +199,29 @@ class EndpointServer(ThreadingHTTPServer):
         if not isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
             super().handle_error(request, client_address)
 
+    def content_text(self, content) -> str:
+        """A message's content as prompt text: a string as is; a list of content parts (OpenAI's
+        multimodal format) as its text parts, each ``image_url`` part as ``[image]``. The bytes of each
+        ``data:`` URL image are appended to ``images`` (a URL of another scheme is recorded as is)."""
+        import base64
+
+        if isinstance(content, str):
+            return content
+        pieces = []
+        for part in content or []:
+            if part.get("type") == "image_url":
+                url = (part.get("image_url") or {}).get("url", "")
+                head, _, data = url.partition(",")
+                with self.lock:
+                    self.images.append(base64.b64decode(data) if head.startswith("data:") and head.endswith(";base64") else url)
+                pieces.append("[image]")
+            else:
+                pieces.append(str(part.get("text", "")))
+        return " ".join(pieces)
+
     def reset(self):
         """Forget recorded requests and every failure behaviour."""
+        self.images = []
         self.requests, self.answered, self.fail_next = [], [], []
         self.remaining, self.dead, self.huge = None, False, False
         self.token_delay_s, self.first_token_sent = 0.0, []

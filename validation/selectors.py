@@ -24,6 +24,7 @@ from annotation.models import VALIDATED, Example, RoundTally, RoundVoteTally, Va
 from annotation.selectors import NOT_VALIDATED_LABEL, WAITING_LABEL, ExampleCounts, annotator_count, counts_by_author
 from tasks import access
 from tasks.display import field_label, review_label
+from tasks.images import image_context_fields
 from tasks.models import Context, Round, Task
 from validation.calculations import VALIDATION_LABELS, Agreement, ConsensusPolicy, agreement_from_ratings, anonymise, saved_votes
 from validation.models import GoldItem, RoundAgreement, Validation
@@ -572,6 +573,9 @@ class ReviewDisplay:
     written: list
     answer: dict
     passage_heading: str | None
+    image_hashes: tuple = ()
+    """The sha256 of each image context field's value (``tasks.images``): the pages show those
+    context entries as images, not as their hash."""
 
 
 def review_display(example) -> ReviewDisplay:
@@ -588,7 +592,8 @@ def review_display(example) -> ReviewDisplay:
         (field_label(f) for f in config["context_fields"] + config["input_fields"] if f["name"] == passage_field), None
     )
     answer = task.spec.answer_display(config, data, example.target, example.model_output)
-    return ReviewDisplay(context=context, written=written, answer=answer, passage_heading=passage_heading)
+    images = tuple(h for h in (data.get(n) for n in image_context_fields(config)) if h)
+    return ReviewDisplay(context=context, written=written, answer=answer, passage_heading=passage_heading, image_hashes=images)
 
 
 def pending_counts(rounds) -> dict[int, int]:

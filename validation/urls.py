@@ -2,6 +2,7 @@ from django.urls import path
 
 from validation import crowd_views
 from validation import htmx_views as views
+from validation import image_export_views
 
 app_name = "validation"
 urlpatterns = [
@@ -16,6 +17,8 @@ urlpatterns = [
     path("tasks/<slug:code>/rounds/<int:number>/export.jsonl", views.export_round, name="export_round"),
     path("tasks/<slug:code>/rounds/<int:number>/export-images.zip", views.export_round_images, name="export_images"),
     path("tasks/<slug:code>/rounds/<int:number>/croissant.json", views.round_croissant, name="round_croissant"),
+    path("tasks/<slug:code>/rounds/<int:number>/export-with-images.zip", image_export_views.export_round_with_images,
+         name="export_round_images"),
     path("tasks/<slug:code>/rounds/<int:number>/owner/", views.owner_queue, name="owner_queue"),
     path("tasks/<slug:code>/rounds/<int:number>/owner/<int:example_id>/", views.owner_decide, name="owner_decide"),
     path("tasks/<slug:code>/gold/", crowd_views.gold_page, name="gold"),

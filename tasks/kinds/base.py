@@ -135,6 +135,9 @@ class TaskKindSpec:
     the kind's output (``endpoint_answer``, by the rule ``endpoint_answer_rule`` states)."""
     endpoint_answer_rule: str = ""
     """How the text of an endpoint's answer becomes this kind's output, in words (shown to owners)."""
+    endpoint_apis: tuple[str, ...] = ("chat", "completions")
+    """The endpoint APIs (``Endpoint.Api``) that can carry this kind's input: only ``chat`` when the
+    messages hold images (content parts), which a completions prompt cannot."""
 
     generates_images: bool = False
     """True when the model in the loop is an image generator whose images the annotator judges

@@ -85,6 +85,18 @@ def _console_file(world):
 _console_file.multipart = True
 
 
+def _image_file(world):
+    """A multipart body: one PNG for round 1 (sentiment has no image field: an owner is told so, 400)."""
+    from tests.image_support import draw, encode
+
+    upload = io.BytesIO(encode(draw()))
+    upload.name = "picture.png"
+    return {"files": upload, "round": 1}
+
+
+_image_file.multipart = True
+
+
 def _verdict(world):
     return {"example": world["example"].pk, "label": "correct"}
 
@@ -182,6 +194,8 @@ MATRIX = [
     ("GET", "/api/v1/tasks/{task_code}/uploads/{upload_id}", None, None, OWNERS_ONLY_READ),
     ("POST", "/api/v1/tasks/{task_code}/uploads/{upload_id}/import", {"fields": {"prompt": "prompt"}, "uid": "uid"}, None,
      (401, 403, 403, 403, 403, 200, 200)),
+    ("POST", "/api/v1/tasks/{task_code}/images", _image_file, None, (401, 403, 403, 403, 403, 400, 400)),
+    ("GET", "/api/v1/tasks/{task_code}/images", None, None, OWNERS_ONLY_READ),
     ("GET", "/api/v1/tasks/{task_code}/rounds/{round_number}/dashboard", None, None, OWNERS_ONLY_READ),
     ("GET", "/api/v1/tasks/{task_code}/people", None, None, OWNERS_ONLY_READ),
 ]

@@ -30,13 +30,16 @@ def num3(value):
 
 @register.filter
 def answer_text(target):
-    """The annotator's answer: a label, or the first answer span's text."""
+    """The annotator's answer: a label, the first answer span's text, or the first written answer
+    (visual question answering stores answers as texts)."""
     if not isinstance(target, dict):
         return ""
     if "label" in target:
         return target["label"]
     answers = target.get("answers") or []
-    return answers[0].get("text", "") if answers else ""
+    if not answers:
+        return ""
+    return answers[0].get("text", "") if isinstance(answers[0], dict) else str(answers[0])
 
 
 @register.filter
