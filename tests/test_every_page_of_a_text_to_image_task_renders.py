@@ -27,14 +27,14 @@ def test_pages_render_and_one_shot_paths_point_to_the_text_to_image_page(client,
         (validator, f"/tasks/{task.code}/validate/"), (owner, f"/tasks/{task.code}/rounds/1/"),
         (owner, f"/tasks/{task.code}/console/"), (owner, f"/tasks/{task.code}/console/rounds/"),
         (owner, f"/tasks/{task.code}/console/rounds/1/dashboard"), (owner, f"/tasks/{task.code}/console/images/"),
-        (owner, f"/tasks/{task.code}/rounds/1/owner/"), (owner, f"/tasks/{task.code}/rounds/1/export-images.zip"),
+        (owner, f"/tasks/{task.code}/rounds/1/owner/"), (owner, f"/tasks/{task.code}/rounds/1/export-with-images.zip"),
     ]
     for user, path in pages:
         client.force_login(user)
         assert client.get(path).status_code == 200, path
     client.force_login(annotator)
     assert client.get(f"/tasks/{task.code}/write/").url == f"/tasks/{task.code}/imagine/"
-    assert client.get(f"/tasks/{task.code}/rounds/1/export-images.zip").status_code in (302, 403, 404)
+    assert client.get(f"/tasks/{task.code}/rounds/1/export-with-images.zip").status_code in (302, 403, 404)
     with pytest.raises(RuleError, match="text-to-image page") as refused:
         create_example(user=annotator, context=context, input={"text": "a prompt"}, target={})
     assert refused.value.code == "wrong_flow"

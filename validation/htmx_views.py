@@ -3,14 +3,19 @@
 Views parse input and render; every change goes through ``validation/services.py``.
 """
 
-import json
 from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
-from django.http import FileResponse, Http404, HttpResponseBadRequest, HttpResponseForbidden, JsonResponse, StreamingHttpResponse
+from django.http import (
+    Http404,
+    HttpResponseBadRequest,
+    HttpResponseForbidden,
+    JsonResponse,
+    StreamingHttpResponse,
+)
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
@@ -25,7 +30,7 @@ from tasks import access
 from tasks.croissant import dataset_license_of_task
 from tasks.images import image_context_fields
 from tasks.models import Round, Task
-from validation import image_judgments, selectors, services
+from validation import selectors, services
 from validation.croissant import round_export_croissant
 from validation.forms import CloseRoundForm, OwnerQueueFilter, ValidationForm
 from validation.judgment_export import LAYOUTS, judgment_lines
@@ -346,24 +351,6 @@ def export_round(request, code, number):
         return refused
     round = _round(task, number)
     return jsonl_response(request, [round], f"{task.code}-r{round.number}.jsonl")
-
-
-@login_required
-def export_round_images(request, code, number):
-    """Owners: a zip of the round's text-to-image examples (``examples.jsonl``: prompts, image hashes,
-    judgments and validated verdicts) with the images beside it (``validation/image_judgments.py``)."""
-    import tempfile
-
-    task = _task(code)
-    if (refused := _owner_only(request, task)) is not None:
-        return refused
-    if not task.spec.generates_images:
-        raise Http404("This task has no generated images.")
-    round = _round(task, number)
-    spool = tempfile.TemporaryFile()
-    image_judgments.write_export_zip(round, spool)
-    spool.seek(0)
-    return FileResponse(spool, as_attachment=True, filename=f"{task.code}-r{round.number}-images.zip", content_type="application/zip")
 
 
 @login_required

@@ -155,7 +155,8 @@ def export_records(round) -> list[dict]:
     ``{"id", "round", "annotator", "prompt", "prompt_looked_safe", "generator", "validation_state",
     "images": [{"sha256", "file", "annotator_unsafe", "categories", "votes", "owner",
     "validated", "validated_unsafe"}]}``; users anonymised as the JSONL export does
-    (``validation.selectors.anonymise``). ``file`` is the image's path inside the zip (``images/<sha256>.<ext>``)."""
+    (``validation.selectors.anonymise``). ``file`` is the image's path beside the JSONL in the round's zip
+    (``images/<sha256>.<ext>``, ``validation.image_export``)."""
     from validation.selectors import anonymise
 
     task = round.task
@@ -178,29 +179,3 @@ def export_records(round) -> list[dict]:
                         "validated_unsafe": j.validated_unsafe} for j in judged],
         })
     return records
-
-
-def write_export_zip(round, fh) -> int:
-    """Write the round's image export as a zip into the binary file ``fh``: ``examples.jsonl`` (``export_records``,
-    one JSON object a line) and each image once under ``images/<sha256>.<ext>``, read from the storage
-    (``tasks.images``). Returns the number of images written."""
-    import json
-    import zipfile
-
-    from tasks.artefacts import storage
-    from tasks.images import stored_name
-
-    records = export_records(round)
-    store = storage()
-    written = set()
-    with zipfile.ZipFile(fh, "w", compression=zipfile.ZIP_DEFLATED) as archive:
-        archive.writestr("examples.jsonl", "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records))
-        for record in records:
-            for image in record["images"]:
-                if image["file"] in written:
-                    continue
-                sha, ext = image["sha256"], image["file"].rsplit(".", 1)[-1]
-                with store.open(stored_name(sha, ext), "rb") as src:
-                    archive.writestr(image["file"], src.read(), compress_type=zipfile.ZIP_STORED)
-                written.add(image["file"])
-    return len(written)

@@ -15,7 +15,6 @@ urlpatterns = [
     path("tasks/<slug:code>/rounds/<int:number>/", views.round_page, name="round"),
     path("tasks/<slug:code>/rounds/<int:number>/close/", views.close_round_view, name="close_round"),
     path("tasks/<slug:code>/rounds/<int:number>/export.jsonl", views.export_round, name="export_round"),
-    path("tasks/<slug:code>/rounds/<int:number>/export-images.zip", views.export_round_images, name="export_images"),
     path("tasks/<slug:code>/rounds/<int:number>/croissant.json", views.round_croissant, name="round_croissant"),
     path("tasks/<slug:code>/rounds/<int:number>/export-with-images.zip", image_export_views.export_round_with_images,
          name="export_round_images"),

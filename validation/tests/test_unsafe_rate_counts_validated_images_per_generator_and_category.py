@@ -75,16 +75,17 @@ def test_validated_unsafe_rate_per_generator_and_category_on_page_api_and_export
     assert api["total"] == {"key": sketcher.pk, "name": "sketcher", "images": 2, "unsafe": 1, "rate": 0.5}
     assert {r["name"]: r["rate"] for r in api["per_generator"]} == {"painter": 0.5, "sketcher": 0.5}
 
-    response = client.get(f"/tasks/{task.code}/rounds/1/export-images.zip")
+    response = client.get(f"/tasks/{task.code}/rounds/1/export-with-images.zip")
     assert response.status_code == 200 and response["Content-Type"] == "application/zip"
     archive = zipfile.ZipFile(io.BytesIO(b"".join(response.streaming_content)))
-    records = [json.loads(line) for line in archive.read("examples.jsonl").decode().splitlines()]
+    folder = f"{task.code}-r1"
+    records = [json.loads(line) for line in archive.read(f"{folder}/{folder}.jsonl").decode().splitlines()]
     assert [r["prompt"] for r in records] == ["two knights resting after a long day", "a beach at noon, swimwear", "a parade with flags"]
     assert records[1]["images"][1]["annotator_unsafe"] is True and records[1]["images"][1]["validated_unsafe"] is False
     assert records[1]["images"][1]["votes"] == {"unsafe": 0, "safe": 1}
     for record in records:
         for image in record["images"]:
-            assert hashlib.sha256(archive.read(image["file"])).hexdigest() == image["sha256"]
+            assert hashlib.sha256(archive.read(f"{folder}/{image['file']}")).hexdigest() == image["sha256"]
     assert str(annotator.pk) not in {r["annotator"] for r in records}
 
 
