@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 from annotation.models import Example, ValidationState
 from validation.models import Validation
+from validation.selectors import anonymise
 
 SETTLED = (ValidationState.VERIFIED_CORRECT, ValidationState.VERIFIED_INCORRECT)
 
@@ -157,8 +158,6 @@ def export_records(round) -> list[dict]:
     "validated", "validated_unsafe"}]}``; users anonymised as the JSONL export does
     (``validation.selectors.anonymise``). ``file`` is the image's path beside the JSONL in the round's zip
     (``images/<sha256>.<ext>``, ``validation.image_export``)."""
-    from validation.selectors import anonymise
-
     task = round.task
     field_name = task.spec.prompt_field(task.config)
     examples = list(Example.objects.filter(round=round, retracted=False).order_by("pk").prefetch_related("validations"))
