@@ -138,6 +138,9 @@ def enqueue_arena_board(task_id: int) -> None:
             return
     except NoSuchJobError:
         logger.debug("the marked arena job of task %s is gone (ran and expired, or the queue was emptied)", task_id)
+    except RedisError as error:
+        logger.warning("the arena board of task %s is not queued (the next read tries again): %s", task_id, error)
+        return
     try:
         job_id = f"rebuild-arena-{task_id}-{uuid.uuid4().hex[:12]}"
         default.enqueue("leaderboard.jobs.rebuild_arena_board", task_id, job_id=job_id)
