@@ -306,7 +306,10 @@ def _upload_data(upload):
 @owner_console
 def upload_detail(request, task, upload_id):
     """GET: the mapping step (a column for each task field, with a preview of the first rows), or
-    the import's progress and outcome. POST: import with the mapping (``start_import``)."""
+    the import's progress and outcome. POST: import with the mapping (``start_import``): an import
+    that succeeded redirects to this page; one the file's rows refused answers 400 with the
+    line-numbered problems and the mapping again; one handed to the RQ job answers 202 with the
+    progress bar, which polls ``upload_status`` until it shows the outcome."""
     upload = get_object_or_404(Upload, pk=upload_id, task=task)
     waiting = upload.status in (Upload.Status.MAPPING, Upload.Status.FAILED)
     form = MappingForm(request.POST or None, upload=upload) if waiting else None
@@ -322,7 +325,11 @@ def upload_detail(request, task, upload_id):
                 form.add_error(None, refused.message)
                 status = refused.status_code
             else:
-                return redirect("console:upload", code=task.code, upload_id=upload.pk)
+                if upload.status == Upload.Status.DONE:
+                    return redirect("console:upload", code=task.code, upload_id=upload.pk)
+                if upload.status != Upload.Status.FAILED:  # queued: the job has it (a failure keeps the 400 and the form)
+                    status, form = 202, None
+    waiting = upload.status in (Upload.Status.MAPPING, Upload.Status.FAILED)
     preview_mapping = form.mapping() if form is not None and form.is_bound and form.is_valid() else None
     return _page(
         request, task, "upload.html", "uploads", status=status, form=form,

@@ -23,7 +23,7 @@ from rest_framework.views import APIView
 from dynabench.api import query_bool, query_choice
 from dynabench.roles import has_role
 from leaderboard import preflight, services
-from leaderboard.arena_board import arena_board
+from leaderboard.arena_board import cached_arena_board
 from leaderboard.calculations import METRICS, MISSING_LEGACY, MISSING_PER_MODEL
 from leaderboard.models import MissingMetric
 from leaderboard.selectors import cache_header, cached_leaderboard_table, model_runs, parse_weights
@@ -375,14 +375,19 @@ class ArenaView(TaskScopedMixin, APIView):
     """A task's arena leaderboard (``leaderboard/arena_board.py``): Elo-scale ratings with 95% bootstrap
     intervals and rank ranges from validated pairwise judgments (Davidson's tie model,
     ``leaderboard/arena.py``), the win-rate matrix, battles per model, and the generative vMER per
-    model and failure category."""
+    model and failure category. Read from the board an RQ job last built: ``as_of`` says when,
+    ``computing`` whether a newer one is being built; 202 with no board before the first build."""
 
     permission_classes = [AllowAny]
 
-    @extend_schema(summary="Get a task's arena leaderboard", parameters=[TASK_CODE], responses=OpenApiTypes.OBJECT)
+    @extend_schema(summary="Get a task's arena leaderboard", parameters=[TASK_CODE], responses={200: OpenApiTypes.OBJECT, 202: OpenApiTypes.OBJECT})
     def get(self, request, task_code):
-        board = arena_board(self.get_task())
+        state = cached_arena_board(self.get_task())
+        board = state.board
+        if board is None:
+            return Response({"status": "computing", "as_of": None, "computing": True}, status=status.HTTP_202_ACCEPTED)
         return Response({
+            "status": "computing" if state.computing else "ready", "as_of": state.computed_at, "computing": state.computing,
             "method": "Davidson (1970) Bradley-Terry with ties; 'both bad' counts as a tie; percentile bootstrap over battles",
             "battles": board.battles, "pending_judgments": board.pending, "tie_parameter": board.nu, "resamples": board.resamples,
             "models": board.models,

@@ -19,24 +19,34 @@ One selector, ``arena_board(task)``, for the page (``/tasks/<code>/arena/``) and
   (``validation.calculations.agreement_from_ratings``) over the judgments of each failure
   category, of "holds" (no failure claimed) and of pairwise preferences.
 
-The board is cached (Django cache) under the task's validation and example counts, so a page view
-after no change recomputes nothing.
+**Built by a job, read from the cache.** The bootstrap takes seconds, so no request computes the
+board: ``rebuild_arena_board(task_id)`` (the RQ job ``leaderboard.jobs.rebuild_arena_board`` on the
+``default`` queue, as the Dynascore leaderboard's ``recompute_leaderboard``) computes it and keeps
+it in the Django cache with the stamp of its inputs (the task's version and its validations' and
+examples' counts, last ids and times) and when it was computed. The job is enqueued when a judgment
+settles (``tasks.signals.example_settled``, ``leaderboard/apps.py``) and by a read that finds the
+stamp changed (a vote that settled nothing, a new or retracted judgment) or no board at all.
+``cached_arena_board(task)`` is the read: the board as of its computation (or none yet), and
+whether a newer one is being computed.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
+from datetime import datetime
 
 import numpy as np
 from django.core.cache import cache
 from django.db.models import Count, Max, Q
+from django.utils import timezone
 
 from annotation.models import Example, ValidationState
 from dynabench.errors import RuleError
 from leaderboard.arena import A_WINS, B_WINS, TIE, rank_arena
+from leaderboard.queueing import enqueue_arena_board
 from tasks.kinds.open_ended import categories
-from tasks.models import MLModel
+from tasks.models import MLModel, Task
 from validation.calculations import agreement_from_ratings
 from validation.models import Validation
 from validation.selectors import validated_examples
@@ -71,30 +81,76 @@ def _name(model: MLModel) -> str:
     return f"Anonymous model {model.pk}" if model.anonymous else model.name
 
 
-def _key(task) -> str:
+@dataclass(frozen=True)
+class CachedArena:
+    """What a read of the arena finds: ``board`` (``ArenaBoard``, or ``None`` before the first
+    build), ``computed_at`` (when that board was computed, aware ``datetime`` or ``None``) and
+    ``computing`` (the judgments changed since, or there is no board yet: a rebuild is queued)."""
+
+    board: ArenaBoard | None
+    computed_at: datetime | None
+    computing: bool
+
+
+def _stamp(task) -> str:
+    """The inputs of the task's board in one string: it changes whenever a validation or an example
+    is added, removed or retracted, or the task's settings change."""
     stamp = Validation.objects.filter(example__round__task=task).aggregate(n=Count("id"), last=Max("id"), at=Max("created_at"))
     examples = Example.objects.filter(round__task=task).aggregate(n=Count("id"), last=Max("id"), kept=Count("id", filter=~_RETRACTED),
                                                                   at=Max("created_at"))
-    parts = [stamp["n"], stamp["last"], stamp["at"], examples["n"], examples["last"], examples["kept"], examples["at"]]
-    return f"arena-board:{task.pk}:{task.version}:" + ":".join(str(p) for p in parts).replace(" ", "T")
+    parts = [task.version, stamp["n"], stamp["last"], stamp["at"], examples["n"], examples["last"], examples["kept"], examples["at"]]
+    return ":".join(str(p) for p in parts).replace(" ", "T")
 
 
+def _cache_key(task_id: int) -> str:
+    return f"arena-board:{task_id}"
 
 
-def arena_board(task, *, resamples: int = RESAMPLES) -> ArenaBoard:
-    """The task's ``ArenaBoard`` (module docstring), cached until its validations or examples change.
-    Raises ``RuleError`` ``no_arena`` (404) for a task whose kind collects no judgments."""
+def _check_arena(task) -> None:
     if not task.spec.conversational:
         raise RuleError("no_arena", f"{task.name} collects no judgments of generative answers, so it has no arena.", status_code=404)
-    key = f"{_key(task)}:{resamples}"
-    board = cache.get(key)
-    if board is None:
-        board = _compute(task, resamples=resamples)
-        cache.set(key, board, timeout=24 * 3600)
-    return board
 
 
-def _compute(task, *, resamples: int) -> ArenaBoard:
+def cached_arena_board(task) -> CachedArena:
+    """The task's arena board as the last ``rebuild_arena_board`` left it (module docstring); when
+    its inputs changed since, or there is none yet, a rebuild is enqueued (once: a queued one is
+    not queued again) and ``computing`` is true. Raises ``RuleError`` ``no_arena`` (404) for a
+    task whose kind collects no judgments. Reads three aggregates and one cache entry; computes
+    nothing."""
+    _check_arena(task)
+    entry = cache.get(_cache_key(task.pk))
+    if entry is not None and entry["stamp"] == _stamp(task):
+        return CachedArena(board=entry["board"], computed_at=entry["computed_at"], computing=False)
+    enqueue_arena_board(task.pk)
+    if entry is None:
+        return CachedArena(board=None, computed_at=None, computing=True)
+    return CachedArena(board=entry["board"], computed_at=entry["computed_at"], computing=True)
+
+
+def rebuild_arena_board(task_id: int, *, resamples: int = RESAMPLES) -> str:
+    """Compute the task's ``ArenaBoard`` and keep it in the cache with the stamp of the inputs it
+    read (taken before reading them: a judgment added meanwhile makes the next read queue another
+    build). The job ``leaderboard.jobs.rebuild_arena_board``; idempotent. Returns a summary."""
+    task = Task.objects.filter(pk=task_id).first()
+    if task is None or not task.spec.conversational:
+        return f"task {task_id}: no arena to build"
+    stamp = _stamp(task)
+    board = compute_arena_board(task, resamples=resamples)
+    cache.set(_cache_key(task.pk), {"stamp": stamp, "board": board, "computed_at": timezone.now()}, timeout=None)
+    return f"arena of {task.code}: {board.battles} battles, {len(board.models)} models"
+
+
+def on_example_settled(sender, example_id, **kwargs) -> None:
+    """Receiver of ``tasks.signals.example_settled`` (sent once the validation commits): a settled
+    judgment of a task with an arena queues the board's rebuild."""
+    task = Task.objects.filter(rounds__examples__pk=example_id).first()
+    if task is not None and task.spec.conversational:
+        enqueue_arena_board(task.pk)
+
+
+def compute_arena_board(task, *, resamples: int = RESAMPLES) -> ArenaBoard:
+    """The task's ``ArenaBoard`` (module docstring), computed now (seconds: the bootstrap refits
+    ``resamples`` times). Only the job calls it; pages and the API read ``cached_arena_board``."""
     spec, config = task.spec, task.config
     cats = categories(config)
     validated = validated_examples(task=task)

@@ -11,7 +11,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from dynabench.errors import RuleError
 from leaderboard import archives, services
-from leaderboard.arena_board import arena_board
+from leaderboard.arena_board import cached_arena_board
 from leaderboard.calculations import METRICS, MISSING_PER_MODEL
 from leaderboard.error_codes import LeaderboardErrorCode as Code
 from leaderboard.forms import SaveLeaderboardForm, SubmissionForm
@@ -78,14 +78,18 @@ def leaderboard(request, code):
 @require_GET
 def arena(request, code):
     """The arena leaderboard (``leaderboard/arena_board.py``): ratings from validated pairwise judgments,
-    the win-rate matrix and the generative vMER per model and failure category."""
+    the win-rate matrix and the generative vMER per model and failure category, as of the board's
+    last build (an RQ job); while a newer one is built the page says so and polls for it."""
     task = _task(code)
     try:
-        board = arena_board(task)
+        state = cached_arena_board(task)
     except RuleError as error:
         raise Http404(error.message) from None
-    matrix = [(m, [(other, board.win_rate[i][j]) for j, other in enumerate(board.models)]) for i, m in enumerate(board.models)]
-    return render(request, "leaderboard/arena.html", {"task": task, "board": board, "matrix": matrix})
+    board = state.board
+    matrix = [] if board is None else [
+        (m, [(other, board.win_rate[i][j]) for j, other in enumerate(board.models)]) for i, m in enumerate(board.models)
+    ]
+    return render(request, "leaderboard/arena.html", {"task": task, "board": board, "state": state, "matrix": matrix})
 
 
 @require_http_methods(["GET", "POST"])

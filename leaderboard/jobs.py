@@ -18,7 +18,8 @@ are its spec's (``tasks/kinds/``). Their state lives on our own rows:
 3. ``requeue_stale_runs()`` puts runs whose worker stopped beating back in the queue;
    ``reap()`` (``leaderboard/reaper.py``, a repeating job) does that and more; every job here
    carries the failure callback ``on_job_failure``.
-4. ``recompute_leaderboard(task_id)`` (idempotent) rebuilds the task's ``LeaderboardCache``.
+4. ``recompute_leaderboard(task_id)`` (idempotent) rebuilds the task's ``LeaderboardCache``;
+   ``rebuild_arena_board(task_id)`` the arena's cached board (``leaderboard/arena_board.py``).
 5. ``train_selection(model_id)`` trains a data-centric submission's selection with the task's
    fixed recipe and seed; its evaluation is then scheduled like any retrained model's.
 6. ``unpack_model(model_id)`` unpacks a submitted archive waiting in the storage
@@ -39,7 +40,7 @@ from redis.exceptions import RedisError
 from rq import get_current_job
 
 from dynabench.errors import RuleError
-from leaderboard import evaluation, sharding, unpacking
+from leaderboard import arena_board, evaluation, sharding, unpacking
 from leaderboard.models import EvaluationRun
 from leaderboard import queueing
 from leaderboard.queueing import enqueue_merge, enqueue_recompute, enqueue_run, enqueue_shard
@@ -182,6 +183,11 @@ def merge_shards(run_id: int) -> str:
 def recompute_leaderboard(task_id: int) -> str:
     """Rebuild the task's ``LeaderboardCache`` from its evaluation runs (``evaluation.rebuild_leaderboard``)."""
     return evaluation.rebuild_leaderboard(task_id)
+
+
+def rebuild_arena_board(task_id: int) -> str:
+    """Compute the task's arena board and keep it in the cache (``arena_board.rebuild_arena_board``)."""
+    return arena_board.rebuild_arena_board(task_id)
 
 
 def unpack_model(model_id: int) -> str:

@@ -123,6 +123,32 @@ def enqueue_recompute(task_id: int) -> None:
         logger.warning("the queued leaderboard job of task %s is not marked: %s", task_id, error)
 
 
+def enqueue_arena_board(task_id: int) -> None:
+    """Put ``rebuild_arena_board(task_id)`` on the ``default`` queue, unless one for the task is
+    queued and not started yet (it reads every judgment there is when it starts). Redis being down
+    leaves the page saying the board is being computed; the next read tries again."""
+    from rq.exceptions import NoSuchJobError
+    from rq.job import Job, JobStatus
+
+    default = queue("default")
+    marker = f"dynabench:leaderboard:arena-job:{task_id}"
+    try:
+        queued = default.connection.get(marker)
+        if queued and Job.fetch(queued.decode(), connection=default.connection).get_status() == JobStatus.QUEUED:
+            return
+    except NoSuchJobError:
+        logger.debug("the marked arena job of task %s is gone (ran and expired, or the queue was emptied)", task_id)
+    except RedisError as error:
+        logger.warning("the arena board of task %s is not queued (the next read tries again): %s", task_id, error)
+        return
+    try:
+        job_id = f"rebuild-arena-{task_id}-{uuid.uuid4().hex[:12]}"
+        default.enqueue("leaderboard.jobs.rebuild_arena_board", task_id, job_id=job_id)
+        default.connection.set(marker, job_id, ex=24 * 3600)
+    except RedisError as error:
+        logger.warning("the arena board of task %s is not queued (the next read tries again): %s", task_id, error)
+
+
 def _recompute_marker(task_id: int) -> str:
     """Redis key holding the id of the last ``recompute_leaderboard`` job enqueued for the task."""
     return f"dynabench:leaderboard:recompute-job:{task_id}"

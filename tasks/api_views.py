@@ -387,17 +387,18 @@ class UploadDetailView(OwnerTaskView):
 @extend_schema_view(
     post=extend_schema(
         summary="Import an upload with a column mapping (owners)", parameters=[TASK_CODE], request=UploadMappingSerializer,
-        responses={200: UploadSerializer, 202: UploadSerializer},
+        responses={200: UploadSerializer, 202: UploadSerializer, 400: UploadSerializer},
     ),
 )
 class UploadImportView(OwnerTaskView):
     """Step 2: import with the mapping, all-or-nothing (``tasks.uploads.start_import``): 200 with
-    the outcome (``done``, or ``failed`` with line-numbered problems), or 202 when queued."""
+    the outcome when imported, 400 when the file's rows were refused (status ``failed``, the
+    line-numbered problems in ``errors``), or 202 when queued (poll the upload for its outcome)."""
 
     def post(self, request, task_code, upload_id):
         upload = get_object_or_404(Upload, pk=upload_id, task=self.get_task())
         serializer = UploadMappingSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         upload = uploads.start_import(upload=upload, acting_user=request.user, mapping=serializer.validated_data)
-        queued = upload.status in (Upload.Status.QUEUED, Upload.Status.RUNNING)
-        return Response(UploadSerializer(_upload_body(upload)).data, status=status.HTTP_202_ACCEPTED if queued else status.HTTP_200_OK)
+        answer = {Upload.Status.DONE: status.HTTP_200_OK, Upload.Status.FAILED: status.HTTP_400_BAD_REQUEST}
+        return Response(UploadSerializer(_upload_body(upload)).data, status=answer.get(upload.status, status.HTTP_202_ACCEPTED))

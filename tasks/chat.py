@@ -71,10 +71,9 @@ def stream_chat(endpoint, messages: list[dict]) -> Iterator[tuple[str, object]]:
 
     ``endpoint``: a ``tasks.models.Endpoint`` (its ``model`` loaded). Raises ``EndpointError``
     (codes ``endpoint_failed``, ``endpoint_timed_out``, ``endpoint_unavailable``) when the call
-    fails, and ``RuleError`` when the URL is no longer allowed (see the module docstring).
+    fails, and ``RuleError`` when the URL is no longer allowed (see the module docstring). Retries
+    follow ``tasks.endpoints.Retries``, and stop once part of the answer has been shown.
     """
-    import httpx
-
     if endpoint.api != endpoint.Api.CHAT:
         answer = endpoints.call(endpoint, messages)
         answer.raw["first_token_ms"] = answer.latency_ms
@@ -92,58 +91,44 @@ def stream_chat(endpoint, messages: list[dict]) -> Iterator[tuple[str, object]]:
     body = endpoints.request_body(endpoint, messages) | {"stream": True, "stream_options": {"include_usage": True}}
     limit = int(endpoints._setting("DYNABENCH_ENDPOINT_MAX_RESPONSE_BYTES", 2**20))
     started = time.perf_counter()
-    error, shown = None, False
-    for attempt in range(endpoint.max_retries + 1):
-        retry_after = None
-        try:
-            with semaphore, client.stream("POST", url, json=body, headers=headers) as response:
-                if response.status_code == 200:
-                    text, usage, finish, first_ms, chunk_id = [], {}, "", None, ""
-                    for event in _events(response, limit):
-                        if event is None:
-                            break
-                        if not isinstance(event, dict):
-                            raise EndpointError(EndpointCode.FAILED, "The endpoint's stream is not an OpenAI-style chat stream.")
-                        chunk_id = chunk_id or str(event.get("id", ""))[:200]
-                        if isinstance(event.get("usage"), dict):
-                            usage = event["usage"]
-                        choices = event.get("choices") or []
-                        if choices and isinstance(choices[0], dict) and choices[0].get("finish_reason"):
-                            finish = str(choices[0]["finish_reason"])[:50]
-                        piece = _piece(event) if choices else ""
-                        if piece:
-                            if first_ms is None:
-                                first_ms = (time.perf_counter() - started) * 1000
-                            shown = True
-                            text.append(piece)
-                            yield "token", piece
-                    latency_ms = (time.perf_counter() - started) * 1000
-                    whole = "".join(text)
-                    raw = {"id": chunk_id, "model": endpoint.model_name, "finish_reason": finish, "text": whole,
-                           "usage": usage, "stream": True, "first_token_ms": round(first_ms if first_ms is not None else latency_ms, 3)}
-                    endpoints._record_outcome(model, True)
-                    yield "done", Answer(text=whole, raw=raw, latency_ms=latency_ms, prompt_tokens=_count(usage, "prompt_tokens"),
-                                         completion_tokens=_count(usage, "completion_tokens"))
-                    return
-                response.read()
-                error = EndpointError(EndpointCode.FAILED, f"The endpoint answered HTTP {response.status_code}.")
-                if response.status_code != 429 and response.status_code < 500:
-                    break
-                retry_after = response.headers.get("retry-after")
-        except httpx.TimeoutException:
-            error = EndpointError(EndpointCode.TIMED_OUT, f"The endpoint did not answer within {endpoint.timeout_s:g} s.")
-            break
-        except httpx.TransportError as exc:
-            error = EndpointError(EndpointCode.FAILED, f"The connection to the endpoint failed ({type(exc).__name__}).")
-        except EndpointError as exc:
-            error = exc
-            break
+    shown = False
+    tries = endpoints.Retries(endpoint)
+    for _ in tries:
+        with tries.guard(), semaphore, client.stream("POST", url, json=body, headers=headers) as response:
+            if response.status_code == 200:
+                text, usage, finish, first_ms, chunk_id = [], {}, "", None, ""
+                for event in _events(response, limit):
+                    if event is None:
+                        break
+                    if not isinstance(event, dict):
+                        raise EndpointError(EndpointCode.FAILED, "The endpoint's stream is not an OpenAI-style chat stream.")
+                    chunk_id = chunk_id or str(event.get("id", ""))[:200]
+                    if isinstance(event.get("usage"), dict):
+                        usage = event["usage"]
+                    choices = event.get("choices") or []
+                    if choices and isinstance(choices[0], dict) and choices[0].get("finish_reason"):
+                        finish = str(choices[0]["finish_reason"])[:50]
+                    piece = _piece(event) if choices else ""
+                    if piece:
+                        if first_ms is None:
+                            first_ms = (time.perf_counter() - started) * 1000
+                        shown = True
+                        text.append(piece)
+                        yield "token", piece
+                latency_ms = (time.perf_counter() - started) * 1000
+                whole = "".join(text)
+                raw = {"id": chunk_id, "model": endpoint.model_name, "finish_reason": finish, "text": whole,
+                       "usage": usage, "stream": True, "first_token_ms": round(first_ms if first_ms is not None else latency_ms, 3)}
+                endpoints._record_outcome(model, True)
+                yield "done", Answer(text=whole, raw=raw, latency_ms=latency_ms, prompt_tokens=_count(usage, "prompt_tokens"),
+                                     completion_tokens=_count(usage, "completion_tokens"))
+                return
+            response.read()
+            tries.refused(response)
         if shown:
-            break
-        if attempt < endpoint.max_retries:
-            time.sleep(endpoints._backoff(attempt, retry_after))
-    endpoints._record_outcome(model, False, error.message)
-    raise error
+            tries.stop()
+    endpoints._record_outcome(model, False, tries.error.message)
+    raise tries.error
 
 
 def sse(event: str, data) -> bytes:

@@ -58,6 +58,7 @@ import socket
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
+from contextlib import contextmanager
 from urllib.parse import urlsplit
 
 from django.conf import settings
@@ -528,6 +529,67 @@ def _backoff(attempt: int, retry_after: str | None) -> float:
     return min(BACKOFF_MAX_S, BACKOFF_BASE_S * 2**attempt) * (0.5 + random.random() / 2)
 
 
+class Retries:
+    """The one retry rule of every request to an endpoint, plain (``call``) or streamed
+    (``tasks.chat.stream_chat``): after the first try, up to ``endpoint.max_retries`` more on an
+    HTTP 429 or 5xx answer and on a connection error, each after ``_backoff`` (the answer's
+    ``Retry-After`` when it gives one, else exponential backoff with jitter, at most
+    ``BACKOFF_MAX_S``); none after a timeout, another HTTP status, or an ``EndpointError`` raised
+    by the try itself (a malformed or oversized answer). ``error`` holds the last failure
+    (``EndpointError``); counting it in the circuit breaker is the caller's::
+
+        tries = Retries(endpoint)
+        for _ in tries:
+            with tries.guard():
+                ...  # one request; return on success, tries.refused(response) on another status
+        _record_outcome(model, False, tries.error.message)
+        raise tries.error
+    """
+
+    def __init__(self, endpoint):
+        self.endpoint = endpoint
+        self.error: EndpointError | None = None
+        self._stop = False
+        self._retry_after: str | None = None
+
+    def __iter__(self):
+        for attempt in range(self.endpoint.max_retries + 1):
+            self._retry_after = None
+            yield attempt
+            if self._stop:
+                return
+            if attempt < self.endpoint.max_retries:
+                time.sleep(_backoff(attempt, self._retry_after))
+
+    def refused(self, response) -> None:
+        """Record an answer other than 200: retried when 429 or 5xx (after its ``Retry-After``)."""
+        self.error = EndpointError(EndpointCode.FAILED, f"The endpoint answered HTTP {response.status_code}.")
+        if response.status_code != 429 and response.status_code < 500:
+            self._stop = True
+        else:
+            self._retry_after = response.headers.get("retry-after")
+
+    def stop(self) -> None:
+        """No more tries (e.g. a stream that already showed part of its answer)."""
+        self._stop = True
+
+    @contextmanager
+    def guard(self):
+        """Run one try: a timeout, a connection error or an ``EndpointError`` inside becomes ``error``."""
+        import httpx
+
+        try:
+            yield
+        except httpx.TimeoutException:
+            self.error = EndpointError(EndpointCode.TIMED_OUT, f"The endpoint did not answer within {self.endpoint.timeout_s:g} s.")
+            self._stop = True
+        except httpx.TransportError as exc:
+            self.error = EndpointError(EndpointCode.FAILED, f"The connection to the endpoint failed ({type(exc).__name__}).")
+        except EndpointError as exc:
+            self.error = exc
+            self._stop = True
+
+
 def call(endpoint, messages: list[dict], *, checked: bool = False, failures_known: bool = True) -> Answer:
     """Send one request to ``endpoint`` and return its ``Answer``; raise ``EndpointError`` when it fails.
 
@@ -536,10 +598,8 @@ def call(endpoint, messages: list[dict], *, checked: bool = False, failures_know
     429/5xx/connection errors with backoff; counts a failure in the breaker, and a success too when
     the breaker may hold failures (``failures_known``; a caller that read it closed and clean passes
     False and spares the shared cache a round trip). Thread-safe; blocks while ``max_concurrency``
-    calls are in flight.
+    calls are in flight. Retries follow ``Retries``.
     """
-    import httpx
-
     model = endpoint.model
     if not checked:
         if breaker_open_for(model) > 0:
@@ -552,34 +612,19 @@ def call(endpoint, messages: list[dict], *, checked: bool = False, failures_know
     body = request_body(endpoint, messages)
     limit = int(_setting("DYNABENCH_ENDPOINT_MAX_RESPONSE_BYTES", 2**20))
     started = time.perf_counter()
-    error = None
-    for attempt in range(endpoint.max_retries + 1):
-        retry_after = None
-        try:
-            with semaphore, client.stream("POST", url, json=body, headers=headers) as response:
-                data = _read_bounded(response, limit)
-                if response.status_code == 200:
-                    answer = _answer(endpoint, data, (time.perf_counter() - started) * 1000)
-                    if failures_known:
-                        _record_outcome(model, True)
-                    return answer
-                error = EndpointError(EndpointCode.FAILED, f"The endpoint answered HTTP {response.status_code}.")
-                if response.status_code != 429 and response.status_code < 500:
-                    break
-                retry_after = response.headers.get("retry-after")
-        except httpx.TimeoutException:
-            error = EndpointError(EndpointCode.TIMED_OUT, f"The endpoint did not answer within {endpoint.timeout_s:g} s.")
-            break
-        except httpx.TransportError as exc:
-            error = EndpointError(EndpointCode.FAILED, f"The connection to the endpoint failed ({type(exc).__name__}).")
-        except EndpointError as exc:
-            error = exc
-            break
-        if attempt < endpoint.max_retries:
-            time.sleep(_backoff(attempt, retry_after))
-    _record_outcome(model, False, error.message)
-    logger.warning("endpoint model %s: %s", model.pk, error.message)
-    raise error
+    tries = Retries(endpoint)
+    for _ in tries:
+        with tries.guard(), semaphore, client.stream("POST", url, json=body, headers=headers) as response:
+            data = _read_bounded(response, limit)
+            if response.status_code == 200:
+                answer = _answer(endpoint, data, (time.perf_counter() - started) * 1000)
+                if failures_known:
+                    _record_outcome(model, True)
+                return answer
+            tries.refused(response)
+    _record_outcome(model, False, tries.error.message)
+    logger.warning("endpoint model %s: %s", model.pk, tries.error.message)
+    raise tries.error
 
 
 def post_json(endpoint, path: str, body: dict, *, max_bytes: int) -> tuple[dict, float]:

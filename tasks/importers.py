@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import codecs
 import csv
+import gc
 import hashlib
 import json
 import sys
@@ -473,10 +474,21 @@ class _Commits:
         ``settings.SQLITE_IMPORT_PAUSE_RATIO`` (default 1.0) times as long as the batch held it. On
         a busy machine the batches' inserts took 60 % of an import's time, and a login polling
         for the lock (SQLite's busy handler retries every 100 ms) kept missing the short gaps
-        between them; with the pause another writer's next try finds the lock free."""
+        between them; with the pause another writer's next try finds the lock free.
+
+        Python's cyclic garbage collector is held off while the transaction is open (and runs, if
+        due, after it commits): the import allocates a model object per row, and a full collection
+        falling inside a batch held the write lock for 0.3-0.5 s every few batches instead of tens
+        of milliseconds, which was the longest wait a login met (``benchmarks/import_lock.py``)."""
         started = time.perf_counter()
-        with transaction.atomic():
-            yield
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            with transaction.atomic():
+                yield
+        finally:
+            if collecting:
+                gc.enable()
         ratio = float(getattr(settings, "SQLITE_IMPORT_PAUSE_RATIO", 1.0))
         if ratio > 0:
             time.sleep(min((time.perf_counter() - started) * ratio, 1.0))
@@ -524,6 +536,7 @@ class _BatchWriter:
         self.describe = describe
         self.repeats_ok = repeats_ok
         self.result = result
+        self.parent_ids = {model._meta.get_field(name).attname: getattr(value, "pk", value) for name, value in parent.items()}
         # Rows with a larger pk were written by this import: a uid found there repeats within the file.
         self.first_new_pk = (model.objects.aggregate(m=Max("pk"))["m"] or 0) + 1
         self.batch: dict[str, tuple[int, dict]] = {}
@@ -545,10 +558,11 @@ class _BatchWriter:
         if not self.batch:
             return
         self._sort_out_stored()
+        # The rows are built before the write lock is taken (by foreign-key id: assigning the parent
+        # object itself costs a descriptor's checks per row).
+        rows = [self.model(**self.parent_ids, uid=uid, **values) for uid, (_, values) in self.batch.items()]
         with self.commits.step():
-            created = self.model.objects.bulk_create(
-                [self.model(**self.parent, uid=uid, **values) for uid, (_, values) in self.batch.items()], batch_size=BATCH_SIZE
-            )
+            created = self.model.objects.bulk_create(rows, batch_size=BATCH_SIZE)
             self.commits.wrote(self.model, self.parent, created)
         self.result.added += len(self.batch)
         self.batch = {}

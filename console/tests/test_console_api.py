@@ -40,7 +40,7 @@ def test_an_upload_with_a_broken_line_is_refused_naming_it_and_a_good_one_import
     refused = client.post(f"/api/v1/tasks/sentiment/uploads/{upload}/import", {"fields": {"prompt": "sentence"}, "uid": "id"}, format="json")
 
     body = refused.json()
-    assert refused.status_code == 200 and body["status"] == "failed" and body["error_count"] == 1
+    assert refused.status_code == 400 and body["status"] == "failed" and body["error_count"] == 1
     assert body["errors"] == [{"line": 3, "message": "expected 2 fields as in the header, found 3"}]
     assert not sentiment_task.current_round().contexts.filter(uid="a1").exists()
 

@@ -2,7 +2,9 @@
 confirmed (overturned ones are left out), with intervals, the win-rate matrix and the generative
 vMER per model and failure category."""
 
+import django_rq
 from django.urls import reverse
+from rq import SimpleWorker
 
 from tests.generative_support import compare
 from validation.services import next_example_for, record_validation
@@ -14,7 +16,7 @@ def _validate_all(validator, round, verdicts):
         record_validation(example=example, validator=validator, label=verdict)
 
 
-def test_validated_comparisons_rank_the_models(client, annotator, validator, chat_task, endpoint_server):
+def test_validated_comparisons_rank_the_models(client, annotator, validator, chat_task, endpoint_server, django_capture_on_commit_callbacks):
     alpha, beta = chat_task.loop
     examples = []
     for i in range(6):
@@ -26,6 +28,10 @@ def test_validated_comparisons_rank_the_models(client, annotator, validator, cha
     assert {tuple(e.model_output["order"]) for e in examples} <= {(alpha.pk, beta.pk), (beta.pk, alpha.pk)}
     round = chat_task.current_round()
     _validate_all(validator, round, ["correct"] * 5 + ["incorrect"])  # the last judgment is overturned
+    with django_capture_on_commit_callbacks(execute=True):
+        assert client.get(reverse("api-arena", args=[chat_task.code])).status_code == 202  # the first read queues the build
+    with django_capture_on_commit_callbacks(execute=True):
+        django_rq.get_worker("default", worker_class=SimpleWorker).work(burst=True)
     response = client.get(reverse("api-arena", args=[chat_task.code]))
     assert response.status_code == 200
     data = response.json()
