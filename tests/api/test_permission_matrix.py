@@ -197,6 +197,7 @@ MATRIX = [
     ("POST", "/api/v1/tasks/{task_code}/images", _image_file, None, (401, 403, 403, 403, 403, 400, 400)),
     ("GET", "/api/v1/tasks/{task_code}/images", None, None, OWNERS_ONLY_READ),
     ("GET", "/api/v1/tasks/{task_code}/rounds/{round_number}/dashboard", None, None, OWNERS_ONLY_READ),
+    ("GET", "/api/v1/tasks/{task_code}/rounds/{round_number}/unsafe-rates", None, None, (401, 403, 403, 403, 403, 404, 404)),  # sentiment generates no images
     ("GET", "/api/v1/tasks/{task_code}/people", None, None, OWNERS_ONLY_READ),
 ]
 
