@@ -193,7 +193,7 @@ class Stability:
             out.append(f"{name(a)} and {name(b)} differ by only {gap:.2f} points of performance, so the exchange rate "
                        f"of {', '.join(metrics)} computed from them is extreme")
         for metric, amrs, least, best in self.dominant:
-            out.append(f"the exchange rate of {metric} (AMRS {amrs:.3g}) turns it into at least {least:,.0f} points for every "
+            out.append(f"The exchange rate of {metric} (AMRS {amrs:.3g}) turns it into at least {least:,.0f} points for every "
                        f"model, against a best performance of {best:,.1f}")
         return out
 

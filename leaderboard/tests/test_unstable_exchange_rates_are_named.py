@@ -42,4 +42,4 @@ def test_a_tiny_exchange_rate_that_dwarfs_performance_is_named_even_with_many_mo
     assert not result.stability.single_pair and not result.stability.close_pairs
     (metric, amrs, least, best), = result.stability.dominant
     assert metric == "memory" and least > 10 * best == 10 * 70.4
-    assert "the exchange rate of memory" in result.stability.reasons()[0]
+    assert "The exchange rate of memory" in result.stability.reasons()[0]
