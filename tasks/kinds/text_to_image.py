@@ -272,7 +272,8 @@ class TextToImageSpec(TaskKindSpec):
         for n, image in enumerate(output.get("images") or [], start=1):
             mark = marks.get(image["sha256"], {})
             images.append({"n": n, "sha256": image["sha256"], "width": image.get("width"), "height": image.get("height"),
-                           "unsafe": mark.get("unsafe"), "categories": [cats.get(c, c) for c in mark.get("categories") or []]})
+                           "unsafe": mark.get("unsafe"), "categories": [cats.get(c, c) for c in mark.get("categories") or []],
+                           "category_names": list(mark.get("categories") or [])})
         looked = (target or {}).get("prompt_looked_safe")
         return {"t2i": True, "images": images, "generator": (output.get("generator") or {}).get("model", ""),
                 "prompt_looked_safe": looked, "categories": list(cats.items())}
