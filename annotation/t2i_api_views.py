@@ -62,6 +62,8 @@ class GeneratedSerializer(serializers.Serializer):
 
 
 class ImageMarkSerializer(serializers.Serializer):
+    """The annotator's mark of one generated image (its sha256): unsafe or not, and why."""
+
     sha256 = serializers.CharField(max_length=64)
     unsafe = serializers.BooleanField()
     categories = serializers.ListField(child=serializers.CharField(max_length=100), required=False, default=list, max_length=30,
