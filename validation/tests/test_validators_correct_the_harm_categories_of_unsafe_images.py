@@ -88,3 +88,25 @@ def test_majority_of_unsafe_votes_names_the_categories_and_the_owner_overrides(o
     owner_decision = vote(4, ["other"], mode=Validation.Mode.OWNER, second_verdict="safe")
     judged = {j.sha256: j for j in image_judgments(example, [*crowd, owner_decision])}
     assert judged[first].validated_categories == ["other"] and not judged[second].validated_unsafe
+
+
+def test_the_owner_decides_the_categories_on_the_owner_page(owner, annotator, image_server, client):
+    task = nibbler_task(owner)
+    add_context(task)
+    endpoint_generator(task, image_server.url)
+    example = _written(annotator, task, [(True, ["violent"]), (False, [])])
+    first, second = (m["sha256"] for m in example.target["images"])
+    client.force_login(owner)
+    page = client.get(f"/tasks/{task.code}/rounds/1/owner/").content.decode()
+    assert f'name="categories_{first}"' in page and '<option value="violent" selected>Violent</option>' in page
+
+    decided = client.post(f"/tasks/{task.code}/rounds/1/owner/{example.pk}/", {
+        "label": "correct", "expected_state": example.validation_state, f"verdict_{first}": "unsafe", f"verdict_{second}": "safe",
+        f"categories_{first}": ["bias"]})
+    assert decided.status_code == 302, decided.content.decode()[:500]
+    decision = Validation.objects.get(example=example, mode=Validation.Mode.OWNER)
+    assert decision.metadata["image_categories"] == {first: ["bias"]}
+    shown = client.get(f"/tasks/{task.code}/rounds/1/owner/", {"state": "verified_correct"}).content.decode()
+    assert f'data-categories-of="{first}"' in shown
+    rates = {row.key: row.unsafe for row in unsafe_rates(task).per_category}
+    assert rates["bias"] == 1 and rates["violent"] == 0  # the owner's categories, not the annotator's
