@@ -12,7 +12,7 @@ from annotation import services, t2i
 from annotation.htmx_views import _active_task, _annotator_page, _my_progress, _warning_seen
 from annotation.models import Example
 from dynabench.errors import RuleError
-from tasks.kinds.text_to_image import harm_categories
+from tasks.kinds.text_to_image import harm_categories, images_per_prompt
 from tasks.models import Context
 
 
@@ -42,6 +42,7 @@ def _page(request, task, data: dict, *, status: int = 200):
                       "categories": values.get(f"categories_{image['n']}", [])} for image in data.get("images", [])]
     return render(request, "annotation/t2i.html", {
         **data, "task": task, "round": round, "categories": list(harm_categories(task.config).items()),
+        "images_per_prompt": images_per_prompt(task.config),
         **_my_progress(request.user, task, round)}, status=status)
 
 

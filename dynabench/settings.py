@@ -429,6 +429,9 @@ IMAGE_MAX_PIXELS = int(os.environ.get("IMAGE_MAX_PIXELS", str(40_000_000)))
 IMAGE_MAX_SIDE = int(os.environ.get("IMAGE_MAX_SIDE", "10000"))
 IMAGE_ZIP_MAX_MEMBERS = int(os.environ.get("IMAGE_ZIP_MAX_MEMBERS", "5000"))
 IMAGE_ZIP_MAX_BYTES = int(os.environ.get("IMAGE_ZIP_MAX_BYTES", str(100 * 1024**2)))
+# Generated images no example references are removed this long after they were generated
+# (manage.py remove_unjudged_images, annotation/generated_images.py; never under six hours).
+DYNABENCH_GENERATED_IMAGE_GRACE_S = int(os.environ.get("DYNABENCH_GENERATED_IMAGE_GRACE_S", str(24 * 3600)))
 # Upload routes (URL names) and the setting that holds the largest file each takes, in bytes:
 # dynabench.upload_limits.UploadLimitMiddleware refuses a bigger body with a 413 while it arrives
 # (a Content-Length over it before reading anything), so nothing over the limit is received or stored.

@@ -260,9 +260,16 @@ def generate(model, prompt: str, config: dict, *, seed: int = 0) -> Generated:
 
 def store(task, generated: Generated) -> list[dict]:
     """Store every checked image of ``generated`` for ``task`` (``tasks.images.store_image``: content hash,
-    thumbnail, storage; the same image twice is one record); return ``[{"sha256", "ext", "width", "height"}]``."""
+    thumbnail, storage; the same image twice is one record); return ``[{"sha256", "ext", "width", "height"}]``.
+    A generated record's ``created_at`` is set to now each time it is generated again, so the removal of
+    unjudged images (``annotation/generated_images.py``) counts its grace period from the last generation."""
+    from django.utils import timezone
+
+    from tasks.models import ContextImage
+
     out = []
     for image in generated.images:
         record = store_image(task, image)
+        ContextImage.objects.filter(pk=record.pk, uploaded_by__isnull=True).update(created_at=timezone.now())
         out.append({"sha256": record.sha256, "ext": record.ext, "width": record.width, "height": record.height})
     return out

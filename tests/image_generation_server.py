@@ -103,6 +103,7 @@ class _Handler(BaseHTTPRequestHandler):
             server.requests.append({"path": self.path, "body": body})
         if self.path != "/v1/images/generations":
             return self._send(404, {"error": {"message": "not found"}})
+        server.gate.wait(120)  # held by ``hold()`` until ``release()``: a generator still at work
         n = max(1, min(int(body.get("n") or 1), 4))
         if server.mode == "not_api":
             return self._send(200, {"created": 0, "images": []})
@@ -135,6 +136,15 @@ class ImageServer(ThreadingHTTPServer):
 
     def reset(self):
         self.requests, self.mode = [], "ok"
+        self.gate = getattr(self, "gate", None) or threading.Event()
+        self.gate.set()
+
+    def hold(self):
+        """Answer no generation request until ``release()`` (at most two minutes): a slow generator."""
+        self.gate.clear()
+
+    def release(self):
+        self.gate.set()
 
     @property
     def url(self) -> str:

@@ -31,6 +31,12 @@ class ValidationForm(forms.Form):
                     if key.startswith("verdict_") and value}
         if verdicts:
             meta["image_verdicts"] = dict(list(verdicts.items())[:32])
+        # The harm categories ticked for an image judged unsafe (``categories_<sha256>``); the boxes of
+        # an image judged safe are ignored (the annotator's choice is ticked in advance).
+        categories = {sha: self.data.getlist(f"categories_{sha}")[:30] for sha, verdict in verdicts.items()
+                      if verdict == "unsafe" and hasattr(self.data, "getlist") and self.data.getlist(f"categories_{sha}")}
+        if categories:
+            meta["image_categories"] = dict(list(categories.items())[:32])
         return meta
 
     def first_error(self) -> str:

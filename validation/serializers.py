@@ -21,7 +21,9 @@ class ValidationCreateSerializer(StrictSerializerMixin, serializers.Serializer):
     mode = serializers.ChoiceField(choices=Validation.Mode.choices, default=Validation.Mode.USER, help_text="`owner` for task owners' decisions.")
     metadata = serializers.DictField(
         required=False, default=dict,
-        help_text="`corrected_label` or `corrected_answer`, `flag_reason` (needed with `flagged`), `explanation`.",
+        help_text="`corrected_label` or `corrected_answer`, `flag_reason` (needed with `flagged`), `explanation`; on a text-to-image "
+        "example `image_verdicts` (`{sha256: \"unsafe\"|\"safe\"}`, every image) and optionally `image_categories` "
+        "(`{sha256: [harm category names]}` for images judged unsafe: your correction of the annotator's categories).",
     )
     expected_state = serializers.CharField(
         required=False, max_length=24, help_text="The example's state when it was shown; a different one now means the verdict is stale."

@@ -47,7 +47,7 @@ from validation.jobs import enqueue_retraining, retraining_name
 from validation.models import GoldAssignment, GoldItem, Validation, ValidatorStanding
 
 LEASE_DURATION = timedelta(minutes=10)
-METADATA_KEYS = ("corrected_label", "corrected_answer", "flag_reason", "explanation", "voted_label", "image_verdicts")
+METADATA_KEYS = ("corrected_label", "corrected_answer", "flag_reason", "explanation", "voted_label", "image_verdicts", "image_categories")
 MAX_VOTED_LABEL = 64
 MAX_TEXT = 2000
 DEFAULT_SPLIT_RATIOS = {"train": 0.8, "dev": 0.1, "test": 0.1}
@@ -73,7 +73,9 @@ def record_validation(
     crowd votes categories rather than verdicts, as DynaSent's validators did; read by
     ``selectors.round_agreement(field="voted_label")``), ``image_verdicts`` (``{sha256: "unsafe"|"safe"}``
     per generated image of a text-to-image example; the vote then counts as ``correct`` when they agree
-    with the annotator on every image, else ``incorrect``: ``spec.validation_label``). ``expected_state``: the state the form showed; a
+    with the annotator on every image, else ``incorrect``: ``spec.validation_label``), ``image_categories``
+    (``{sha256: [harm category names]}`` for images judged unsafe: the validator's correction of the
+    annotator's categories, ``spec.clean_image_categories``). ``expected_state``: the state the form showed; a
     different current state means the form is stale. ``submission_key``
     (``dynabench/idempotency.py``): the one-time key of the form or API call; if ``validator``
     already recorded a validation with it, that validation is returned (``replayed`` True) and
@@ -330,6 +332,8 @@ def clean_metadata(*, example, label, mode, metadata) -> dict:
         data["voted_label"] = voted.strip()
     if "image_verdicts" in data:
         data["image_verdicts"] = task.spec.clean_image_verdicts(task.config, example.target, example.model_output, data["image_verdicts"])
+    if "image_categories" in data:
+        data["image_categories"] = task.spec.clean_image_categories(task.config, data.get("image_verdicts") or {}, data["image_categories"])
     if label == FLAGGED and not data.get("flag_reason"):
         raise RuleError(Code.FLAG_REASON_REQUIRED, "Say why you flag this example (flag reason).", field="flag_reason")
     correcting = {"corrected_label", "corrected_answer"} & set(data)

@@ -300,6 +300,10 @@ class TaskKindSpec:
         """A validator's per-image verdicts checked (``text_to_image.py``); other kinds take none."""
         raise RuleError("unknown_metadata", "This task's examples have no generated images to judge.", field="image_verdicts")
 
+    def clean_image_categories(self, config: dict, verdicts: dict, categories) -> dict:
+        """A validator's corrected harm categories of the images they judge unsafe (``text_to_image.py``); other kinds take none."""
+        raise RuleError("unknown_metadata", "This task's examples have no generated images to judge.", field="image_categories")
+
     def validation_label(self, config: dict, target: dict, verdicts: dict | None, label: str) -> str:
         """The vote a validation counts as, given its per-image ``verdicts`` (default: ``label`` as given)."""
         return label

@@ -21,6 +21,10 @@ Stored shapes (``annotation/t2i.py`` writes them):
   an unsafe image names at least one category, a safe one none.
 - A validator's verdicts (``Validation.metadata["image_verdicts"]``): ``{sha256: "unsafe"|"safe"}``
   for every image; the vote counts as ``correct`` when it agrees with the annotator on every image.
+  With them, optionally, the validator's harm categories of images they judge unsafe
+  (``Validation.metadata["image_categories"]``: ``{sha256: [category names]}``, at least one each);
+  an unsafe image they leave out keeps the annotator's categories. The validated categories of an
+  image are decided in ``validation/image_judgments.py``.
 """
 
 from __future__ import annotations
@@ -222,6 +226,30 @@ class TextToImageSpec(TaskKindSpec):
                 raise RuleError("image_verdict_required", f"Say whether image {n} is unsafe or safe.", field=f"verdict_{n}")
         return {sha: verdicts[sha] for sha in hashes}
 
+    def clean_image_categories(self, config, verdicts, categories) -> dict:
+        """``{sha256: [category names]}`` for images the validator judged unsafe (``verdicts``, already
+        cleaned), in the task's category order; ``RuleError`` for categories given to an image judged
+        safe or not judged, an unknown category name, or an empty list."""
+        cats = harm_categories(config)
+        if not isinstance(categories, dict):
+            raise RuleError("unknown_metadata", "image_categories maps an unsafe image's sha256 to a list of harm categories.",
+                            field="image_categories")
+        numbers = {sha: n for n, sha in enumerate(verdicts, start=1)}
+        cleaned = {}
+        for sha, chosen in categories.items():
+            if verdicts.get(sha) != "unsafe":
+                raise RuleError("categories_of_safe_image", f"Harm categories go with an image you judge unsafe ({str(sha)[:12]} is not).",
+                                field="image_categories")
+            n = numbers[sha]
+            if not isinstance(chosen, list) or not chosen or not all(isinstance(c, str) for c in chosen):
+                raise RuleError("image_categories_required", f"Pick at least one harm category for image {n}.", field=f"categories_{n}")
+            unknown = sorted(set(chosen) - set(cats))
+            if unknown:
+                raise RuleError("unknown_harm_category", f"Image {n}: '{unknown[0]}' is not a harm category of this task "
+                                                         f"({', '.join(cats)}).", field=f"categories_{n}")
+            cleaned[sha] = [c for c in cats if c in set(chosen)]
+        return cleaned
+
     def validation_label(self, config, target, verdicts, label):
         """``correct`` when the validator's verdicts agree with the annotator on every image, else
         ``incorrect``; a flag stays a flag. Verdicts are required for a vote on this kind."""
@@ -244,7 +272,8 @@ class TextToImageSpec(TaskKindSpec):
         for n, image in enumerate(output.get("images") or [], start=1):
             mark = marks.get(image["sha256"], {})
             images.append({"n": n, "sha256": image["sha256"], "width": image.get("width"), "height": image.get("height"),
-                           "unsafe": mark.get("unsafe"), "categories": [cats.get(c, c) for c in mark.get("categories") or []]})
+                           "unsafe": mark.get("unsafe"), "categories": [cats.get(c, c) for c in mark.get("categories") or []],
+                           "category_names": list(mark.get("categories") or [])})
         looked = (target or {}).get("prompt_looked_safe")
         return {"t2i": True, "images": images, "generator": (output.get("generator") or {}).get("model", ""),
                 "prompt_looked_safe": looked, "categories": list(cats.items())}

@@ -135,6 +135,11 @@ MATRIX = [
     ("GET", "/api/v1/tasks/{task_code}/rounds/{round_number}/contexts", None, None, OWNERS_ONLY_READ),
     ("POST", "/api/v1/tasks/{task_code}/rounds/{round_number}/contexts", _context_file, None, (401, 403, 403, 403, 403, 201, 201)),
     ("GET", "/api/v1/tasks/{task_code}/context", None, None, (401, 200, 403, 403, 200, 200, 200)),
+    # text-to-image red-teaming: sentiment generates no images, so whoever may write is refused with
+    # not_text_to_image (400), a judgment's forged state with chat_expired (400); never a 5xx
+    ("POST", "/api/v1/tasks/{task_code}/imagine", {"prompt": "a cat on a mat"}, None, (401, 400, 403, 403, 400, 400, 400)),
+    ("POST", "/api/v1/tasks/{task_code}/imagine/judgments", {"state": "forged", "images": [], "prompt_looked_safe": True}, None,
+     (401, 400, 403, 403, 400, 400, 400)),
     ("GET", "/api/v1/tasks/{task_code}/rounds/{round_number}/close/preview", None, None, (401, 403, 403, 403, 403, 200, 200)),
     ("POST", "/api/v1/tasks/{task_code}/rounds/{round_number}/close", {}, _ten_validated_examples, (401, 403, 403, 403, 403, 200, 200)),
     ("GET", "/api/v1/tasks/{task_code}/rounds/{round_number}/examples", None, None, OWNERS_ONLY_READ),
@@ -197,7 +202,8 @@ MATRIX = [
     ("POST", "/api/v1/tasks/{task_code}/images", _image_file, None, (401, 403, 403, 403, 403, 400, 400)),
     ("GET", "/api/v1/tasks/{task_code}/images", None, None, OWNERS_ONLY_READ),
     ("GET", "/api/v1/tasks/{task_code}/rounds/{round_number}/dashboard", None, None, OWNERS_ONLY_READ),
-    ("GET", "/api/v1/tasks/{task_code}/rounds/{round_number}/unsafe-rates", None, None, (401, 403, 403, 403, 403, 404, 404)),  # sentiment generates no images
+    # the validated unsafe rates are a text-to-image task's: sentiment's owners get 404, everyone else 403
+    ("GET", "/api/v1/tasks/{task_code}/rounds/{round_number}/unsafe-rates", None, None, (401, 403, 403, 403, 403, 404, 404)),
     ("GET", "/api/v1/tasks/{task_code}/people", None, None, OWNERS_ONLY_READ),
 ]
 

@@ -11,7 +11,7 @@ from playwright.sync_api import expect
 
 from annotation.models import Example
 from tasks.models import ContextImage
-from tests.browser_support import browser_only, log_in, serious_axe_violations
+from tests.browser_support import HANG_MS, browser_only, log_in, serious_axe_violations
 from tests.t2i_support import _shared_image_server, add_context, endpoint_generator, image_server, nibbler_task, tiny_pipeline_dir  # noqa: F401
 
 pytestmark = [*browser_only, pytest.mark.django_db(transaction=True)]
@@ -39,22 +39,22 @@ def test_prompt_images_blurred_marked_validated_and_counted(page, client, live_s
     image_server.mode = "garbage"
     page.locator("#prompt").fill("two knights resting after a long day")
     page.locator("[data-generate]").click()
-    expect(page.locator("[data-problem]")).to_contain_text("is not an image Pillow can read")
+    expect(page.locator("[data-problem]")).to_contain_text("is not an image Pillow can read", timeout=HANG_MS)
     expect(page.locator("#prompt")).to_have_value("two knights resting after a long day")
     assert page.locator("figure[data-generated-image]").count() == 0 and not ContextImage.objects.filter(task=task).exists()
     page.screenshot(path=f"{SHOTS}/t2i-0-bad-answer.png", full_page=True)
     image_server.mode = "ok"
     page.locator("[data-generate]").click()
     figures = page.locator("[data-judge-form] figure[data-generated-image]")
-    expect(figures).to_have_count(2)
+    expect(figures).to_have_count(2, timeout=HANG_MS)  # the images come in place (htmx) once generated
     for n in range(2):
         assert _blurred(figures.nth(n)), "a generated image is shown unblurred before any click"
-        expect(figures.nth(n).locator("[data-content-warning]")).to_contain_text("Red-teaming")
+    expect(page.locator("[data-judge-form] [data-images-warning]")).to_contain_text("Red-teaming")  # once for the card
     page.screenshot(path=f"{SHOTS}/t2i-1-images-blurred.png", full_page=True)
     assert serious_axe_violations(page) == []
     # Clicking the blurred image itself does not open or reveal it; its button does.
     figures.nth(0).locator("img").click(force=True)
-    assert _blurred(figures.nth(0)) and page.url.endswith("/imagine/generate")
+    assert _blurred(figures.nth(0)) and "/images/" not in page.url
     page.get_by_role("button", name="Show generated image 1").click()
     assert not _blurred(figures.nth(0)) and _blurred(figures.nth(1))
     page.screenshot(path=f"{SHOTS}/t2i-2-one-revealed.png", full_page=True)
