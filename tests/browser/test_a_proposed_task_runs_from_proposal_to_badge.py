@@ -224,7 +224,9 @@ def _walk(walk, page, researcher, annotator, validator, admin_user, tiny_classif
     assert f"Your example #{written['id']} on Movie moods" in listing and "validated as correct" in listing
     assert "You earned a badge: Model fooler" in listing
     page.get_by_role("button", name="Mark read").first.click()
-    page.get_by_text(f"{unread - 1} unread").wait_for()
+    page.locator(f"#notification-list [data-unread='{unread - 1}']").wait_for()
+    assert bell.get_attribute("aria-label") == f"Notifications: {unread - 1} unread"  # the bell follows the list (HTMX, out of band)
+    assert page.locator("#unread-count").inner_text() == str(unread - 1)
     walk.step("11-notifications")
     page.goto(f"/users/{annotator.username}/")
     assert "Model fooler" in page.locator("#badges").inner_text()
