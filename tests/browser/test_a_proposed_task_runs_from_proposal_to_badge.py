@@ -137,7 +137,7 @@ def _walk(walk, page, researcher, annotator, validator, admin_user, tiny_classif
     problem = page.locator("#errors-definition").inner_text()
     walk.step("1-proposal-refused-by-line")
     line = next(n for n, text in enumerate(broken.read_text().splitlines(), start=1) if '"perf_metric"' in text)
-    assert f"line {line}: config.perf_metric" in problem
+    assert f"line {line}: config.perf_metric" in problem and problem.count("'accuracy'") == 1  # each choice named once
     page.locator("input[name=definition]").set_input_files(str(good))
     page.locator("#proposal-form button[type=submit]").click()
     page.locator("#proposal-status").wait_for()
