@@ -170,11 +170,14 @@ def _walk(walk, page, researcher, annotator, validator, admin_user, tiny_classif
     page.set_input_files("input[name=upload]", str(_archive(tiny_classifier_dir, tmp_path / "tiny-moods.tar.gz")))
     page.get_by_role("button", name="Submit").click()
     page.wait_for_url("**/models/*/")
-    walk.step("5-model-submitted")
+    walk.step("5-model-unpacking")
     run_worker()  # unpacks the archive (and checks its labels)
     model = MLModel.objects.get(task=task, name="tiny-moods")
     assert model.owner == researcher and model.kind == MLModel.Kind.HF_DIRECTORY
     assert model.status != MLModel.Status.FAILED, model.failure_reason
+    page.reload()  # the model page: not failed for want of a dataset on a task that is one approval old
+    assert page.locator("#model-state").inner_text() == "Uploaded" and page.locator("#model-no-dataset").count() == 1
+    walk.step("5-model-unpacked")
     page.goto("/proposals/")
     page.get_by_role("link", name="Open the console").click()
     page.locator(".tabs").get_by_role("link", name="Rounds").click()
