@@ -71,7 +71,7 @@ class Walk:
     def __init__(self, page, client, live_server):
         self.page, self.client, self.live_server = page, client, live_server
         self.errors: list[str] = []
-        self.refusals: set[str] = set()  # "<path> <status>": a refusal the walk provokes on purpose
+        self.refusals: set[str] = set()  # the console lines of the refusals the walk provokes on purpose
         page.on("console", lambda m: self.errors.append(f"console {m.location.get('url')}: {m.text}") if m.type == "error" else None)
         page.on("pageerror", lambda error: self.errors.append(f"pageerror {page.url}: {error}"))
 
@@ -121,6 +121,7 @@ def _write(page, code, text, label) -> dict:
 def test_proposal_to_badge(page, client, live_server, researcher, annotator, validator, admin_user, tiny_classifier_dir, tmp_path, settings):
     settings.MEDIA_ROOT = tmp_path / "media"
     settings.MODELS_DIR = tmp_path / "models"
+    settings.ARTEFACT_CACHE_DIR = tmp_path / "artefact-cache"
     settings.ANNOTATION_SUBMISSIONS_PER_MINUTE = 0
     broken, good = tmp_path / "broken.json", tmp_path / "movie-moods.json"
     broken.write_text(json.dumps({"config": {**CONFIG, "perf_metric": "vibes"}}, indent=2))
