@@ -24,8 +24,10 @@ class PreferencesForm(forms.Form):
 
 @login_required
 def notification_list(request):
-    """The user's notifications, newest first (the list alone for an HTMX request)."""
-    context = {"notifications": selectors.recent(request.user), "unread": selectors.unread_count(request.user)}
+    """The user's notifications, newest first (for an HTMX request, the list alone and the bell
+    with its new unread count, swapped out of band)."""
+    context = {"notifications": selectors.recent(request.user), "unread": selectors.unread_count(request.user),
+               "oob_bell": getattr(request, "htmx", False)}
     template = "community/_list.html" if getattr(request, "htmx", False) else "community/notifications.html"
     return render(request, template, context)
 

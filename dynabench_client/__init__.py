@@ -487,6 +487,7 @@ class DynabenchClient:
         results = {
             "id": model["id"], "name": model["name"], "task": model["task"], "status": model["status"], "published": model["published"],
             "dynascore": model.get("dynascore"), "failure_reason": model.get("failure_reason", ""),
+            "waiting_for_dataset": bool(model.get("waiting_for_dataset")),
             "datasets": {run["dataset"]: run for run in model.get("evaluations", [])},
         }
         for row in model.get("rounds", []):
@@ -497,7 +498,8 @@ class DynabenchClient:
         self, model_id: int, timeout: float = 600, poll: float = 2.0, ranking_grace: float = 60.0, *,
         on_status: Callable[[dict], None] | None = None,
     ) -> dict:
-        """Poll ``get_results`` until the model is evaluated or failed; raise ``TimeoutError`` after ``timeout`` s.
+        """Poll ``get_results`` until the model is evaluated or failed, or waits for its task's first dataset
+        (``waiting_for_dataset``: nothing to evaluate yet); raise ``TimeoutError`` after ``timeout`` s.
 
         Every other status (``unpacking``, ``training``, ``queued``, ``evaluating``, ``uploaded``) is
         in progress: a submitted archive is unpacked by a job before its evaluation is queued.
@@ -512,7 +514,7 @@ class DynabenchClient:
             results = self.get_results(model_id)
             if on_status is not None:
                 on_status(results)
-            if results["status"] == "failed":
+            if results["status"] == "failed" or results["waiting_for_dataset"]:  # nothing more will happen by itself
                 return results
             if results["status"] == "evaluated":
                 ranked_by = min(deadline, time.monotonic() + ranking_grace)

@@ -291,6 +291,8 @@ def _status_line(results: dict) -> str:
         line += f", Dynascore {results['dynascore']:.2f}"
     if results.get("failure_reason"):
         line += f": {results['failure_reason']}"
+    elif results.get("waiting_for_dataset"):
+        line += ": its task has no dataset yet; it is scored once one is added or a round closes"
     return line
 
 

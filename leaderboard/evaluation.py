@@ -106,8 +106,9 @@ def reset_runs(model_id: int) -> tuple[str, list[int]]:
     """Create or reset the model's evaluation runs; return a one-line summary and the queued run ids.
 
     Reruns replace: each (model, dataset) has one run, reset to ``queued`` with its scores
-    cleared; a worker still busy with the old attempt will find its results refused. A model
-    with nothing to evaluate is marked ``failed`` with the reason (no run ids).
+    cleared; a worker still busy with the old attempt will find its results refused. A predictions
+    file with nothing to evaluate is marked ``failed`` with the reason (no run ids); a runnable model
+    of a task with no dataset yet stays ``uploaded`` (``scheduling.schedule_model``).
     """
     model = MLModel.objects.select_related("task").get(pk=model_id)
     try:
@@ -115,6 +116,9 @@ def reset_runs(model_id: int) -> tuple[str, list[int]]:
     except (OSError, ValueError) as error:
         MLModel.objects.filter(pk=model_id).update(status=MLModel.Status.FAILED, failure_reason=f"The predictions file cannot be read: {error}")
         return f"model {model_id}: failed, predictions file unreadable", []
+    if not datasets and not model.is_predictions:  # a runnable model: the task has no dataset yet
+        MLModel.objects.filter(pk=model_id).update(status=MLModel.Status.UPLOADED, progress=0.0, failure_reason="")
+        return f"model {model_id}: no datasets to evaluate on yet (scored when the task gets one)", []
     if not datasets:
         MLModel.objects.filter(pk=model_id).update(
             status=MLModel.Status.FAILED, progress=0.0,

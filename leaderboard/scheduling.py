@@ -104,12 +104,17 @@ def schedule_evaluations(task: Task, *, models=None, datasets=None) -> list[Eval
 def schedule_model(model: MLModel) -> list[EvaluationRun]:
     """Schedule a newly uploaded or registered model on every dataset of its task (``schedule_evaluations``).
 
-    When its task has no dataset it can be evaluated on, the model is marked ``failed`` with
-    that reason (no run, no job: never shown as waiting for one); a later dataset import
-    schedules it then.
+    A predictions file that covers none of its task's datasets (none exists yet, or it names
+    others) is marked ``failed`` with that reason (no run, no job: never shown as waiting for one).
+    A runnable model (a directory or an endpoint) on a task with no dataset yet, as a freshly
+    created or approved task, is not broken: it stays ``uploaded`` without a reason (it can answer
+    in a round's loop at once), and the task's first dataset schedules it.
     """
     runs = schedule_evaluations(model.task, models=[model])
     if not runs and not EvaluationRun.objects.filter(model=model).exists():
+        if not model.is_predictions and not evaluable_datasets(model.task):
+            MLModel.objects.filter(pk=model.pk).update(status=MLModel.Status.UPLOADED, progress=0.0, failure_reason="")
+            return runs
         covered = _covered(model, evaluable_datasets(model.task))
         reason = (
             f"The task '{model.task.code}' has no scoring or standard datasets to evaluate on yet."

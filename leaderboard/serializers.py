@@ -5,6 +5,7 @@ from rest_framework import serializers
 from dynabench.api import StrictSerializerMixin
 from leaderboard.calculations import METRICS
 from leaderboard.models import EvaluationRun, MissingMetric
+from leaderboard.scheduling import evaluable_datasets
 from tasks import access
 from tasks.models import MLModel
 
@@ -122,9 +123,15 @@ class ModelDetailSerializer(ModelSerializer):
     dynascore = serializers.FloatField(allow_null=True, help_text="Under the task's default weights (the leaderboard's scale); null until ranked.")
     rank = serializers.IntegerField(allow_null=True)
     rounds = RoundPerformanceSerializer(many=True)
+    waiting_for_dataset = serializers.SerializerMethodField(
+        help_text="True when the model (a directory or endpoint, status `uploaded`) waits for its task's first dataset: "
+                  "nothing to evaluate yet, not a failure; it is scored once one is added or a round closes.")
 
     class Meta(ModelSerializer.Meta):
-        fields = [*ModelSerializer.Meta.fields, "perf_metric", "evaluations", "dynascore", "rank", "rounds"]
+        fields = [*ModelSerializer.Meta.fields, "perf_metric", "evaluations", "dynascore", "rank", "rounds", "waiting_for_dataset"]
+
+    def get_waiting_for_dataset(self, model) -> bool:
+        return model.status == MLModel.Status.UPLOADED and not model.is_predictions and not evaluable_datasets(model.task)
 
 
 class LeaderboardDatasetSerializer(serializers.Serializer):

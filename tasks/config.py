@@ -28,7 +28,8 @@ from jsonschema import Draft202012Validator
 from tasks.kinds import KINDS
 
 DELTA_METRICS = ["throughput", "memory", "robustness", "fairness"]
-PERF_METRICS = [metric for spec in KINDS.values() for metric in spec.perf_metrics]
+PERF_METRICS = list(dict.fromkeys(metric for spec in KINDS.values() for metric in spec.perf_metrics))
+"""Every kind's performance metrics, each once (in the order the kinds name them)."""
 
 _field = {
     "type": "object",

@@ -87,3 +87,21 @@ def serious_axe_violations(page) -> list[str]:
             targets = [", ".join(node["target"]) if isinstance(node["target"], list) else str(node["target"]) for node in violation["nodes"][:5]]
             found.append(f"{violation['impact']}: {violation['id']} ({violation['help']}) at {'; '.join(targets)}")
     return found
+
+
+def contrast_ratio(page, selector: str) -> float:
+    """WCAG 2.x contrast ratio (1 to 21) of the text of the first element matching ``selector``
+    against its own background colour, from the computed styles: (L1 + 0.05) / (L2 + 0.05) with L
+    the relative luminance of sRGB (WCAG 2.1, "contrast ratio" and "relative luminance"
+    definitions). For what axe-core leaves "incomplete" (a one-character count: "too short to
+    determine if it is actual text content"); the element must paint an opaque background."""
+    colours = page.eval_on_selector(selector, "e => [getComputedStyle(e).color, getComputedStyle(e).backgroundColor]")
+
+    def luminance(css: str) -> float:
+        parts = [float(x) for x in css[css.index("(") + 1:-1].replace("/", ",").replace(" ", ",").split(",") if x]
+        assert len(parts) == 3 or parts[3] == 1, f"{selector}: not an opaque colour: {css}"
+        linear = [c / 255 / 12.92 if c / 255 <= 0.04045 else ((c / 255 + 0.055) / 1.055) ** 2.4 for c in parts[:3]]
+        return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+    lighter, darker = sorted((luminance(c) for c in colours), reverse=True)
+    return (lighter + 0.05) / (darker + 0.05)

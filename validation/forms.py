@@ -51,7 +51,7 @@ class CloseRoundForm(forms.Form):
     dev = forms.FloatField(required=False, min_value=0, max_value=1)
     test = forms.FloatField(required=False, min_value=0, max_value=1)
     seed = forms.IntegerField(required=False)
-    open_next = forms.BooleanField(required=False, label="Open the next round in the same step")
+    open_next = forms.BooleanField(required=False, label="Open the next round in the same step, with this round's contexts")
     next_loop = forms.ChoiceField(
         choices=[("current", "with this round's model(s) in the loop"),
                  ("retrained", "with a model retrained on every validated example (takes the loop once trained)")],

@@ -104,7 +104,7 @@ class RoundCloseSerializer(StrictSerializerMixin, serializers.Serializer):
         help_text='`{"train": .8, "dev": .1, "test": .1}`; default the task\'s `split_ratios`.',
     )
     seed = serializers.IntegerField(required=False, help_text="Default the task's `split_seed`.")
-    open_next = serializers.BooleanField(required=False, default=False, help_text="Open the next round in the same step.")
+    open_next = serializers.BooleanField(required=False, default=False, help_text="Open the next round in the same step, with this round's active contexts and loop rule.")
     next_loop = serializers.ChoiceField(
         choices=["current", "retrained"], required=False, default="current",
         help_text="Model in the loop of the next round: the closed round's, or one retrained on every validated example "

@@ -778,7 +778,8 @@ def close_round(
     two concurrent or repeated closes exactly one builds the datasets; the other (and any close of
     a closed round) changes nothing and returns the round's existing datasets.
 
-    ``open_next``: open round N+1 in the same step, with ``next_loop`` in the loop: ``"current"``
+    ``open_next``: open round N+1 in the same step, with the closed round's active contexts and loop
+    rule, and ``next_loop`` in the loop: ``"current"``
     (the closed round's models) or ``"retrained"`` (a model retrained on every validated example,
     ``request_retraining``; it takes the new round's loop when its training finishes).
 
@@ -872,10 +873,13 @@ def close_round(
 
 
 def _open_next_round(round: Round, *, acting_user, next_loop: str) -> Round:
-    """Open round N+1 with the closed round's models in the loop; with ``next_loop="retrained"`` also
-    request a retrained model that takes that loop when its training finishes."""
+    """Open round N+1 with the closed round's models in the loop, its loop rule and its active
+    contexts carried over (as the console's "Open the next round" does by default: without them
+    annotators could not write in it); with ``next_loop="retrained"`` also request a retrained model
+    that takes that loop when its training finishes."""
     current = [m.pk for m in round.target_models.all()]
-    new_round = open_round(task=round.task, acting_user=acting_user, target_model_ids=current)
+    new_round = open_round(task=round.task, acting_user=acting_user, target_model_ids=current, loop_rule=round.loop_rule,
+                           contexts_from=round.number)
     if next_loop == "retrained":
         request_retraining(task=round.task, acting_user=acting_user, loop_of_round=new_round)
     return new_round

@@ -15,7 +15,7 @@ def test_it_shows_the_users_vmer_and_validation_record(client, sentiment_task, a
 
     assert '<strong id="vmer">50.0%</strong>' in html
     client.force_login(validators[0])
-    assert "1 validations; 1 on settled examples, of which 1 agreed" in client.get("/users/val1/").content.decode()
+    assert "1 validation; 1 on settled examples, of which 1 agreed" in client.get("/users/val1/").content.decode()
 
 
 def test_others_cannot_see_it(client, annotator, validator):
