@@ -15,7 +15,6 @@ import numpy as np
 from dynabench.errors import RuleError
 
 
-
 class TargetError(ValueError):
     """A target read from a file (import, training data) does not fit the task; ``str()`` says why."""
 
@@ -138,7 +137,6 @@ class TaskKindSpec:
     endpoint_apis: tuple[str, ...] = ("chat", "completions")
     """The endpoint APIs (``Endpoint.Api``) that can carry this kind's input: only ``chat`` when the
     messages hold images (content parts), which a completions prompt cannot."""
-
     generates_images: bool = False
     """True when the model in the loop is an image generator whose images the annotator judges
     (``text_to_image.py``): the create page is ``annotation/t2i_views.py``'s."""
