@@ -39,6 +39,19 @@ def _fast_password_hashing(settings):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
+@pytest.fixture
+def private_media(settings, tmp_path):
+    """This test's own ``MEDIA_ROOT`` (``tmp_path / "media"``, returned), with the cache cleared before
+    and after it: stored images and uploads stay the test's, and the cache's submission-rate counters
+    and image indexes, which outlive a test's database, do not leak into the next test."""
+    from django.core.cache import cache
+
+    cache.clear()
+    settings.MEDIA_ROOT = tmp_path / "media"
+    yield settings.MEDIA_ROOT
+    cache.clear()
+
+
 def _user(username, *roles, **extra):
     user = User.objects.create_user(username=username, password="pw-" + username, **extra)
     user.groups.add(*Group.objects.filter(name__in=roles))

@@ -10,13 +10,8 @@ from tests.t2i_support import add_context, nibbler_task
 
 
 @pytest.fixture(autouse=True)
-def media(settings, tmp_path):
-    from django.core.cache import cache
-
-    cache.clear()
-    settings.MEDIA_ROOT = tmp_path / "media"
-    yield
-    cache.clear()
+def media(private_media):
+    return private_media
 
 
 def test_pages_render_and_one_shot_paths_point_to_the_text_to_image_page(client, owner, annotator, validator):

@@ -12,14 +12,8 @@ from tests.tiny_models import build_tiny_image_classifier
 
 
 @pytest.fixture(autouse=True)
-def media(settings, tmp_path):
-    """A private MEDIA_ROOT; the cache (submission rate counters) cleared around the test, as the app conftests do."""
-    from django.core.cache import cache
-
-    cache.clear()
-    settings.MEDIA_ROOT = tmp_path / "media"
-    yield
-    cache.clear()
+def media(private_media):
+    return private_media
 
 
 def test_validators_see_the_image_of_an_image_example(client, owner, annotator, validator, tmp_path):

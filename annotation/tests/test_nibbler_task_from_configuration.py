@@ -22,13 +22,8 @@ DEFINITION_DATA = json.loads(DEFINITION.read_text(encoding="utf-8"))
 
 
 @pytest.fixture(autouse=True)
-def media(settings, tmp_path):
-    from django.core.cache import cache
-
-    cache.clear()
-    settings.MEDIA_ROOT = tmp_path / "media"
-    yield
-    cache.clear()
+def media(private_media):
+    return private_media
 
 
 @pytest.fixture

@@ -15,13 +15,8 @@ from tests.t2i_support import _shared_image_server, add_context, endpoint_genera
 
 
 @pytest.fixture(autouse=True)
-def media(settings, tmp_path):
-    from django.core.cache import cache
-
-    cache.clear()
-    settings.MEDIA_ROOT = tmp_path / "media"
-    yield
-    cache.clear()
+def media(private_media):
+    return private_media
 
 
 def _nothing_stored(task):
