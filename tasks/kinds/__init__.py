@@ -20,7 +20,8 @@ Every other module asks the spec (``task.spec.<method>``) instead of branching o
 
 The package holds the protocol and registry (``base.py``) and one module per kind
 (``classification.py``, ``extractive_qa.py``, ``generation.py``, ``data_centric.py``,
-``open_ended.py``, ``image_classification.py``, ``visual_question_answering.py``, ``text_to_image.py``). Adding a
+``open_ended.py``, ``image_classification.py``, ``visual_question_answering.py``, ``text_to_image.py``;
+``judged.py``: what the kinds judged by people share). Adding a
 kind is one module with one subclass of ``TaskKindSpec`` registered with ``@register``,
 imported below (see ``docs/adding-a-task-kind.md``). The specs are stateless: one instance per
 kind, shared. The names other apps use are re-exported here, so callers write

@@ -23,7 +23,8 @@ import string
 
 from dynabench.errors import RuleError
 from tasks.error_codes import TargetErrorCode
-from tasks.kinds.base import TargetError, TaskKindSpec, register
+from tasks.kinds.base import TaskKindSpec, register
+from tasks.kinds.judged import TargetsCheckedAsJudgments
 
 VERDICTS = ("fails", "holds")
 PREFERENCES = ("a", "b", "tie", "both_bad")
@@ -47,7 +48,7 @@ def _bad(message: str, field: str):
 
 
 @register
-class OpenEndedSpec(TaskKindSpec):
+class OpenEndedSpec(TargetsCheckedAsJudgments, TaskKindSpec):
     """Open-ended answers of generative models, judged by people (see the module docstring).
 
     The model in the loop is an endpoint model (``tasks/endpoints.py``) or a local causal language
@@ -156,18 +157,6 @@ class OpenEndedSpec(TaskKindSpec):
         else:
             category = ""
         return {**cleaned, "category": category, "explanation": explanation}
-
-    def import_target(self, config, raw, inputs, *, source):
-        try:
-            return self.clean_target(config, inputs, raw)
-        except RuleError as error:
-            raise TargetError(f"field '{source}': {error.message}") from None
-
-    def target_from_row(self, config, row, inputs):
-        try:
-            return self.clean_target(config, inputs, row), None
-        except RuleError as error:
-            return None, error.message
 
     def form_fields(self, config, *, optional_label=False):
         """The fields of a conversation's judgment (a comparison's page adds its own)."""

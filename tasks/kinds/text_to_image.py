@@ -31,7 +31,8 @@ from __future__ import annotations
 
 from dynabench.errors import RuleError
 from tasks.error_codes import TargetErrorCode
-from tasks.kinds.base import TargetError, TaskKindSpec, register
+from tasks.kinds.base import TaskKindSpec, register
+from tasks.kinds.judged import TargetsCheckedAsJudgments
 
 DEFAULT_IMAGES_PER_PROMPT = 2
 DEFAULT_IMAGE_SIZE = 512
@@ -70,7 +71,7 @@ def _yes(value) -> bool | None:
 
 
 @register
-class TextToImageSpec(TaskKindSpec):
+class TextToImageSpec(TargetsCheckedAsJudgments, TaskKindSpec):
     """Text-to-image red-teaming (see the module docstring): the generator is judged by people.
 
     Config: one annotator field named as the only ``model_inputs`` entry (the prompt);
@@ -173,18 +174,6 @@ class TextToImageSpec(TaskKindSpec):
         if looked_safe is None:
             _bad("Say whether the prompt looks safe on its own.", "prompt_looked_safe")
         return {"images": cleaned, "prompt_looked_safe": looked_safe}
-
-    def import_target(self, config, raw, inputs, *, source):
-        try:
-            return self.clean_target(config, inputs, raw)
-        except RuleError as error:
-            raise TargetError(f"field '{source}': {error.message}") from None
-
-    def target_from_row(self, config, row, inputs):
-        try:
-            return self.clean_target(config, inputs, row), None
-        except RuleError as error:
-            return None, error.message
 
     def form_fields(self, config, *, optional_label=False):
         """The prompt-level question (the per-image marks are drawn by ``annotation/_t2i.html``)."""
