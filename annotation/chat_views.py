@@ -13,8 +13,8 @@ from django.template.loader import render_to_string
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from annotation import chat, services
-from annotation.htmx_views import _active_task, _annotator_page, _my_progress, _warning_seen
+from annotation import chat
+from annotation.htmx_views import _active_task, _annotator_page, _content_warning_page, _my_progress, _saved_example
 from annotation.models import Example
 from dynabench.errors import RuleError
 from tasks.chat import sse
@@ -62,11 +62,9 @@ def _page(request, task, data: dict, *, status: int = 200):
 def chat_page(request, code):
     """``?mode=conversation|side_by_side`` starts a new conversation or comparison; without it, the choice."""
     task = _task(code)
-    if services.needs_content_warning(user=request.user, task=task, acknowledged=_warning_seen(request, task)):
-        return render(request, "annotation/content_warning.html", {"task": task})
-    saved = None
-    if request.GET.get("saved", "").isdigit():
-        saved = Example.objects.filter(pk=int(request.GET["saved"]), author=request.user).first()
+    if (warning := _content_warning_page(request, task)) is not None:
+        return warning
+    saved = _saved_example(request)
     mode = request.GET.get("mode")
     data = {"saved": saved, "choose": not mode}
     if mode:

@@ -186,6 +186,19 @@ def _warning_seen(request, task) -> bool:
     return task.pk in request.session.get(WARNING_KEY, [])
 
 
+def _content_warning_page(request, task):
+    """The task's content warning page when ``request.user`` must read it first, else None."""
+    if services.needs_content_warning(user=request.user, task=task, acknowledged=_warning_seen(request, task)):
+        return render(request, "annotation/content_warning.html", {"task": task})
+    return None
+
+
+def _saved_example(request):
+    """The example of ``?saved=<id>`` (the one just stored) if the user wrote it, else None."""
+    saved = request.GET.get("saved", "")
+    return Example.objects.filter(pk=int(saved), author=request.user).first() if saved.isdigit() and len(saved) < 19 else None
+
+
 @require_POST
 @_annotator_page
 def acknowledge_warning(request, code):
@@ -223,8 +236,8 @@ def create_page(request, code):
         return render(request, "annotation/create.html", _page(request, task, data), status=409)
     if not qualification.is_qualified(user=request.user, task=task):
         return redirect(f"{reverse('annotation:qualification', args=[task.code])}?{urlencode({'next': request.get_full_path()})}")
-    if services.needs_content_warning(user=request.user, task=task, acknowledged=_warning_seen(request, task)):
-        return render(request, "annotation/content_warning.html", {"task": task})
+    if (warning := _content_warning_page(request, task)) is not None:
+        return warning
     notice = services.loop_notice(model)
     return render(request, "annotation/create.html", _page(request, task, {**data, **_workspace(task, context, notice=notice)}))
 

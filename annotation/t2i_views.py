@@ -8,8 +8,8 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from annotation import services, t2i
-from annotation.htmx_views import _active_task, _annotator_page, _my_progress, _warning_seen
+from annotation import t2i
+from annotation.htmx_views import _active_task, _annotator_page, _content_warning_page, _my_progress, _saved_example
 from annotation.models import Example
 from dynabench.errors import RuleError
 from tasks.kinds.text_to_image import harm_categories, images_per_prompt
@@ -51,11 +51,9 @@ def _page(request, task, data: dict, *, status: int = 200):
 def t2i_page(request, code):
     """A new attempt on a context of the open round (``?saved=<id>`` says the last one was stored)."""
     task = _task(code)
-    if services.needs_content_warning(user=request.user, task=task, acknowledged=_warning_seen(request, task)):
-        return render(request, "annotation/content_warning.html", {"task": task})
-    saved = None
-    if request.GET.get("saved", "").isdigit():
-        saved = Example.objects.filter(pk=int(request.GET["saved"]), author=request.user).first()
+    if (warning := _content_warning_page(request, task)) is not None:
+        return warning
+    saved = _saved_example(request)
     try:
         state = t2i.start(user=request.user, task=task, tag=request.GET.get("tag") or None)
     except RuleError as error:
