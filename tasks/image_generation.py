@@ -25,7 +25,6 @@ from __future__ import annotations
 import base64
 import binascii
 import io
-import json
 import threading
 import time
 from collections import OrderedDict
@@ -38,6 +37,7 @@ from dynabench.errors import RuleError
 from tasks import endpoints
 from tasks.images import CheckedImage, ImageRefused, check_image, store_image
 from tasks.kinds.text_to_image import generation_params
+from tasks.model_checks import loads_model_json
 
 PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt", ".pkl", ".pickle", ".py", ".pyc")
 COMPONENT_LIBRARIES = ("diffusers", "transformers")
@@ -144,12 +144,17 @@ def check_pipeline_directory(path) -> dict:
             _refuse_pipeline(f"'{file.relative_to(path)}' is a pickle or code file; save with safe_serialization=True and remove it.")
         if file.suffix == ".json" and file.stat().st_size < 2**20:
             try:
-                data = json.loads(file.read_text(encoding="utf-8"))
+                data = loads_model_json(file.read_text(encoding="utf-8"))
             except (ValueError, UnicodeDecodeError):
                 _refuse_pipeline(f"'{file.relative_to(path)}' is not valid JSON.")
             if isinstance(data, dict) and "auto_map" in data:
                 _refuse_pipeline(f"'{file.relative_to(path)}' has an 'auto_map' entry, which asks for custom code; remove it.")
-    index = json.loads(index_file.read_text(encoding="utf-8"))
+    try:
+        index = loads_model_json(index_file.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError):
+        _refuse_pipeline("model_index.json is not valid JSON within the platform's bounds.")
+    if not isinstance(index, dict):
+        _refuse_pipeline("model_index.json must hold a JSON object.")
     name = index.get("_class_name")
     if not isinstance(name, str) or not name.endswith("Pipeline") or not hasattr(diffusers, name):
         _refuse_pipeline(f"model_index.json names '{name}', which is not a pipeline class of diffusers {diffusers.__version__}.")

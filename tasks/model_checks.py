@@ -88,11 +88,18 @@ def _config_int(text: str) -> int:
     return int(text)
 
 
+def loads_model_json(text: str):
+    """A model file's JSON text read within the platform's bounds (``dynabench.jsonbounds.loads_bounded``:
+    depth, NUL, lone surrogates), integers up to ``MAX_CONFIG_INT_DIGITS`` digits (transformers writes
+    ``model_max_length = int(1e30)``). Raises ``json.JSONDecodeError`` or ``JSONRefused`` (both ``ValueError``)."""
+    return loads_bounded(text, parse_int=_config_int)
+
+
 def _read_json(path: Path, what: str) -> dict:
     if path.stat().st_size > MAX_CONFIG_BYTES:
         _refuse(ModelCheckCode.BAD_CONFIG, f"{what} is larger than 1 MiB; it should be a small JSON file.")
     try:
-        data = loads_bounded(path.read_text(encoding="utf-8"), parse_int=_config_int)
+        data = loads_model_json(path.read_text(encoding="utf-8"))
     except JSONRefused as error:  # too deep, a number past 64 bits, NUL or a lone surrogate
         _refuse(ModelCheckCode.BAD_CONFIG, f"{what} is refused: {error}; a model config is a shallow JSON object.")
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
