@@ -114,6 +114,33 @@ class WorkerStack:
         self.workers[name] = process
         return process
 
+    def web(self, *, timeout: float = 300) -> str:
+        """Start Django's development server on a free port in the stack's environment, as a process
+        of the stack (``stop`` ends it, its log is ``web.log``), wait until ``/healthz`` answers 200
+        and return its base URL (``http://127.0.0.1:<port>``). ``timeout`` (s) only catches a hang."""
+        import socket
+        import urllib.request
+
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        log = open(self.root / "web.log", "w")
+        self.workers["web"] = subprocess.Popen(
+            [sys.executable, MANAGE, "runserver", "--noreload", "--insecure", f"127.0.0.1:{port}"],
+            cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+        )
+        base = f"http://127.0.0.1:{port}"
+
+        def up():
+            try:
+                with urllib.request.urlopen(base + "/healthz", timeout=5) as response:
+                    return response.status == 200
+            except OSError:
+                return False
+
+        self.wait_for(up, timeout=timeout, what="the web server")
+        return base
+
     def wait_listening(self, timeout: float = 300) -> None:
         """Wait until every worker started so far says it listens on its queues (RQ's "Listening
         on" line in its log), so that work enqueued afterwards is shared among all of them rather

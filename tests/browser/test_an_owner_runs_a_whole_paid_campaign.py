@@ -23,19 +23,15 @@ evaluation run per model and dataset), with ceilings that only catch a hang.
 """
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-import requests
 from playwright.sync_api import expect
 
-from cycle.stack import free_port
 from tasks.seed import load_task_definition
 from tests.browser_support import HANG_MS, browser_only, horizontal_overflow
 from tests.tiny_models import build_tiny_classifier
-from tests.worker_stack import MANAGE, ROOT, WorkerStack
+from tests.worker_stack import WorkerStack
 
 pytestmark = [*browser_only, pytest.mark.slow]
 
@@ -124,30 +120,12 @@ def platform(tmp_path_factory, stack_template):
     dirs = {name: str(build_tiny_classifier(root / name, LABELS, seed=seed)) for name, seed in (("tiny-a", 1), ("tiny-b", 2))}
     stack = WorkerStack(root, stack_template, LEADERBOARD_BOOTSTRAP_RESAMPLES="200", CROWD_ENTRIES_PER_ADDRESS_PER_HOUR="0",
                         CROWD_ENTRIES_PER_STUDY_PER_MINUTE="0", ANNOTATION_SUBMISSIONS_PER_MINUTE="0")
-    web = None
     try:
         stack.python(f"PASSWORD = {PASSWORD!r}\n" + USERS)
         stack.worker("worker", cache=root / "cache")
-        port = free_port()
-        log = open(root / "web.log", "w")
-        web = subprocess.Popen(
-            [sys.executable, MANAGE, "runserver", "--noreload", "--insecure", f"127.0.0.1:{port}"],
-            cwd=ROOT, env=stack.env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-        )
-        base = f"http://127.0.0.1:{port}"
-
-        def up():
-            try:
-                return requests.get(base + "/healthz", timeout=5).status_code == 200
-            except requests.RequestException:
-                return False
-
-        stack.wait_for(up, timeout=HANG_S, what="the web server")
+        base = stack.web(timeout=HANG_S)
         yield stack, base, dirs
     finally:
-        if web is not None and web.poll() is None:
-            web.kill()
-            web.wait(timeout=30)
         stack.stop()
 
 

@@ -11,16 +11,12 @@ own SQLite file and embedded Redis): Django's development server serves the page
 stand in for the researchers' models.
 """
 
-import subprocess
-import sys
 
 import pytest
-import requests
 
-from cycle.stack import free_port
 from tests.browser_support import HANG_MS, browser_only
 from tests.tiny_models import build_tiny_classifier
-from tests.worker_stack import MANAGE, ROOT, WorkerStack
+from tests.worker_stack import WorkerStack
 
 pytestmark = [*browser_only, pytest.mark.slow]
 
@@ -83,34 +79,16 @@ def platform(tmp_path_factory, stack_template):
     root = tmp_path_factory.mktemp("close-live")
     dirs = {name: build_tiny_classifier(root / name, LABELS, seed=seed) for name, seed in (("tiny-a", 1), ("tiny-b", 2))}
     stack = WorkerStack(root, stack_template, LEADERBOARD_BOOTSTRAP_RESAMPLES="200")
-    web = None
     try:
         model_dirs = {name: str(path) for name, path in dirs.items()}
         created = stack.json(f"VALIDATED = {VALIDATED}\nMODEL_DIRS = {model_dirs!r}\n" + SETUP)
         stack.worker("worker", cache=root / "cache")
-        port = free_port()
-        log = open(root / "web.log", "w")
-        web = subprocess.Popen(
-            [sys.executable, MANAGE, "runserver", "--noreload", "--insecure", f"127.0.0.1:{port}"],
-            cwd=ROOT, env=stack.env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-        )
-        base = f"http://127.0.0.1:{port}"
-
-        def up():
-            try:
-                return requests.get(base + "/healthz", timeout=5).status_code == 200
-            except requests.RequestException:
-                return False
-
-        stack.wait_for(up, timeout=HANG_S, what="the web server")
+        base = stack.web(timeout=HANG_S)
         # Before the close: both models evaluated on the earlier set and ranked.
         stack.wait_for(lambda: _published_scored(stack) == {"tiny-a": {"sentiment-earlier-dev"}, "tiny-b": {"sentiment-earlier-dev"}},
                        timeout=HANG_S, what="the models' first evaluation")
         yield stack, base, created
     finally:
-        if web is not None and web.poll() is None:
-            web.kill()
-            web.wait(timeout=30)
         stack.stop()
 
 
