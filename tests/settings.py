@@ -97,3 +97,6 @@ def _give_this_process_its_own_state() -> None:
 _give_this_process_its_own_state()
 
 from dynabench.settings import *  # noqa: E402,F401,F403
+
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":  # noqa: F405
+    DATABASES["default"]["ENGINE"] = "tests.postgresql"  # noqa: F405  (Django's, with a flush that deletes rows: see tests/postgresql/base.py)
