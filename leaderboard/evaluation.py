@@ -316,13 +316,13 @@ def score_outputs(run: EvaluationRun, attempt: int, items: list[dict], outputs: 
     metrics = scores.metrics()
     metrics["wall_seconds"] = round(measured.pop("wall_seconds"), 3)
     metrics["inferences"] = measured.pop("inferences")
-    metrics["perturbed_items"] = perturbable_counts(task, items)  # 0: the metric is not applicable here
+    dataset_checksum, _ = canonical_checksum((i["uid"], i["input"], i["target"], i["tag"]) for i in items)
+    metrics["perturbed_items"] = perturbable_counts(task, items, dataset_checksum=dataset_checksum)  # 0: not applicable here
     metrics.update(endpoint_latency(outputs))
     name = store_predictions(run, attempt, (
         {"uid": item["uid"], "prediction": output, "target": item["target"], spec.score_key: score}
         for item, output, score in zip(items, outputs, scores.per_item)
     ))
-    dataset_checksum, _ = canonical_checksum((i["uid"], i["input"], i["target"], i["tag"]) for i in items)
     return {
         "fields": dict(
             n_examples=len(items), performance=metrics[task.config["perf_metric"]], metrics=metrics,

@@ -11,6 +11,7 @@ perturbation (``leaderboard/perturbations.py``).
 from __future__ import annotations
 
 import io
+import json
 import math
 import time
 
@@ -93,14 +94,34 @@ def perturbed_outputs(task, predictor, items, inputs, beat) -> tuple[list[dict |
 PERTURBATION_METRICS = ("robustness", "fairness")
 
 
-def perturbable_counts(task, items: list[dict]) -> dict[str, int]:
+_COUNTED: dict[tuple, dict[str, int]] = {}
+"""``perturbable_counts`` by (task kind, task config, dataset checksum), in this process: the most recent 64."""
+
+
+def perturbable_counts(task, items: list[dict], *, dataset_checksum: str | None = None) -> dict[str, int]:
     """``{"robustness": n, "fairness": n}``: how many of ``items`` have such a variant
     (``leaderboard/perturbations.py``; no model involved, so a predictions file gets the same counts).
 
     A count of 0 makes the metric **not applicable** on the dataset (e.g. fairness on a set with no
     gendered word and no first name): it cannot be measured for any model, which the leaderboard
     keeps apart from "not measured yet" (``evaluation.rebuild_leaderboard``).
+
+    The counts depend on the items (uid and input), the task's kind and its config only, so with
+    ``dataset_checksum`` (``canonical_checksum`` of the items' uid, input, target and tag) they are
+    computed once per dataset and reused for every other model scored on it in this process.
     """
+    key = (task.kind, json.dumps(task.config, sort_keys=True, default=str), dataset_checksum) if dataset_checksum else None
+    if key in _COUNTED:
+        return dict(_COUNTED[key])
+    counts = _count_perturbable(task, items)
+    if key is not None:
+        if len(_COUNTED) >= 64:
+            _COUNTED.pop(next(iter(_COUNTED)))
+        _COUNTED[key] = dict(counts)
+    return counts
+
+
+def _count_perturbable(task, items: list[dict]) -> dict[str, int]:
     fields = task.spec.perturbable_fields(task.config)
     counts = {"robustness": 0, "fairness": 0}
     for item in items:
