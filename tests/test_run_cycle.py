@@ -6,6 +6,7 @@ import copy
 import io
 import json
 import os
+import shutil
 import subprocess
 import sys
 from collections import Counter, defaultdict
@@ -27,11 +28,17 @@ LIMIT = 24
 pytestmark = pytest.mark.slow
 
 
-def _scratch_database(tmp_path):
-    """A database for the cycle's processes: a SQLite file, or a scratch PostgreSQL database when the suite runs on PostgreSQL."""
+def _scratch_database(tmp_path, request):
+    """A database for the cycle's processes: a SQLite file, or a scratch PostgreSQL database when the suite runs on PostgreSQL.
+
+    The SQLite file is a copy of this pytest process's migrated, empty template (``stack_template``,
+    shared with the worker-stack tests), so the command's own ``migrate`` finds nothing to apply
+    instead of building the schema once more; a PostgreSQL database is created empty and migrated by it."""
     db = connections["default"].settings_dict
     if db["ENGINE"].endswith("sqlite3"):
-        return f"sqlite:///{tmp_path / 'cycle.sqlite3'}", {**db, "NAME": str(tmp_path / "cycle.sqlite3")}, None
+        path = tmp_path / "cycle.sqlite3"
+        shutil.copy(request.getfixturevalue("stack_template"), path)
+        return f"sqlite:///{path}", {**db, "NAME": str(path)}, None
     import psycopg
 
     name = f"{db['NAME']}_cycle"[:63]
@@ -50,11 +57,11 @@ def _scratch_database(tmp_path):
 
 
 @pytest.fixture
-def cycle_run(tmp_path, django_db_blocker):
+def cycle_run(tmp_path, request, django_db_blocker):
     """Run the command in a child process; yield (report figures, the ORM alias of its database)."""
     shared_file("dynasent/dynasent-v1.1-round02-dynabench-dev.jsonl")
     tiny = build_tiny_classifier(tmp_path / "tiny", ["positive", "negative", "neutral"])
-    url, alias_settings, drop = _scratch_database(tmp_path)
+    url, alias_settings, drop = _scratch_database(tmp_path, request)
     # Its own var/, so its own embedded Redis even when the suite runs on a Redis server: a worker
     # of another platform (or a job an earlier test left in this pytest worker's Redis database)
     # must never meet the cycle's jobs, and no fixed database number can collide with a worker's.

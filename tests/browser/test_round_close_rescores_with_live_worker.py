@@ -11,6 +11,7 @@ own SQLite file and embedded Redis): Django's development server serves the page
 stand in for the researchers' models.
 """
 
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -80,10 +81,15 @@ def platform(tmp_path_factory, stack_template):
     dirs = {name: build_tiny_classifier(root / name, LABELS, seed=seed) for name, seed in (("tiny-a", 1), ("tiny-b", 2))}
     stack = WorkerStack(root, stack_template, LEADERBOARD_BOOTSTRAP_RESAMPLES="200")
     try:
-        model_dirs = {name: str(path) for name, path in dirs.items()}
-        created = stack.json(f"VALIDATED = {VALIDATED}\nMODEL_DIRS = {model_dirs!r}\n" + SETUP)
+        # The worker and the web server start while the set-up code runs, three Django start-ups at
+        # once instead of one after the other: the worker waits on its queues until the set-up
+        # registers the models (which queues their evaluation), the server has nothing to serve yet.
         stack.worker("worker", cache=root / "cache")
-        base = stack.web(timeout=HANG_S)
+        with ThreadPoolExecutor(1) as pool:
+            web = pool.submit(stack.web, timeout=HANG_S)
+            model_dirs = {name: str(path) for name, path in dirs.items()}
+            created = stack.json(f"VALIDATED = {VALIDATED}\nMODEL_DIRS = {model_dirs!r}\n" + SETUP)
+            base = web.result()
         # Before the close: both models evaluated on the earlier set and ranked.
         stack.wait_for(lambda: _published_scored(stack) == {"tiny-a": {"sentiment-earlier-dev"}, "tiny-b": {"sentiment-earlier-dev"}},
                        timeout=HANG_S, what="the models' first evaluation")
