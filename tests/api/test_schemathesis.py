@@ -1,9 +1,10 @@
 """Property-based run of schemathesis against the OpenAPI schema on a live server.
 
 Every operation gets a bounded number of generated requests (``EXAMPLES`` valid ones with
-the path pointing at real objects, plus ``NEGATIVE_EXAMPLES`` invalid ones where it has an input that can be made invalid), sent with a
-task owner's token. Each answer must: not be a 5xx, use a documented status code and
-content type, and match the documented response schema and headers.
+the path pointing at real objects, plus ``NEGATIVE_EXAMPLES`` invalid ones where it has an
+input that can be made invalid), sent with a task owner's token. Each answer must: not be a
+5xx, use a documented status code and content type, and match the documented response
+schema and headers.
 """
 
 import os
