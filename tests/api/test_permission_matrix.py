@@ -9,16 +9,19 @@ every operation of the OpenAPI schema, so a new endpoint cannot go without a row
 
 import io
 import json
+import shutil
 
 import pytest
+from django.contrib.auth.models import Group, User
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.db import transaction
+from django.test import override_settings
+from django.utils import timezone
 from drf_spectacular.generators import SchemaGenerator
 from rest_framework.test import APIClient
 
-from django.core.files.uploadedfile import SimpleUploadedFile
-from django.utils import timezone
-
 from annotation.models import Example, ValidationState
-from tasks.models import DatasetItem, MLModel, Round
+from tasks.models import Context, Dataset, DatasetItem, MLModel, Round, Task
 from tasks.uploads import store_upload
 from tests.api.conftest import client_for, tar_gz
 from validation.services import LEASE_DURATION
@@ -208,27 +211,92 @@ MATRIX = [
 ]
 
 
-@pytest.fixture
-def people(annotator, validator, researcher, nli_owner, owner, admin_user):
-    return dict(zip(ROLES, (None, annotator, validator, researcher, nli_owner, owner, admin_user)))
+def _user(username, *roles, **extra):
+    user = User.objects.create_user(username=username, password="pw-" + username, **extra)
+    user.groups.add(*Group.objects.filter(name__in=roles))
+    return user
+
+
+@pytest.fixture(scope="module")
+def _matrix_world(django_db_setup, django_db_blocker, tmp_path_factory, tiny_classifier_dir):
+    """The people and the world of every row, built once per module (each row used to build its own:
+    ~50 ms of set-up, 511 times) inside a transaction that is rolled back when the module's tests are
+    done (pytest-django wraps each test in a savepoint inside it, so each row still starts from this
+    state and leaves nothing behind). Under pytest-xdist a worker that runs a test of another module
+    in between tears this down first (module scope) and builds it again for the next row.
+
+    The same objects as the shared fixtures make (conftest.py, tests/api/conftest.py): the users of
+    each role, the default tasks, sentiment's two scoring datasets, a tiny model in round 1's loop;
+    and the world's example and console upload. Returns primary keys (each test loads fresh instances)
+    and the media folder that holds the upload's file (each test gets a copy in its own MEDIA_ROOT)."""
+    from tasks.seed import seed_default_tasks
+
+    media = tmp_path_factory.mktemp("matrix-media")
+    with django_db_blocker.unblock():
+        atomic = transaction.atomic()
+        atomic.__enter__()
+    try:
+        with django_db_blocker.unblock(), override_settings(PASSWORD_HASHERS=["django.contrib.auth.hashers.MD5PasswordHasher"], MEDIA_ROOT=media):
+            annotator = _user("annie", "annotator")
+            validator = _user("val", "validator")
+            researcher = _user("rita", "researcher")
+            tasks = {t.code: t for t in seed_default_tasks()}
+            nli_owner = _user("nora", "annotator", "validator", "researcher")
+            tasks["nli"].owners.add(nli_owner)
+            owner = _user("olga", "annotator", "validator")
+            for task in tasks.values():
+                task.owners.add(owner)
+            admin_user = User.objects.create_superuser(username="root", password="pw-root", email="root@example.org")
+            task = tasks["sentiment"]
+            round1 = task.rounds.get(number=1)
+            datasets = {}
+            for name, key, visibility, split in (("sent-r1-dev", "scoring", "public", "dev"), ("sent-r1-test", "hidden", "hidden", "test")):
+                dataset = Dataset.objects.create(task=task, round=round1, name=name, access="scoring", split=split, label_visibility=visibility)
+                DatasetItem.objects.bulk_create(
+                    DatasetItem(dataset=dataset, uid=f"{name}-{i}", input={"text": f"{name} sentence {i}"}, target={"label": label},
+                                metadata={"gold_votes": [label] * 5})
+                    for i, label in enumerate(["positive", "negative", "neutral"])
+                )
+                datasets[key] = dataset.pk
+            model = MLModel.objects.create(
+                task=task, owner=owner, name="tiny-sentiment", kind=MLModel.Kind.HF_DIRECTORY, path=str(tiny_classifier_dir),
+                status=MLModel.Status.EVALUATED, published=True,
+            )
+            round1.target_models.add(model)
+            context = task.current_round().contexts.order_by("pk").first()
+            example = Example.objects.create(
+                round=context.round, context=context, author=annotator, model=model, input={"text": "Sure, wait an hour."},
+                target={"label": "negative"}, model_output={"label": "positive", "probs": {}}, model_wrong=True,
+            )
+            upload = store_upload(
+                task=task, acting_user=admin_user, target="contexts", options={"round": 1},
+                file=SimpleUploadedFile("contexts.csv", b"uid,prompt\nconsole-0,The ferry left early.\n"),
+            )
+            people = dict(zip(ROLES, (None, annotator.pk, validator.pk, researcher.pk, nli_owner.pk, owner.pk, admin_user.pk)))
+        yield {"people": people, "task": task.pk, "datasets": datasets, "model": model.pk, "context": context.pk, "example": example.pk,
+               "upload_id": upload.pk, "media": media}
+    finally:
+        with django_db_blocker.unblock():
+            transaction.set_rollback(True)
+            atomic.__exit__(None, None, None)
 
 
 @pytest.fixture
-def world(sentiment_task, sentiment_datasets, sentiment_model, annotator, admin_user):
-    """Round 1 of sentiment with a model in the loop, datasets, and a fooling example by the annotator."""
-    round1 = sentiment_task.current_round()
-    context = round1.contexts.order_by("pk").first()
-    example = Example.objects.create(
-        round=round1, context=context, author=annotator, model=sentiment_model, input={"text": "Sure, wait an hour."},
-        target={"label": "negative"}, model_output={"label": "positive", "probs": {}}, model_wrong=True,
-    )
-    upload = store_upload(
-        task=sentiment_task, acting_user=admin_user, target="contexts", options={"round": 1},
-        file=SimpleUploadedFile("contexts.csv", b"uid,prompt\nconsole-0,The ferry left early.\n"),
-    )
+def people(_matrix_world, db):
+    users = User.objects.in_bulk([pk for pk in _matrix_world["people"].values() if pk])
+    return {role: users.get(pk) for role, pk in _matrix_world["people"].items()}
+
+
+@pytest.fixture
+def world(_matrix_world, db, settings):
+    """Round 1 of sentiment with a model in the loop, datasets, and a fooling example by the annotator
+    (fresh instances of the module's objects; the console upload's file copied into this test's media)."""
+    shutil.copytree(_matrix_world["media"], settings.MEDIA_ROOT, dirs_exist_ok=True)
     return {
-        "task": sentiment_task, "task_code": "sentiment", "round_number": 1, "datasets": sentiment_datasets,
-        "model": sentiment_model, "context": context, "example": example, "upload_id": upload.pk,
+        "task": Task.objects.get(pk=_matrix_world["task"]), "task_code": "sentiment", "round_number": 1,
+        "datasets": {key: Dataset.objects.get(pk=pk) for key, pk in _matrix_world["datasets"].items()},
+        "model": MLModel.objects.get(pk=_matrix_world["model"]), "context": Context.objects.select_related("round").get(pk=_matrix_world["context"]),
+        "example": Example.objects.select_related("author").get(pk=_matrix_world["example"]), "upload_id": _matrix_world["upload_id"],
     }
 
 

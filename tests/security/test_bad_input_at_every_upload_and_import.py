@@ -110,7 +110,6 @@ SURFACES = {
 }
 
 
-@pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize("surface", list(SURFACES))
 @pytest.mark.parametrize("bad", list(BAD_LINES))
 def test_every_upload_and_import_surface_refuses_the_bad_line_naming_it_and_stores_nothing(
