@@ -6,6 +6,7 @@ them. Debian's ``/usr/bin/chromium`` drives the pages through Playwright against
 """
 
 import os
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -63,6 +64,18 @@ def phone_page(browser, live_server):
     context, page = _page(browser, live_server, PHONE)
     yield page
     context.close()
+
+
+@contextmanager
+def fresh_page(browser, live_server, viewport=DESKTOP):
+    """A page of its own context (its own cookies and storage, as ``page`` gives each test), closed
+    on leaving: for a test that checks several pages in turn on one seeded database, each page as
+    a first visit."""
+    context, page = _page(browser, live_server, viewport)
+    try:
+        yield page
+    finally:
+        context.close()
 
 
 def log_in(page, client, user, live_server) -> None:
