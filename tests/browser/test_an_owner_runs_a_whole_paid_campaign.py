@@ -15,8 +15,8 @@ The browser logs no console error and throws no page error at any step, and no p
 sideways. Each step's screen is saved as ``/tmp/campaign-<width>-<step>.png``.
 
 One platform serves both walks, one after the other, each a subtest of its own: the walk at each
-width has its own task, people, study and crowd worker (``WALKS``), so neither walk sees the
-other's work, and the platform is started and stopped once instead of once per width.
+width has its own task, people, study and crowd worker (``WALKS``), so no check of one walk
+depends on the other's work, and the platform is started and stopped once instead of once per width.
 
 Everything runs as real processes on a scratch platform (``tests.worker_stack.WorkerStack``): its
 own SQLite file and embedded Redis, Django's development server, one ``manage.py rqworker``.
