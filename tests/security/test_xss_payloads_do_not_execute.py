@@ -4,11 +4,13 @@ Headless Chromium (Debian's, through Playwright) opens the two URLs that used to
 ``<img src=x onerror=alert(1)>`` and a set of pages with scripts (htmx, sliders, the
 annotation workspace, the review keys, the API docs); no dialog may open and the console
 may show no Content-Security-Policy violation.
+
+The three checks share one seeded database (built and flushed once): each is a subtest of its
+own, on a fresh page of its own context, in the order the old tests ran.
 """
 
+from contextlib import contextmanager
 from urllib.parse import quote
-
-import pytest
 
 from tests.browser_support import HANG_MS, browser_only, log_in
 from validation.tests.conftest import make_example
@@ -18,21 +20,37 @@ pytestmark = browser_only
 PAYLOAD = "<img src=x onerror=alert(1)>"
 
 
-@pytest.fixture
-def page(browser, live_server):
+@contextmanager
+def _recording_page(browser, live_server):
     """A fresh page (its own context) of the module's one Chromium (``tests.browser_support.browser``)
     that records dialogs and Content-Security-Policy violations."""
     context = browser.new_context(base_url=live_server.url)
-    page = context.new_page()
-    page.set_default_timeout(HANG_MS)
-    page.dialogs, page.violations = [], []
-    page.on("dialog", lambda dialog: (page.dialogs.append(dialog.message), dialog.dismiss()))
-    page.on("console", lambda msg: page.violations.append(f"{page.url}: {msg.text[:90]}") if "Content Security Policy" in msg.text else None)
-    yield page
-    context.close()
+    try:
+        page = context.new_page()
+        page.set_default_timeout(HANG_MS)
+        page.dialogs, page.violations = [], []
+        page.on("dialog", lambda dialog: (page.dialogs.append(dialog.message), dialog.dismiss()))
+        page.on("console", lambda msg: page.violations.append(f"{page.url}: {msg.text[:90]}") if "Content Security Policy" in msg.text else None)
+        yield page
+    finally:
+        context.close()
 
 
-def test_the_reflected_payloads_do_not_execute(page, sentiment_task):
+def test_payloads_do_not_execute_and_pages_work_under_the_csp(browser, client, live_server, sentiment_task, sentiment_model, annotator,
+                                                              validator, admin_user, subtests):
+    checks = (
+        ("the reflected payloads do not execute", lambda page: _the_reflected_payloads_do_not_execute(page)),
+        ("pages with scripts work without CSP violations",
+         lambda page: _pages_with_scripts_work_without_csp_violations(page, client, live_server, sentiment_task, annotator, validator)),
+        ("the admin and job dashboard work without CSP violations",
+         lambda page: _admin_and_job_dashboard_work_without_csp_violations(page, client, live_server, sentiment_task, admin_user)),
+    )
+    for name, check in checks:
+        with subtests.test(msg=name), _recording_page(browser, live_server) as page:
+            check(page)
+
+
+def _the_reflected_payloads_do_not_execute(page):
     for url in (f"/tasks/?{quote(PAYLOAD)}=%00", f"/tasks/sentiment/leaderboard/table/?w_performance={quote(PAYLOAD)}"):
         response = page.goto(url)
         page.wait_for_load_state("load")
@@ -43,7 +61,7 @@ def test_the_reflected_payloads_do_not_execute(page, sentiment_task):
     assert page.dialogs == []
 
 
-def test_pages_with_scripts_work_without_csp_violations(page, client, live_server, sentiment_task, sentiment_model, annotator, validator):
+def _pages_with_scripts_work_without_csp_violations(page, client, live_server, sentiment_task, annotator, validator):
     page.goto("/tasks/")
     page.goto("/accounts/login/")
     page.goto("/tasks/sentiment/leaderboard/")
@@ -75,7 +93,7 @@ def test_pages_with_scripts_work_without_csp_violations(page, client, live_serve
     assert page.dialogs == []
 
 
-def test_admin_and_job_dashboard_work_without_csp_violations(page, client, live_server, sentiment_task, admin_user):
+def _admin_and_job_dashboard_work_without_csp_violations(page, client, live_server, sentiment_task, admin_user):
     log_in(page, client, admin_user, live_server)
     for url in ("/admin/", "/admin/tasks/task/", f"/admin/tasks/task/{sentiment_task.pk}/change/", "/admin/tasks/round/add/", "/django-rq/"):
         response = page.goto(url)
