@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser_support import DESKTOP, PHONE, browser_only, horizontal_overflow, log_in
+from tests.browser_support import DESKTOP, PHONE, browser_only, fresh_page, horizontal_overflow, start_over
 
 pytestmark = browser_only
 
@@ -52,24 +52,30 @@ def owned_site(sentiment_task, tiny_classifier_dir, annotator, owner):
     return sentiment_task
 
 
-@pytest.mark.parametrize("size", SIZES)
-@pytest.mark.parametrize(("name", "path"), PAGES, ids=[p[0] for p in PAGES])
-def test_a_console_page_fits_without_errors(page, client, live_server, owner, owned_site, name, path, size):
-    errors = []
-    page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
-    page.set_viewport_size(SIZES[size])
-    log_in(page, client, owner, live_server)
-
+def test_the_console_pages_fit_without_errors(browser, client, live_server, owner, owned_site, subtests):
+    """Each page at each size is a subtest of its own (its own failure report and console-error
+    list), seen as on a first visit (``start_over``: no cookie of the page before, a new session of
+    the owner) in one browser page per size, on the one seeded site, which is built and flushed
+    once instead of once per page."""
     from annotation.models import CrowdStudy
 
-    response = page.goto(path.format(study=CrowdStudy.objects.get().pk))
+    study = CrowdStudy.objects.get().pk
+    for size, viewport in SIZES.items():
+        with fresh_page(browser, live_server, viewport) as page:
+            errors = []
+            page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
+            for name, path in PAGES:
+                with subtests.test(msg=f"{name} at {size}"):
+                    start_over(page, client, owner, live_server)
+                    errors.clear()
 
-    assert response.status == 200
-    page.wait_for_load_state("networkidle")
-    assert horizontal_overflow(page) == 0
-    assert errors == []
-    folder = os.environ.get("DYNABENCH_SCREENSHOTS")
-    if folder:
-        Path(folder).mkdir(parents=True, exist_ok=True)
-        viewport = SIZES[size]
-        page.screenshot(path=str(Path(folder) / f"console-{name}-{viewport['width']}x{viewport['height']}.png"), full_page=True)
+                    response = page.goto(path.format(study=study))
+
+                    assert response.status == 200, f"{name} at {size}: {page.url} answered {response.status}"
+                    page.wait_for_load_state("networkidle")
+                    assert horizontal_overflow(page) == 0, f"{name} at {size}: {page.url} scrolls sideways by {horizontal_overflow(page)} px"
+                    assert errors == [], f"{name} at {size}: the browser logged errors"
+                    folder = os.environ.get("DYNABENCH_SCREENSHOTS")
+                    if folder:
+                        Path(folder).mkdir(parents=True, exist_ok=True)
+                        page.screenshot(path=str(Path(folder) / f"console-{name}-{viewport['width']}x{viewport['height']}.png"), full_page=True)

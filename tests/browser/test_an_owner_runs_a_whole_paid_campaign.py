@@ -14,6 +14,10 @@
 The browser logs no console error and throws no page error at any step, and no page scrolls
 sideways. Each step's screen is saved as ``/tmp/campaign-<width>-<step>.png``.
 
+One platform serves both walks, one after the other, each a subtest of its own: the walk at each
+width has its own task, people, study and crowd worker (``WALKS``), so no check of one walk
+depends on the other's work, and the platform is started and stopped once instead of once per width.
+
 Everything runs as real processes on a scratch platform (``tests.worker_stack.WorkerStack``): its
 own SQLite file and embedded Redis, Django's development server, one ``manage.py rqworker``.
 Two tiny classifiers built on the fly stand in for the researchers' models; the examples and
@@ -23,6 +27,7 @@ evaluation run per model and dataset), with ceilings that only catch a hang.
 """
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -35,11 +40,35 @@ from tests.worker_stack import WorkerStack
 
 pytestmark = [*browser_only, pytest.mark.slow]
 
-CODE = "hotel-reviews"
 LABELS = ["positive", "negative", "neutral"]
 PASSWORD = "pw-campaign-12345"
-PROLIFIC_STUDY_ID = "65a0b1c2d3e4f5a6b7c8d9e0"
-WORKER_PID = "5f1a2b3c4d5e6f7a8b9c0d1e"
+
+
+@dataclass(frozen=True)
+class Walk:
+    """One walk's own task, people, Prolific study and crowd worker, at one width."""
+
+    viewport: dict
+    code: str
+    name: str
+    owner: str
+    validator: str
+    researcher: str
+    annotator: str
+    study_id: str
+    worker_pid: str
+
+    @property
+    def width(self) -> int:
+        return self.viewport["width"]
+
+
+WALKS = [
+    Walk({"width": 1280, "height": 800}, "hotel-reviews", "Hotel reviews", "olga", "vera", "rita", "ann",
+         "65a0b1c2d3e4f5a6b7c8d9e0", "5f1a2b3c4d5e6f7a8b9c0d1e"),
+    Walk({"width": 390, "height": 844}, "hotel-reviews-phone", "Hotel reviews on a phone", "olivia", "victor", "ravi", "anna",
+         "65a0b1c2d3e4f5a6b7c8d9e1", "5f1a2b3c4d5e6f7a8b9c0d1f"),
+]
 QUIZ = {"What a lovely, quiet hotel.": "positive", "The room smelled of smoke and nobody cared.": "negative",
         "The hotel is three hundred metres from the station.": "neutral"}
 """The quiz's questions and their right labels (three: each of the two people who take it draws one
@@ -51,10 +80,11 @@ from django.contrib.auth.models import Group, Permission, User
 from dynabench.roles import ensure_role_groups
 
 ensure_role_groups()
-olga = User.objects.create_user("olga", password=PASSWORD)
-olga.user_permissions.add(Permission.objects.get(codename="add_task", content_type__app_label="tasks"))
-for name, role in (("vera", "validator"), ("rita", "researcher"), ("ann", "annotator")):
-    User.objects.create_user(name, password=PASSWORD).groups.add(Group.objects.get(name=role))
+for owner, validator, researcher, annotator in PEOPLE:
+    olga = User.objects.create_user(owner, password=PASSWORD)
+    olga.user_permissions.add(Permission.objects.get(codename="add_task", content_type__app_label="tasks"))
+    for name, role in ((validator, "validator"), (researcher, "researcher"), (annotator, "annotator")):
+        User.objects.create_user(name, password=PASSWORD).groups.add(Group.objects.get(name=role))
 """
 
 # After the owner created the task: the researchers' two published models, an earlier scoring
@@ -69,7 +99,7 @@ from tasks.registry import load_predictor
 from validation.tests.conftest import make_example
 
 task = Task.objects.get(code=CODE)
-olga, rita, ann = (User.objects.get(username=name) for name in ("olga", "rita", "ann"))
+olga, rita, ann = (User.objects.get(username=name) for name in (OWNER, RESEARCHER, ANNOTATOR))
 texts = [f"Review {i}: the {w} was {v} and the staff {s}." for i, (w, v, s) in enumerate(
     (w, v, s) for w in ("room", "breakfast", "pool", "view", "bed") for v in ("cold", "lovely", "noisy", "fine")
     for s in ("smiled", "shouted", "helped"))]
@@ -89,21 +119,21 @@ print(json.dumps({"text": text, "label": label, "loop_says": fooled}))
 """
 
 
-def _definition(path: Path) -> Path:
+def _definition(path: Path, walk: Walk) -> Path:
     """A definition file: the sentiment task's, renamed, ranked on accuracy alone, one validation each."""
     spec = load_task_definition("sentiment")
-    spec.update(code=CODE, name="Hotel reviews")
+    spec.update(code=walk.code, name=walk.name)
     spec["config"].update(validations_needed=1, delta_metrics=[], dynascore_weights={"performance": 1})
     path.write_text(json.dumps(spec))
     return path
 
 
-def _scored(stack) -> dict:
-    """``{model name: {dataset names with a done run}}`` of the task's published models."""
+def _scored(stack, code: str) -> dict:
+    """``{model name: {dataset names with a done run}}`` of the published models of the task ``code``."""
     rows = stack.query(
         "SELECT m.name, d.name FROM tasks_mlmodel m JOIN tasks_task t ON t.id = m.task_id "
         "LEFT JOIN leaderboard_evaluationrun r ON r.model_id = m.id AND r.status = 'done' "
-        "LEFT JOIN tasks_dataset d ON d.id = r.dataset_id WHERE t.code = ? AND m.published", (CODE,),
+        "LEFT JOIN tasks_dataset d ON d.id = r.dataset_id WHERE t.code = ? AND m.published", (code,),
     )
     found = {}
     for model, dataset in rows:
@@ -115,13 +145,14 @@ def _scored(stack) -> dict:
 
 @pytest.fixture
 def platform(tmp_path_factory, stack_template):
-    """A scratch platform with users, a worker and a web server: yields ``(stack, base URL, model dirs)``."""
+    """A scratch platform with every walk's people, a worker and a web server: yields ``(stack, base URL, model dirs)``."""
     root = tmp_path_factory.mktemp("campaign")
     dirs = {name: str(build_tiny_classifier(root / name, LABELS, seed=seed)) for name, seed in (("tiny-a", 1), ("tiny-b", 2))}
     stack = WorkerStack(root, stack_template, LEADERBOARD_BOOTSTRAP_RESAMPLES="200", CROWD_ENTRIES_PER_ADDRESS_PER_HOUR="0",
                         CROWD_ENTRIES_PER_STUDY_PER_MINUTE="0", ANNOTATION_SUBMISSIONS_PER_MINUTE="0")
     try:
-        stack.python(f"PASSWORD = {PASSWORD!r}\n" + USERS)
+        people = [(w.owner, w.validator, w.researcher, w.annotator) for w in WALKS]
+        stack.python(f"PASSWORD = {PASSWORD!r}\nPEOPLE = {people!r}\n" + USERS)
         stack.worker("worker", cache=root / "cache")
         base = stack.web(timeout=HANG_S)
         yield stack, base, dirs
@@ -187,31 +218,40 @@ def _names_in_order(page) -> list[str]:
     return [name for row in rows for name in ("tiny-a", "tiny-b") if name in row]
 
 
-@pytest.mark.parametrize("viewport", [{"width": 1280, "height": 800}, {"width": 390, "height": 844}], ids=["1280", "390"])
-def test_an_owner_runs_a_whole_paid_campaign(platform, browser, tmp_path, viewport):
+def test_an_owner_runs_a_whole_paid_campaign(platform, browser, tmp_path, subtests):
+    """The whole walk at 1280 px, then at 390 px (a phone, clicking through every step there
+    too), on the one platform: each walk a subtest, with its own task, people and study."""
+    for walk in WALKS:
+        with subtests.test(msg=f"the walk at {walk.width} px"):
+            _walk(platform, browser, tmp_path, walk)
+
+
+def _walk(platform, browser, tmp_path, walk: Walk) -> None:
     stack, base, model_dirs = platform
-    b = Browsing(browser, base, viewport)
+    code = walk.code
+    b = Browsing(browser, base, walk.viewport)
     try:
         # 1. A task from a definition file, then a model in round 1's loop.
-        owner = b.log_in("olga")
+        owner = b.log_in(walk.owner)
         owner.goto("/console/")
         owner.click("[data-new-task]")
         b.step(owner, "1-new-task")
-        owner.set_input_files("input[name=definition]", str(_definition(tmp_path / "hotel-reviews.json")))
+        owner.set_input_files("input[name=definition]", str(_definition(tmp_path / f"{code}.json", walk)))
         owner.click("[data-create-task] button[type=submit]")
-        owner.get_by_text(f"Task {CODE} created with round 1 open and 5 context(s)").wait_for()
-        worker_example = stack.json(f"CODE = {CODE!r}\nMODEL_DIRS = {model_dirs!r}\n" + MODELS)
-        stack.wait_for(lambda: _scored(stack) == {"tiny-a": {f"{CODE}-earlier-dev"}, "tiny-b": {f"{CODE}-earlier-dev"}},
+        owner.get_by_text(f"Task {code} created with round 1 open and 5 context(s)").wait_for()
+        worker_example = stack.json(f"CODE = {code!r}\nOWNER = {walk.owner!r}\nRESEARCHER = {walk.researcher!r}\n"
+                                   f"ANNOTATOR = {walk.annotator!r}\nMODEL_DIRS = {model_dirs!r}\n" + MODELS)
+        stack.wait_for(lambda: _scored(stack, code) == {"tiny-a": {f"{code}-earlier-dev"}, "tiny-b": {f"{code}-earlier-dev"}},
                        timeout=HANG_S, what="the models' first evaluation")
         reader = b.page()
 
         def ranked(order):
-            reader.goto(f"/tasks/{CODE}/leaderboard/")
+            reader.goto(f"/tasks/{code}/leaderboard/")
             return _names_in_order(reader) == order
 
         stack.wait_for(lambda: ranked(["tiny-a", "tiny-b"]), timeout=HANG_S, every=2, what="the first leaderboard")
         b.step(reader, "1-leaderboard-before")
-        owner.goto(f"/tasks/{CODE}/console/rounds/")
+        owner.goto(f"/tasks/{code}/console/rounds/")
         form = owner.locator("form[data-add-loop-model]")
         form.locator("select[name=model]").select_option(form.locator("option", has_text="tiny-a").get_attribute("value"))
         form.locator("button[type=submit]").click()
@@ -220,7 +260,7 @@ def test_an_owner_runs_a_whole_paid_campaign(platform, browser, tmp_path, viewpo
         b.step(owner, "2-rounds")
 
         # 2. The quiz, then a Prolific study; the owner copies its URL.
-        owner.goto(f"/tasks/{CODE}/console/crowd/quiz/")
+        owner.goto(f"/tasks/{code}/console/crowd/quiz/")
         owner.fill("textarea[name=instructions]", "Label the **sentiment** of each hotel review.")
         owner.fill("input[name=questions_per_attempt]", "1")
         owner.fill("input[name=cooloff_minutes]", "0")
@@ -233,13 +273,13 @@ def test_an_owner_runs_a_whole_paid_campaign(platform, browser, tmp_path, viewpo
         owner.get_by_text("Pool: 3 questions not retired").wait_for()
         assert "Guessing passes 33% of attempts (1 question, pass mark 80%)" in owner.inner_text("[data-pool-problem]")
         b.step(owner, "3-quiz")
-        owner.goto(f"/tasks/{CODE}/console/crowd/")
+        owner.goto(f"/tasks/{code}/console/crowd/")
         owner.select_option("select[name=platform]", "prolific")
         owner.fill("input[name=required]", "1")
         owner.fill("input[name=completion_code]", "C0MPLETE")
         owner.click("[data-new-study] button[type=submit]")
         owner.locator("[data-entry-url]").wait_for()
-        owner.fill("input[name=platform_study_id]", PROLIFIC_STUDY_ID)
+        owner.fill("input[name=platform_study_id]", walk.study_id)
         owner.click("[data-edit-study] button[type=submit]")
         owner.get_by_text("Study saved.").wait_for()
         assert owner.locator("[data-not-ready]").count() == 0
@@ -247,12 +287,12 @@ def test_an_owner_runs_a_whole_paid_campaign(platform, browser, tmp_path, viewpo
         url = owner.locator("[data-entry-url]").input_value()
         assert url.startswith(base) and "PROLIFIC_PID={{%PROLIFIC_PID%}}" in url
         b.step(owner, "4-study")
-        owner.goto(f"/tasks/{CODE}/console/crowd/")
+        owner.goto(f"/tasks/{code}/console/crowd/")
         b.step(owner, "5-crowd")
 
         # 3. A worker enters through the URL as Prolific fills it in, passes the quiz, writes.
         worker = b.page()
-        worker.goto(url.replace("{{%PROLIFIC_PID%}}", WORKER_PID).replace("{{%STUDY_ID%}}", PROLIFIC_STUDY_ID)
+        worker.goto(url.replace("{{%PROLIFIC_PID%}}", walk.worker_pid).replace("{{%STUDY_ID%}}", walk.study_id)
                     .replace("{{%SESSION_ID%}}", "sess-1"))
         worker.get_by_text("Label the sentiment of each hotel review.").wait_for()
         b.step(worker, "6-quiz")
@@ -270,8 +310,8 @@ def test_an_owner_runs_a_whole_paid_campaign(platform, browser, tmp_path, viewpo
         b.step(worker, "8-finished")
 
         # 4. A validator validates the worker's example.
-        validator = b.log_in("vera")
-        validator.goto(f"/tasks/{CODE}/validate/")
+        validator = b.log_in(walk.validator)
+        validator.goto(f"/tasks/{code}/validate/")
         _pass_quiz(validator)  # validators of a task with a quiz pass it too
         card = validator.locator("#review [data-example-id]")
         card.wait_for()
@@ -280,11 +320,12 @@ def test_an_owner_runs_a_whole_paid_campaign(platform, browser, tmp_path, viewpo
         validator.check("input[name=label][value=correct]")
         validator.click("#review-form button[type=submit]")
         validator.get_by_text("Saved: correct").wait_for()
-        assert stack.query("SELECT validation_state FROM annotation_example WHERE input LIKE ?",
-                           (f"%{worker_example['text']}%",)) == [("verified_correct",)]
+        assert stack.query("SELECT e.validation_state FROM annotation_example e JOIN tasks_round r ON r.id = e.round_id "
+                           "JOIN tasks_task t ON t.id = r.task_id WHERE t.code = ? AND e.input LIKE ?",
+                           (code, f"%{worker_example['text']}%")) == [("verified_correct",)]
 
         # 5. The owner closes the round after its preview, with the confirmation box.
-        owner.goto(f"/tasks/{CODE}/console/rounds/")
+        owner.goto(f"/tasks/{code}/console/rounds/")
         owner.get_by_role("link", name="Close round").click()
         owner.locator("[data-validated]").wait_for()
         assert owner.locator("[data-validated]").inner_text() == "20"
@@ -293,13 +334,13 @@ def test_an_owner_runs_a_whole_paid_campaign(platform, browser, tmp_path, viewpo
         owner.click("button[name=action][value=close]")
         owner.get_by_text("Round 1 is closed.").wait_for()
         b.step(owner, "11-closed")
-        owner.goto(f"/tasks/{CODE}/console/crowd/")
+        owner.goto(f"/tasks/{code}/console/crowd/")
         assert owner.inner_text("[data-studies] tbody [data-label=Status]") == "ended"  # closing the round ended its study
         b.step(owner, "12-crowd-ended")
 
         # 6. The worker scores both models on the new sets; the leaderboard re-ranks.
-        new_sets = {f"{CODE}-r1-dev", f"{CODE}-r1-test"}
-        stack.wait_for(lambda: all(new_sets <= sets for sets in _scored(stack).values()),
+        new_sets = {f"{code}-r1-dev", f"{code}-r1-test"}
+        stack.wait_for(lambda: all(new_sets <= sets for sets in _scored(stack, code).values()),
                        timeout=HANG_S, every=1, what="both models scored on the round's new datasets")
         def reranked():
             return ranked(["tiny-b", "tiny-a"]) and all(name in reader.locator("table.leaderboard thead").inner_text() for name in new_sets)

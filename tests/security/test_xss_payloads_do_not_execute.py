@@ -4,51 +4,53 @@ Headless Chromium (Debian's, through Playwright) opens the two URLs that used to
 ``<img src=x onerror=alert(1)>`` and a set of pages with scripts (htmx, sliders, the
 annotation workspace, the review keys, the API docs); no dialog may open and the console
 may show no Content-Security-Policy violation.
+
+The three checks share one seeded database (built and flushed once): each is a subtest of its
+own, on a fresh page of its own context, in the order the old tests ran.
 """
 
-import os
-from pathlib import Path
+from contextlib import contextmanager
 from urllib.parse import quote
 
-import pytest
-
-from tests.browser_support import HANG_MS
+from tests.browser_support import HANG_MS, browser_only, log_in
 from validation.tests.conftest import make_example
 
-CHROMIUM = Path("/usr/bin/chromium")
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed at /usr/bin/chromium"),
-]
-os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+pytestmark = browser_only
 
 PAYLOAD = "<img src=x onerror=alert(1)>"
 
 
-@pytest.fixture
-def page(live_server):
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(
-            executable_path=str(CHROMIUM), args=["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
-        )
-        context = browser.new_context(base_url=live_server.url)
+@contextmanager
+def _recording_page(browser, live_server):
+    """A fresh page (its own context) of the module's one Chromium (``tests.browser_support.browser``)
+    that records dialogs and Content-Security-Policy violations."""
+    context = browser.new_context(base_url=live_server.url)
+    try:
         page = context.new_page()
         page.set_default_timeout(HANG_MS)
         page.dialogs, page.violations = [], []
         page.on("dialog", lambda dialog: (page.dialogs.append(dialog.message), dialog.dismiss()))
         page.on("console", lambda msg: page.violations.append(f"{page.url}: {msg.text[:90]}") if "Content Security Policy" in msg.text else None)
         yield page
-        browser.close()
+    finally:
+        context.close()
 
 
-def _log_in(page, client, user, live_server):
-    client.force_login(user)
-    page.context.add_cookies([{"name": "sessionid", "value": client.cookies["sessionid"].value, "url": live_server.url}])
+def test_payloads_do_not_execute_and_pages_work_under_the_csp(browser, client, live_server, sentiment_task, sentiment_model, annotator,
+                                                              validator, admin_user, subtests):
+    checks = (
+        ("the reflected payloads do not execute", lambda page: _the_reflected_payloads_do_not_execute(page)),
+        ("pages with scripts work without CSP violations",
+         lambda page: _pages_with_scripts_work_without_csp_violations(page, client, live_server, sentiment_task, annotator, validator)),
+        ("the admin and job dashboard work without CSP violations",
+         lambda page: _admin_and_job_dashboard_work_without_csp_violations(page, client, live_server, sentiment_task, admin_user)),
+    )
+    for name, check in checks:
+        with subtests.test(msg=name), _recording_page(browser, live_server) as page:
+            check(page)
 
 
-def test_the_reflected_payloads_do_not_execute(page, sentiment_task):
+def _the_reflected_payloads_do_not_execute(page):
     for url in (f"/tasks/?{quote(PAYLOAD)}=%00", f"/tasks/sentiment/leaderboard/table/?w_performance={quote(PAYLOAD)}"):
         response = page.goto(url)
         page.wait_for_load_state("load")
@@ -59,7 +61,7 @@ def test_the_reflected_payloads_do_not_execute(page, sentiment_task):
     assert page.dialogs == []
 
 
-def test_pages_with_scripts_work_without_csp_violations(page, client, live_server, sentiment_task, sentiment_model, annotator, validator):
+def _pages_with_scripts_work_without_csp_violations(page, client, live_server, sentiment_task, annotator, validator):
     page.goto("/tasks/")
     page.goto("/accounts/login/")
     page.goto("/tasks/sentiment/leaderboard/")
@@ -68,7 +70,7 @@ def test_pages_with_scripts_work_without_csp_violations(page, client, live_serve
     slider.fill("3.5")
     assert page.locator(f"#o_{slider.get_attribute('id')}").inner_text() == "3.5"  # static/js/leaderboard.js
 
-    _log_in(page, client, annotator, live_server)
+    log_in(page, client, annotator, live_server)
     page.goto("/tasks/sentiment/write/")
     page.fill("textarea[name=text]", "The room was small but spotless and quiet.")
     page.check("input[name=label][value=negative]")
@@ -78,7 +80,7 @@ def test_pages_with_scripts_work_without_csp_violations(page, client, live_serve
     assert width >= 0
 
     make_example(sentiment_task, annotator)
-    _log_in(page, client, validator, live_server)
+    log_in(page, client, validator, live_server)
     page.goto("/tasks/sentiment/validate/")
     page.locator("#review-form").wait_for()
     page.keyboard.press("c")  # static/js/review.js
@@ -91,8 +93,8 @@ def test_pages_with_scripts_work_without_csp_violations(page, client, live_serve
     assert page.dialogs == []
 
 
-def test_admin_and_job_dashboard_work_without_csp_violations(page, client, live_server, sentiment_task, admin_user):
-    _log_in(page, client, admin_user, live_server)
+def _admin_and_job_dashboard_work_without_csp_violations(page, client, live_server, sentiment_task, admin_user):
+    log_in(page, client, admin_user, live_server)
     for url in ("/admin/", "/admin/tasks/task/", f"/admin/tasks/task/{sentiment_task.pk}/change/", "/admin/tasks/round/add/", "/django-rq/"):
         response = page.goto(url)
         page.wait_for_load_state("load")
