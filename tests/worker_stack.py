@@ -24,12 +24,13 @@ ROOT = Path(__file__).resolve().parent.parent
 MANAGE = str(ROOT / "manage.py")
 
 
-def sentiment_model_setup(items: int, model_dir: Path | str) -> str:
+def sentiment_model_setup(items: int, model_dir: Path | str, *, before_model: str = "") -> str:
     """Django code, for ``WorkerStack.python``, that seeds the default tasks, makes a sentiment dev
     set ``sentiment-r1-dev`` of ``items`` items (labels cycling positive/negative/neutral), a
     superuser ``root`` (bound to ``admin``) and publishes the classifier folder ``model_dir`` as
-    ``tiny-bert`` (bound to ``model``, its evaluation queued). Append code to extend it; it
-    prints nothing."""
+    ``tiny-bert`` (bound to ``model``, its evaluation queued). ``before_model``: code run just
+    before the model is published (``task`` and ``admin`` are bound), e.g. to get other work
+    going before the evaluation is queued. Append code to extend it; it prints nothing."""
     return f"""
 import json
 from django.contrib.auth.models import User
@@ -47,6 +48,7 @@ DatasetItem.objects.bulk_create([
     for i in range({int(items)})
 ])
 admin = User.objects.create_superuser("root", "root@example.org", "pw")
+{before_model}
 model = register_model_directory(actor=admin, task=task, path={str(model_dir)!r}, name="tiny-bert", published=True)
 """
 
