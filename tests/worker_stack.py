@@ -5,7 +5,8 @@ migrated ``template`` (``migrated_template``), its own ``var/`` (so its own embe
 worker of another checkout ever takes its jobs), a shared ``MEDIA_ROOT`` (the storage every
 worker reads artefacts and files through) and ``MODELS_DIR``. ``python(code)`` runs Django code
 in that environment in a child process (set-up, enqueueing); ``worker(name, cache=...)`` starts
-``manage.py rqworker --with-scheduler`` with its own artefact cache and torch thread count;
+``manage.py rqworker --with-scheduler`` with its own artefact cache and torch thread count
+(``standby=True``: its imports done ahead, it becomes the worker on ``release(name)``);
 ``query(sql)`` reads its database directly, for polling.
 """
 
@@ -53,6 +54,27 @@ model = register_model_directory(actor=admin, task=task, path={str(model_dir)!r}
 """
 
 
+#: ``python -c`` code of a worker on standby (``WorkerStack.worker(standby=True)``): Django set up and
+#: the modules a worker imports before it forks its first work horse (``leaderboard.worker``:
+#: ``tasks.registry`` and ``settings.RQ_WORKER_PRELOAD``) imported, it waits for its go file
+#: (argv[1]), then runs the worker's command line (argv[2:]) in the same process, as ``manage.py``.
+_STANDBY = """
+import importlib, os, sys, time
+go, argv = sys.argv[1], sys.argv[2:]
+import django
+django.setup()
+from django.conf import settings
+import tasks.registry
+for module in getattr(settings, "RQ_WORKER_PRELOAD", ()):
+    importlib.import_module(module)
+print("standing by", flush=True)
+while not os.path.exists(go):
+    time.sleep(0.05)
+from django.core.management import execute_from_command_line
+execute_from_command_line(argv)
+"""
+
+
 def _children(pid: int) -> list[int]:
     try:
         return [int(p) for p in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
@@ -93,6 +115,7 @@ class WorkerStack:
             "LOG_LEVEL": "WARNING", **settings_env,
         })
         self.workers: dict[str, subprocess.Popen] = {}
+        self.standing_by: set[str] = set()  # workers started with standby=True and not yet released
 
     def python(self, code: str, timeout: float = 300) -> str:
         """Run ``code`` with Django set up in the stack's environment; return its stdout (raises on failure)."""
@@ -102,19 +125,39 @@ class WorkerStack:
             raise RuntimeError(f"stack code failed:\n{done.stderr[-4000:]}")
         return done.stdout
 
-    def worker(self, name: str, *, cache: Path, threads: int = 1, queues=("default", "evaluation", "training"), **env) -> subprocess.Popen:
-        """Start a worker process with its own artefact cache, pinned to ``threads`` torch threads."""
+    def worker(self, name: str, *, cache: Path, threads: int = 1, queues=("default", "evaluation", "training"), standby: bool = False,
+               **env) -> subprocess.Popen:
+        """Start a worker process with its own artefact cache, pinned to ``threads`` torch threads.
+
+        ``standby=True``: the process sets Django up and imports what a worker imports before its
+        first job (torch, transformers: most of a worker's start), then waits, neither registered
+        as a worker nor taking jobs, until ``release(name)``; only then it runs ``manage.py
+        rqworker`` (in the same process), so that a worker can join at a precise moment without
+        waiting for its imports then. ``wait_listening`` waits for it only once released."""
         log = open(self.root / f"{name}.log", "w")
         child_env = {
             **self.env, "DYNABENCH_ARTEFACT_CACHE": str(cache), "OMP_NUM_THREADS": str(threads),
             "MKL_NUM_THREADS": str(threads), "TOKENIZERS_PARALLELISM": "false", **env,
         }
+        command = [MANAGE, "rqworker", "--with-scheduler", "--name", f"{name}-{os.getpid()}", *queues]
+        if standby:
+            self._go(name).unlink(missing_ok=True)
+            command = ["-c", _STANDBY, str(self._go(name)), *command]
+            self.standing_by.add(name)
         process = subprocess.Popen(
-            [sys.executable, MANAGE, "rqworker", "--with-scheduler", "--name", f"{name}-{os.getpid()}", *queues],
-            cwd=ROOT, env=child_env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+            [sys.executable, *command], cwd=ROOT, env=child_env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
         )
         self.workers[name] = process
         return process
+
+    def _go(self, name: str) -> Path:
+        return self.root / f"{name}.go"
+
+    def release(self, name: str) -> None:
+        """Let the worker ``name`` started with ``standby=True`` become a worker (at once if its imports
+        are done, else as soon as they are)."""
+        self._go(name).touch()
+        self.standing_by.discard(name)
 
     def web(self, *, timeout: float = 300) -> str:
         """Start Django's development server on a free port in the stack's environment, as a process
@@ -147,7 +190,8 @@ class WorkerStack:
         """Wait until every worker started so far says it listens on its queues (RQ's "Listening
         on" line in its log), so that work enqueued afterwards is shared among all of them rather
         than taken by whichever started first. Raises ``AssertionError`` after ``timeout`` s."""
-        self.wait_for(lambda: all("Listening on" in self.log(name, 200) for name in self.workers),
+        waiting = [name for name in self.workers if name not in self.standing_by]
+        self.wait_for(lambda: all("Listening on" in self.log(name, 200) for name in waiting),
                       timeout=timeout, what="the workers to listen")
 
     def kill(self, name: str) -> None:

@@ -28,20 +28,26 @@ SMALL_BERT = dict(hidden_size=256, num_hidden_layers=4, num_attention_heads=4, i
 
 #: Run by ``sentiment_model_setup`` before the model is published: a retraining that runs far
 #: longer than the test, waited for until it has made progress, so that when the model's
-#: evaluation is queued both workers end up mid-job whichever of them started first.
+#: evaluation is queued both workers end up mid-job whichever of them started first. The record
+#: is made once the trainer listens: one left ``training`` longer than the stale limit before its
+#: job starts would be failed by the reaper for a moment (its heartbeat is its creation).
 RETRAINING = """
 import time, uuid
+import django_rq
+from rq import Worker
 from tasks import training
 from tasks.models import MLModel
 from validation.jobs import enqueue_retraining
 
+ceiling = time.monotonic() + 300  # only catches a hang: the test's own waits report it with the logs
+while not Worker.all(queue=django_rq.get_queue("training")) and time.monotonic() < ceiling:
+    time.sleep(0.1)
 job_id = f"retrain-sentiment-{uuid.uuid4().hex}"
 trained = MLModel.objects.create(
     task=task, owner=admin, name="retrained", kind="hf_directory", status="training",
     path=str(training.model_directory(task, "retrained")), training_info={"job_id": job_id},
 )
 enqueue_retraining(task.pk, model_id=trained.pk, job_id=job_id, epochs=2000)  # far longer than the test
-ceiling = time.monotonic() + 300  # only catches a hang: the test's own wait reports it with the logs
 while not MLModel.objects.filter(pk=trained.pk, status="training", progress__gt=0).exists() and time.monotonic() < ceiling:
     time.sleep(0.1)
 """
@@ -85,6 +91,8 @@ def test_a_killed_worker_leaves_no_partial_rows_and_everything_ends(tmp_path_fac
             (folder / "model.safetensors").write_bytes(b"half-written")
         stack.kill("evaluator")
         stack.kill("trainer")
+        # The new worker imports meanwhile, and joins only once the shard is back in the queue.
+        stack.worker("evaluator-2", cache=root / "cache-evaluator-2", queues=("evaluation",), standby=True)
         created = platform.result(timeout=300)
 
         # Nothing half-written: the killed shard stored no file, the run no score.
@@ -112,7 +120,7 @@ def test_a_killed_worker_leaves_no_partial_rows_and_everything_ends(tmp_path_fac
         assert stack.query("SELECT status FROM leaderboard_evaluationrun") == [("running",)]
 
         # A new worker takes the shard again; the run is merged and the model evaluated.
-        stack.worker("evaluator-2", cache=root / "cache-evaluator-2", queues=("evaluation",))
+        stack.release("evaluator-2")
         stack.wait_for(lambda: stack.query(
             "SELECT 1 FROM tasks_mlmodel WHERE id = ? AND status IN ('evaluated', 'failed')", (created["model"],)
         ), timeout=300, what="the evaluation to finish")
