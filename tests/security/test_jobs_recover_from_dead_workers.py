@@ -19,11 +19,11 @@ pytestmark = pytest.mark.slow
 
 #: Two shards: the killed one is retried alone while the other waits untouched in the queue.
 #: STALE_S: a live worker beats far more often than that: a shard after each chunk of up to 512
-#: items (here a whole shard, about a second of work even on two loaded cores; the reaper fails
+#: items (here a whole shard: 1 to 3 s of work measured on two cores at load 6; the reaper fails
 #: the run if the retried shard looks stale on its last try), a training every
 #: ``_ProgressWriter.BEAT_S`` (5 s) while it steps. PERIOD_S: how often the reaper looks.
 ITEMS, SHARD, STALE_S, PERIOD_S = 400, 200, 10, 2
-#: A BERT big enough that one shard of SHARD items takes about a second, so that a worker can be killed mid-shard.
+#: A BERT big enough that one shard of SHARD items takes a second or more, so that a worker can be killed mid-shard.
 SMALL_BERT = dict(hidden_size=256, num_hidden_layers=4, num_attention_heads=4, intermediate_size=1024)
 
 #: Run by ``sentiment_model_setup`` before the model is published: a retraining that runs far
@@ -77,7 +77,7 @@ def test_a_killed_worker_leaves_no_partial_rows_and_everything_ends(tmp_path_fac
                 raise platform.exception()  # a failed set-up, at once
             return stack.query(sql)
 
-        # Both workers mid-job: a training past its start, a shard running (polled often: a shard lasts about a second).
+        # Both workers mid-job: a training past its start, a shard running (polled often: a shard lasts a second or so).
         stack.wait_for(lambda: rows(
             "SELECT 1 FROM tasks_mlmodel WHERE name = 'retrained' AND status = 'training' AND progress > 0"
         ), timeout=300, every=0.2, what="the training to progress")
