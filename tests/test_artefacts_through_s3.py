@@ -4,7 +4,8 @@ predictions file travel through the bucket only.
 
 The bucket is served over HTTP by moto's S3-compatible server, in this process; the platform
 and the worker are separate processes that reach it through ``STORAGE_BACKEND`` and
-``STORAGE_OPTIONS`` exactly as a deployment would (README "Workers on other machines").
+``STORAGE_OPTIONS`` exactly as a deployment would (README "Workers on other machines"). The
+model is registered from a folder that is deleted before the worker starts working.
 """
 
 import json
@@ -21,12 +22,10 @@ pytestmark = pytest.mark.slow
 
 BUCKET = "dynabench-artefacts"
 
+#: The run's outcome, read from the stack's database once it has ended.
 RESULT = """
-import json
-from leaderboard.models import EvaluationRun
-run = EvaluationRun.objects.get(dataset__name="sentiment-r1-dev")
-print(json.dumps({"status": run.status, "error": run.error, "n_examples": run.n_examples,
-                  "predictions_file": run.predictions_file}))
+SELECT r.status, r.error, r.n_examples, r.predictions_file FROM leaderboard_evaluationrun r
+JOIN tasks_dataset d ON d.id = r.dataset_id WHERE d.name = 'sentiment-r1-dev' AND r.status IN ('done', 'failed')
 """
 
 
@@ -56,16 +55,17 @@ def test_a_worker_evaluates_a_model_it_only_has_through_the_bucket(tmp_path, buc
                "secret_key": "secret", "region_name": "us-east-1", "file_overwrite": True}
     stack = WorkerStack(tmp_path / "stack", stack_template, LEADERBOARD_BOOTSTRAP_RESAMPLES="200",
                         STORAGE_BACKEND="storages.backends.s3.S3Storage", STORAGE_OPTIONS=json.dumps(options))
+    local = shutil.copytree(tiny_classifier_dir, tmp_path / "stack" / "models" / "sentiment" / "tiny-bert")
+    cache = tmp_path / "worker-cache"
     try:
-        created = stack.json(sentiment_model_setup(12, tiny_classifier_dir)
-                             + 'print(json.dumps({"checksum": model.checksum}))')
+        # The worker does its imports while the platform is set up, and works only once the local copy is gone.
+        stack.worker("remote", cache=cache, standby=True)
+        created = stack.json(sentiment_model_setup(12, local) + 'print(json.dumps({"checksum": model.checksum}))')
         # The worker's machine has no copy of the model: only the bucket does.
-        shutil.rmtree(tmp_path / "stack" / "models", ignore_errors=True)
-        cache = tmp_path / "worker-cache"
-        stack.worker("remote", cache=cache)
-        stack.wait_for(lambda: stack.query("SELECT status FROM leaderboard_evaluationrun WHERE status IN ('done', 'failed')"),
-                       timeout=900, what="the run to finish")
-        result = stack.json(RESULT)
+        shutil.rmtree(tmp_path / "stack" / "models")
+        stack.release("remote")
+        status, error, n_examples, predictions_file = stack.wait_for(lambda: stack.query(RESULT), timeout=900, what="the run to finish")[0]
+        result = {"status": status, "error": error, "n_examples": n_examples, "predictions_file": predictions_file}
     finally:
         stack.stop()
 

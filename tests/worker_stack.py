@@ -5,7 +5,8 @@ migrated ``template`` (``migrated_template``), its own ``var/`` (so its own embe
 worker of another checkout ever takes its jobs), a shared ``MEDIA_ROOT`` (the storage every
 worker reads artefacts and files through) and ``MODELS_DIR``. ``python(code)`` runs Django code
 in that environment in a child process (set-up, enqueueing); ``worker(name, cache=...)`` starts
-``manage.py rqworker --with-scheduler`` with its own artefact cache and torch thread count;
+``manage.py rqworker --with-scheduler`` with its own artefact cache and torch thread count
+(``standby=True``: its imports done ahead, it becomes the worker on ``release(name)``);
 ``query(sql)`` reads its database directly, for polling.
 """
 
@@ -24,12 +25,13 @@ ROOT = Path(__file__).resolve().parent.parent
 MANAGE = str(ROOT / "manage.py")
 
 
-def sentiment_model_setup(items: int, model_dir: Path | str) -> str:
+def sentiment_model_setup(items: int, model_dir: Path | str, *, before_model: str = "") -> str:
     """Django code, for ``WorkerStack.python``, that seeds the default tasks, makes a sentiment dev
     set ``sentiment-r1-dev`` of ``items`` items (labels cycling positive/negative/neutral), a
     superuser ``root`` (bound to ``admin``) and publishes the classifier folder ``model_dir`` as
-    ``tiny-bert`` (bound to ``model``, its evaluation queued). Append code to extend it; it
-    prints nothing."""
+    ``tiny-bert`` (bound to ``model``, its evaluation queued). ``before_model``: code run just
+    before the model is published (``task`` and ``admin`` are bound), e.g. to get other work
+    going before the evaluation is queued. Append code to extend it; it prints nothing."""
     return f"""
 import json
 from django.contrib.auth.models import User
@@ -47,7 +49,40 @@ DatasetItem.objects.bulk_create([
     for i in range({int(items)})
 ])
 admin = User.objects.create_superuser("root", "root@example.org", "pw")
+{before_model}
 model = register_model_directory(actor=admin, task=task, path={str(model_dir)!r}, name="tiny-bert", published=True)
+"""
+
+
+#: ``python -c`` code of a worker on standby (``WorkerStack.worker(standby=True)``): Django set up and
+#: the modules a worker imports before it forks its first work horse (``leaderboard.worker``:
+#: ``tasks.registry`` and ``settings.RQ_WORKER_PRELOAD``) imported, it waits for its go file
+#: (argv[1]), then runs the worker's command line (argv[2:]) in the same process, as ``manage.py``.
+_STANDBY = """
+import importlib, os, sys, time
+go, argv = sys.argv[1], sys.argv[2:]
+import django
+django.setup()
+from django.conf import settings
+import tasks.registry
+for module in getattr(settings, "RQ_WORKER_PRELOAD", ()):
+    importlib.import_module(module)
+print("standing by", flush=True)
+while not os.path.exists(go):
+    time.sleep(0.05)
+from django.core.management import execute_from_command_line
+execute_from_command_line(argv)
+"""
+
+
+#: Appended to ``WorkerStack.python`` code: the end of a set-up process, without the teardown.
+_QUICK_EXIT = """
+import os as _os, sys as _sys
+from django.db import connections as _connections
+_connections.close_all()
+_sys.stdout.flush()
+_sys.stderr.flush()
+_os._exit(0)
 """
 
 
@@ -58,6 +93,18 @@ def _children(pid: int) -> list[int]:
         return []
 
 
+def _stop_redis(socket_path: Path) -> None:
+    """Shut the embedded Redis on ``socket_path`` down, saving its data, as ``embedded_redis.stop``
+    does, with a client that does not retry: the server closing the connection is SHUTDOWN's
+    normal answer, which redis-py's default retries (with back-off) turn into ~4 s of waiting."""
+    import redis
+    from redis.backoff import NoBackoff
+    from redis.retry import Retry
+
+    if Path(socket_path).exists():
+        redis.Redis(unix_socket_path=str(socket_path), socket_connect_timeout=5, retry=Retry(NoBackoff(), 0)).shutdown(save=True)
+
+
 def migrated_template(directory: Path) -> Path:
     """Migrate a fresh SQLite database file in ``directory`` (once) and return its path."""
     path = Path(directory) / "template.sqlite3"
@@ -66,9 +113,7 @@ def migrated_template(directory: Path) -> Path:
         try:
             subprocess.run([sys.executable, MANAGE, "migrate", "-v0"], cwd=ROOT, env=env, check=True, timeout=600)
         finally:
-            from dynabench import embedded_redis
-
-            embedded_redis.stop(Path(directory) / "var" / "redis.sock")  # started by Django's set-up
+            _stop_redis(Path(directory) / "var" / "redis.sock")  # started by Django's set-up
     return path
 
 
@@ -91,28 +136,53 @@ class WorkerStack:
             "LOG_LEVEL": "WARNING", **settings_env,
         })
         self.workers: dict[str, subprocess.Popen] = {}
+        self.standing_by: set[str] = set()  # workers started with standby=True and not yet released
 
     def python(self, code: str, timeout: float = 300) -> str:
-        """Run ``code`` with Django set up in the stack's environment; return its stdout (raises on failure)."""
+        """Run ``code`` with Django set up in the stack's environment; return its stdout (raises on failure).
+
+        Once ``code`` has run, the process closes its database connections, flushes its output and
+        ends at once (``os._exit``): the interpreter's teardown takes seconds once torch is imported."""
+        code += "\n" + _QUICK_EXIT
         done = subprocess.run([sys.executable, MANAGE, "shell", "-c", code], cwd=ROOT, env=self.env,
                               capture_output=True, text=True, timeout=timeout)
         if done.returncode != 0:
             raise RuntimeError(f"stack code failed:\n{done.stderr[-4000:]}")
         return done.stdout
 
-    def worker(self, name: str, *, cache: Path, threads: int = 1, queues=("default", "evaluation", "training"), **env) -> subprocess.Popen:
-        """Start a worker process with its own artefact cache, pinned to ``threads`` torch threads."""
+    def worker(self, name: str, *, cache: Path, threads: int = 1, queues=("default", "evaluation", "training"), standby: bool = False,
+               **env) -> subprocess.Popen:
+        """Start a worker process with its own artefact cache, pinned to ``threads`` torch threads.
+
+        ``standby=True``: the process sets Django up and imports what a worker imports before its
+        first job (torch, transformers: most of a worker's start), then waits, neither registered
+        as a worker nor taking jobs, until ``release(name)``; only then it runs ``manage.py
+        rqworker`` (in the same process), so that a worker can join at a precise moment without
+        waiting for its imports then. ``wait_listening`` waits for it only once released."""
         log = open(self.root / f"{name}.log", "w")
         child_env = {
             **self.env, "DYNABENCH_ARTEFACT_CACHE": str(cache), "OMP_NUM_THREADS": str(threads),
             "MKL_NUM_THREADS": str(threads), "TOKENIZERS_PARALLELISM": "false", **env,
         }
+        command = [MANAGE, "rqworker", "--with-scheduler", "--name", f"{name}-{os.getpid()}", *queues]
+        if standby:
+            self._go(name).unlink(missing_ok=True)
+            command = ["-c", _STANDBY, str(self._go(name)), *command]
+            self.standing_by.add(name)
         process = subprocess.Popen(
-            [sys.executable, MANAGE, "rqworker", "--with-scheduler", "--name", f"{name}-{os.getpid()}", *queues],
-            cwd=ROOT, env=child_env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+            [sys.executable, *command], cwd=ROOT, env=child_env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
         )
         self.workers[name] = process
         return process
+
+    def _go(self, name: str) -> Path:
+        return self.root / f"{name}.go"
+
+    def release(self, name: str) -> None:
+        """Let the worker ``name`` started with ``standby=True`` become a worker (at once if its imports
+        are done, else as soon as they are)."""
+        self._go(name).touch()
+        self.standing_by.discard(name)
 
     def web(self, *, timeout: float = 300) -> str:
         """Start Django's development server on a free port in the stack's environment, as a process
@@ -145,7 +215,8 @@ class WorkerStack:
         """Wait until every worker started so far says it listens on its queues (RQ's "Listening
         on" line in its log), so that work enqueued afterwards is shared among all of them rather
         than taken by whichever started first. Raises ``AssertionError`` after ``timeout`` s."""
-        self.wait_for(lambda: all("Listening on" in self.log(name, 200) for name in self.workers),
+        waiting = [name for name in self.workers if name not in self.standing_by]
+        self.wait_for(lambda: all("Listening on" in self.log(name, 200) for name in waiting),
                       timeout=timeout, what="the workers to listen")
 
     def kill(self, name: str) -> None:
@@ -194,9 +265,7 @@ class WorkerStack:
                     except ProcessLookupError:
                         pass
                 process.wait(timeout=30)
-        from dynabench import embedded_redis
-
-        embedded_redis.stop(self.root / "var" / "redis.sock")
+        _stop_redis(self.root / "var" / "redis.sock")
 
     def json(self, code: str):
         """Run ``code`` (which must print one JSON document last) and return it parsed."""
