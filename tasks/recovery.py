@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import shutil
 from datetime import timedelta
+from datetime import timezone as dt_timezone
 from pathlib import Path
 
 from django.conf import settings
@@ -27,18 +28,29 @@ def training_stale_after() -> timedelta:
     return timedelta(seconds=int(getattr(settings, "TRAINING_STALE_AFTER_S", 600)))
 
 
-def _job_waiting(job_id: str | None) -> bool:
-    """True when the training's RQ job is still waiting to start (queued, scheduled or deferred)."""
+def _job_alive(job_id: str | None, *, since) -> bool:
+    """True when the training's RQ job is still waiting to start (queued, scheduled or deferred), or
+    a worker started it after ``since``: between the worker taking the job and the training's first
+    beat (loading the model, forking the work horse) the model's ``updated_at`` is still the
+    request's, which may be older than the stale limit when the job waited long in the queue."""
     if not job_id:
         return False
     import django_rq
     from rq.job import Job, JobStatus
 
     try:
-        status = Job.fetch(job_id, connection=django_rq.get_connection("training")).get_status()
+        job = Job.fetch(job_id, connection=django_rq.get_connection("training"))
+        status = job.get_status()
     except Exception:  # noqa: BLE001 - the job is gone, or Redis is down: nothing is waiting
         return False
-    return status in (JobStatus.QUEUED, JobStatus.SCHEDULED, JobStatus.DEFERRED)
+    if status in (JobStatus.QUEUED, JobStatus.SCHEDULED, JobStatus.DEFERRED):
+        return True
+    started = job.started_at
+    if status != JobStatus.STARTED or started is None:
+        return False
+    if timezone.is_naive(started):
+        started = timezone.make_aware(started, dt_timezone.utc)
+    return started >= since
 
 
 def fail_training(model_id: int, reason: str) -> bool:
@@ -66,11 +78,13 @@ def remove_stray_folders() -> list[Path]:
 
 def reap_trainings(*, now=None) -> str:
     """Fail trainings without a sign of life for ``training_stale_after()`` (unless their job is still
-    waiting in the queue) and remove stray staging folders; return a one-line summary."""
+    waiting in the queue, or a worker started it within that time) and remove stray staging folders;
+    return a one-line summary."""
     now = now or timezone.now()
     failed = 0
-    for model in MLModel.objects.filter(status=MLModel.Status.TRAINING, updated_at__lt=now - training_stale_after()):
-        if _job_waiting((model.training_info or {}).get("job_id")):
+    stale_before = now - training_stale_after()
+    for model in MLModel.objects.filter(status=MLModel.Status.TRAINING, updated_at__lt=stale_before):
+        if _job_alive((model.training_info or {}).get("job_id"), since=stale_before):
             continue
         reason = (
             f"The worker training this model stopped responding (last progress {model.updated_at:%Y-%m-%d %H:%M:%S} UTC, "

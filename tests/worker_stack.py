@@ -21,6 +21,8 @@ import sys
 import time
 from pathlib import Path
 
+from dynabench import embedded_redis
+
 ROOT = Path(__file__).resolve().parent.parent
 MANAGE = str(ROOT / "manage.py")
 
@@ -93,18 +95,6 @@ def _children(pid: int) -> list[int]:
         return []
 
 
-def _stop_redis(socket_path: Path) -> None:
-    """Shut the embedded Redis on ``socket_path`` down, saving its data, as ``embedded_redis.stop``
-    does, with a client that does not retry: the server closing the connection is SHUTDOWN's
-    normal answer, which redis-py's default retries (with back-off) turn into ~4 s of waiting."""
-    import redis
-    from redis.backoff import NoBackoff
-    from redis.retry import Retry
-
-    if Path(socket_path).exists():
-        redis.Redis(unix_socket_path=str(socket_path), socket_connect_timeout=5, retry=Retry(NoBackoff(), 0)).shutdown(save=True)
-
-
 def migrated_template(directory: Path) -> Path:
     """Migrate a fresh SQLite database file in ``directory`` (once) and return its path."""
     path = Path(directory) / "template.sqlite3"
@@ -113,7 +103,7 @@ def migrated_template(directory: Path) -> Path:
         try:
             subprocess.run([sys.executable, MANAGE, "migrate", "-v0"], cwd=ROOT, env=env, check=True, timeout=600)
         finally:
-            _stop_redis(Path(directory) / "var" / "redis.sock")  # started by Django's set-up
+            embedded_redis.stop(Path(directory) / "var" / "redis.sock")  # started by Django's set-up
     return path
 
 
@@ -265,7 +255,7 @@ class WorkerStack:
                     except ProcessLookupError:
                         pass
                 process.wait(timeout=30)
-        _stop_redis(self.root / "var" / "redis.sock")
+        embedded_redis.stop(self.root / "var" / "redis.sock")
 
     def json(self, code: str):
         """Run ``code`` (which must print one JSON document last) and return it parsed."""
