@@ -39,6 +39,27 @@ def _fast_password_hashing(settings):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
+def _emptied_queue(name):
+    import django_rq
+
+    queue = django_rq.get_queue(name)
+    queue.empty()
+    yield queue
+    queue.empty()
+
+
+@pytest.fixture
+def default_queue():
+    """RQ's ``default`` queue, emptied before and after the test (the jobs a test enqueues stay its own)."""
+    yield from _emptied_queue("default")
+
+
+@pytest.fixture
+def training_queue():
+    """RQ's ``training`` queue, emptied before and after the test."""
+    yield from _emptied_queue("training")
+
+
 @pytest.fixture
 def private_media(settings, tmp_path):
     """This test's own ``MEDIA_ROOT`` (``tmp_path / "media"``, returned), with the cache cleared before

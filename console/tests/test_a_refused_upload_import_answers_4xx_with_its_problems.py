@@ -22,14 +22,6 @@ def media(settings, tmp_path):
     settings.MEDIA_ROOT = tmp_path / "media"
 
 
-@pytest.fixture
-def default_queue():
-    queue = django_rq.get_queue("default")
-    queue.empty()
-    yield queue
-    queue.empty()
-
-
 def _page_upload(client, content: bytes) -> Upload:
     client.post("/tasks/sentiment/console/uploads/", {"target": "contexts", "round": 1, "file": SimpleUploadedFile("c.csv", content)})
     return Upload.objects.latest("pk")

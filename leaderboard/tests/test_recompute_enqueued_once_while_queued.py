@@ -2,18 +2,8 @@
 in the queue: a rebuild queued and not started yet reads their results too. Once it has started
 (or ran), the next result enqueues a new one."""
 
-import django_rq
-import pytest
 
 from leaderboard import jobs, queueing
-
-
-@pytest.fixture
-def default_queue():
-    queue = django_rq.get_queue("default")
-    queue.empty()
-    yield queue
-    queue.empty()
 
 
 def _enqueue(task, capture):

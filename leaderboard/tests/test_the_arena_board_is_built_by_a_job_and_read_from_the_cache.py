@@ -4,20 +4,11 @@ page then shows it "as of" when it was computed; a judgment that settles queues 
 until the worker has run the page shows the previous board saying a newer one is being computed."""
 
 import django_rq
-import pytest
 from django.urls import reverse
 from rq import SimpleWorker
 
 from tests.generative_support import compare
 from validation.services import next_example_for, record_validation
-
-
-@pytest.fixture
-def default_queue():
-    queue = django_rq.get_queue("default")
-    queue.empty()
-    yield queue
-    queue.empty()
 
 
 def _arena_jobs(queue) -> list[str]:

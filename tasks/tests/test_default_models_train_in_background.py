@@ -2,7 +2,6 @@
 the ``training`` RQ queue instead of training before the web server starts; a worker trains them."""
 
 import django_rq
-import pytest
 from django.core.management import call_command
 from rq import SimpleWorker
 
@@ -14,14 +13,6 @@ def ensure(django_capture_on_commit_callbacks):
     """Run the command; django-rq enqueues when the transaction commits, as it does outside tests."""
     with django_capture_on_commit_callbacks(execute=True):
         return call_command("ensure_default_models", "--epochs", "1")
-
-
-@pytest.fixture
-def training_queue():
-    queue = django_rq.get_queue("training")
-    queue.empty()
-    yield queue
-    queue.empty()
 
 
 def test_it_creates_the_records_at_once_and_queues_their_training_seed_models_first(db, tiny_encoder, models_dir, training_queue, django_capture_on_commit_callbacks):

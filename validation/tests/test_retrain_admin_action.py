@@ -1,20 +1,9 @@
 """The task admin's "retrain" action: a maintainer turns validated examples into a model being trained."""
 
-import django_rq
-import pytest
 from django.urls import reverse
 
 from annotation.models import Example, ValidationState
-from validation.jobs import TRAINING_QUEUE
 from tasks.models import MLModel
-
-
-@pytest.fixture
-def training_queue():
-    queue = django_rq.get_queue(TRAINING_QUEUE)
-    queue.empty()
-    yield queue
-    queue.empty()
 
 
 def _retrain(client, task):

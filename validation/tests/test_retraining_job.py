@@ -1,21 +1,12 @@
 """Retraining, the loop closed: validated examples of every round plus the seed set become a new model."""
 
-import django_rq
 import pytest
 
 from annotation.models import Example, ValidationState
 from dynabench.errors import NotAllowed, RuleError
-from validation.jobs import TRAINING_QUEUE, retrain_from_validated
+from validation.jobs import retrain_from_validated
 from tasks.models import MLModel, Round
 from validation.services import request_retraining
-
-
-@pytest.fixture
-def training_queue():
-    queue = django_rq.get_queue(TRAINING_QUEUE)
-    queue.empty()
-    yield queue
-    queue.empty()
 
 
 def _example(round_, author, text, label, state, *, retracted=False, split=""):
