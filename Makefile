@@ -9,6 +9,12 @@
 # TEST_WORKERS=0` runs serially. PYTEST_ARGS are appended (e.g. PYTEST_ARGS="-x -k leaderboard").
 # --maxschedchunk 1: tests are handed out one at a time, so the slow ones (run first, see
 # conftest.py) spread over the workers.
+# PYTHONDONTWRITEBYTECODE is emptied: Python caches the project's compiled modules in __pycache__/
+# (ignored by git) even where the environment asks it not to. Otherwise every process the suite or
+# `make run` starts (workers, servers, manage.py commands: well over a hundred in `make test`)
+# compiles the project's modules again, about 0.3 s each, and each pytest worker rewrites and
+# compiles every test module again, about 5 s.
+export PYTHONDONTWRITEBYTECODE :=
 PY ?= python3
 TEST_WORKERS ?= auto
 PYTEST_ARGS ?=

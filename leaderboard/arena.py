@@ -44,7 +44,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import minimize
 
 from leaderboard.calculations import competition_ranks
 
@@ -158,6 +157,10 @@ def fit_davidson(pairs: PairCounts, *, ridge: float = DEFAULT_RIDGE, ties: bool 
     if ties and (start is None or len(start) <= m):
         share = pairs.ties.sum() / max(pairs.battles, 1)
         x0[m] = math.log(max(2 * share / max(1 - share, 1e-9), 1e-6))  # ν from the tie share at equal strengths
+    # Imported here: scipy.optimize is about 0.6 s of import, which every Django process (web,
+    # worker, each manage.py command) paid at start-up through the admin's import of this module.
+    from scipy.optimize import minimize
+
     result = minimize(_negative_log_likelihood, x0, args=(fit_pairs, ridge, ties), jac=True, method="L-BFGS-B",
                       options={"maxiter": 1000, "gtol": 1e-8})
     if not result.success and "ABNORMAL" not in str(result.message):

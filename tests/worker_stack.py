@@ -8,17 +8,29 @@ in that environment in a child process (set-up, enqueueing); ``worker(name, cach
 ``manage.py rqworker --with-scheduler`` with its own artefact cache and torch thread count
 (``standby=True``: its imports done ahead, it becomes the worker on ``release(name)``);
 ``query(sql)`` reads its database directly, for polling.
+
+Every process of a stack is forked from one zygote per pytest process (``multiprocessing``'s
+``forkserver``), which imported torch and the transformers modules a worker imports before its
+first job (``settings.RQ_WORKER_PRELOAD``, none of which reads Django's settings) once: a process
+of the stack then sets Django up in its own environment and runs its ``manage.py`` command (an RQ
+worker, Django's development server, a ``shell -c``) as ``manage.py`` would, without importing
+them again (about 4 CPU-seconds per process; a worker's start fell from about 6 to 2). It is the
+way RQ's own worker starts each job's work horse: a fork of a process that imported them.
 """
 
 from __future__ import annotations
 
+import atexit
 import json
+import multiprocessing
+import multiprocessing.util  # registers its exit handler on import: _kill_forked_left_running must come after it
 import os
 import shutil
 import signal
 import subprocess
 import sys
 import time
+import types
 from pathlib import Path
 
 from dynabench import embedded_redis
@@ -56,25 +68,121 @@ model = register_model_directory(actor=admin, task=task, path={str(model_dir)!r}
 """
 
 
-#: ``python -c`` code of a worker on standby (``WorkerStack.worker(standby=True)``): Django set up and
-#: the modules a worker imports before it forks its first work horse (``leaderboard.worker``:
-#: ``tasks.registry`` and ``settings.RQ_WORKER_PRELOAD``) imported, it waits for its go file
-#: (argv[1]), then runs the worker's command line (argv[2:]) in the same process, as ``manage.py``.
-_STANDBY = """
-import importlib, os, sys, time
-go, argv = sys.argv[1], sys.argv[2:]
-import django
-django.setup()
-from django.conf import settings
-import tasks.registry
-for module in getattr(settings, "RQ_WORKER_PRELOAD", ()):
-    importlib.import_module(module)
-print("standing by", flush=True)
-while not os.path.exists(go):
-    time.sleep(0.05)
-from django.core.management import execute_from_command_line
-execute_from_command_line(argv)
-"""
+_ZYGOTE = multiprocessing.get_context("forkserver")
+_zygote_ready = False
+
+
+def _zygote():
+    """The forkserver context, its preload set from ``settings.RQ_WORKER_PRELOAD`` before its first fork.
+
+    The zygote process starts with this process's environment and one torch thread
+    (``OMP_NUM_THREADS``, read once as torch loads): each stack process sets its own count
+    (``torch.set_num_threads``) from its environment's ``OMP_NUM_THREADS``."""
+    global _zygote_ready
+    if not _zygote_ready:
+        from django.conf import settings
+
+        _ZYGOTE.set_forkserver_preload(list(settings.RQ_WORKER_PRELOAD) if settings.configured else [])
+        saved = {key: os.environ.get(key) for key in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "TOKENIZERS_PARALLELISM")}
+        os.environ.update(OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", TOKENIZERS_PARALLELISM="false")
+        try:
+            from multiprocessing import forkserver
+
+            forkserver.ensure_running()
+        finally:
+            for key, value in saved.items():
+                if value is None:
+                    os.environ.pop(key, None)
+                else:
+                    os.environ[key] = value
+        _zygote_ready = True
+    return _ZYGOTE
+
+
+def _manage(argv: list[str], env: dict, log: str, stderr_log: str | None, go: str | None) -> None:
+    """In a process forked by the zygote: become a ``manage.py`` process with ``argv`` in ``env``.
+
+    A session of its own (as ``start_new_session``), the checkout as its folder, ``env`` as its whole
+    environment, its output appended to ``log`` (its errors to ``stderr_log``, else to ``log``),
+    line-buffered. ``go``: a worker on standby (``WorkerStack.worker(standby=True)``): Django set up
+    and ``tasks.registry`` imported (what a worker imports before it forks its first work horse,
+    besides the preload), it waits for the file ``go`` before it runs the command."""
+    os.setsid()
+    # A child of the forkserver starts its own processes with it by default: RQ's scheduler must be
+    # forked from the worker, as in a worker started from the command line.
+    multiprocessing.set_start_method("fork", force=True)
+    os.chdir(ROOT)
+    os.environ.clear()
+    os.environ.update(env)
+    for fd, path in ((1, log), (2, stderr_log or log)):
+        opened = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        os.dup2(opened, fd)
+        os.close(opened)
+    sys.stdout = open(1, "w", buffering=1, closefd=False)
+    sys.stderr = open(2, "w", buffering=1, closefd=False)
+    if env.get("OMP_NUM_THREADS"):
+        import torch
+
+        torch.set_num_threads(int(env["OMP_NUM_THREADS"]))
+    sys.argv = [MANAGE, *argv]
+    if go:
+        import django
+
+        django.setup()
+        import tasks.registry  # noqa: F401
+
+        print("standing by", flush=True)
+        while not os.path.exists(go):
+            time.sleep(0.05)
+    from django.core.management import execute_from_command_line
+
+    execute_from_command_line(sys.argv)
+
+
+_forked: list = []
+
+
+@atexit.register
+def _kill_forked_left_running() -> None:
+    """Kill the stack processes still running as this process exits (a test that did not stop its
+    stack): ``multiprocessing`` would wait for them otherwise. Registered after ``multiprocessing``'s
+    own exit handler, so run before it."""
+    for process in _forked:
+        if process.poll() is None:
+            for pid in [*_children(process.pid), process.pid]:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+
+
+class _Forked:
+    """A process of the stack forked by the zygote: the part of ``subprocess.Popen`` the stack uses."""
+
+    def __init__(self, argv: list[str], env: dict, log: Path, *, stderr_log: Path | None = None, go: Path | None = None):
+        self._process = _zygote().Process(target=_manage, args=(argv, env, str(log), stderr_log and str(stderr_log), go and str(go)),
+                                          daemon=False)
+        # multiprocessing would have the child import this program's main script again (a benchmark
+        # that sets Django up at its top, say) before it runs ``_manage``: it runs manage.py instead.
+        main = sys.modules["__main__"]
+        sys.modules["__main__"] = types.ModuleType("__main__")
+        try:
+            self._process.start()
+        finally:
+            sys.modules["__main__"] = main
+        self.pid = self._process.pid
+        _forked.append(self)
+
+    def poll(self) -> int | None:
+        """Its exit code, or ``None`` while it runs."""
+        return self._process.exitcode
+
+    def wait(self, timeout: float | None = None) -> int:
+        """Wait for it to end and return its exit code; raises ``subprocess.TimeoutExpired`` after ``timeout`` s."""
+        self._process.join(timeout)
+        if self._process.exitcode is None:
+            raise subprocess.TimeoutExpired(["manage.py"], timeout)
+        return self._process.exitcode
 
 
 #: Appended to ``WorkerStack.python`` code: the end of a set-up process, without the teardown.
@@ -100,8 +208,10 @@ def migrated_template(directory: Path) -> Path:
     path = Path(directory) / "template.sqlite3"
     if not path.exists():
         env = {**os.environ, "DATABASE_URL": f"sqlite:///{path}", "DYNABENCH_VAR_DIR": str(Path(directory) / "var")}
+        log = Path(directory) / "migrate.log"
         try:
-            subprocess.run([sys.executable, MANAGE, "migrate", "-v0"], cwd=ROOT, env=env, check=True, timeout=600)
+            if _Forked(["migrate", "-v0"], env, log).wait(timeout=600) != 0:
+                raise RuntimeError(f"manage.py migrate failed:\n{log.read_text()[-4000:]}")
         finally:
             embedded_redis.stop(Path(directory) / "var" / "redis.sock")  # started by Django's set-up
     return path
@@ -125,7 +235,7 @@ class WorkerStack:
             "MEDIA_ROOT": str(self.root / "media"), "DYNABENCH_MODELS_DIR": str(self.root / "models"),
             "LOG_LEVEL": "WARNING", **settings_env,
         })
-        self.workers: dict[str, subprocess.Popen] = {}
+        self.workers: dict[str, _Forked] = {}
         self.standing_by: set[str] = set()  # workers started with standby=True and not yet released
 
     def python(self, code: str, timeout: float = 300) -> str:
@@ -134,14 +244,21 @@ class WorkerStack:
         Once ``code`` has run, the process closes its database connections, flushes its output and
         ends at once (``os._exit``): the interpreter's teardown takes seconds once torch is imported."""
         code += "\n" + _QUICK_EXIT
-        done = subprocess.run([sys.executable, MANAGE, "shell", "-c", code], cwd=ROOT, env=self.env,
-                              capture_output=True, text=True, timeout=timeout)
-        if done.returncode != 0:
-            raise RuntimeError(f"stack code failed:\n{done.stderr[-4000:]}")
-        return done.stdout
+        out, err = self.root / "python.out", self.root / "python.err"
+        for path in (out, err):
+            path.write_text("")
+        process = _Forked(["shell", "-c", code], self.env, out, stderr_log=err)
+        try:
+            returncode = process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.kill(process.pid, signal.SIGKILL)
+            raise
+        if returncode != 0:
+            raise RuntimeError(f"stack code failed:\n{err.read_text(errors='replace')[-4000:]}")
+        return out.read_text()
 
     def worker(self, name: str, *, cache: Path, threads: int = 1, queues=("default", "evaluation", "training"), standby: bool = False,
-               **env) -> subprocess.Popen:
+               **env) -> _Forked:
         """Start a worker process with its own artefact cache, pinned to ``threads`` torch threads.
 
         ``standby=True``: the process sets Django up and imports what a worker imports before its
@@ -149,19 +266,18 @@ class WorkerStack:
         as a worker nor taking jobs, until ``release(name)``; only then it runs ``manage.py
         rqworker`` (in the same process), so that a worker can join at a precise moment without
         waiting for its imports then. ``wait_listening`` waits for it only once released."""
-        log = open(self.root / f"{name}.log", "w")
+        log = self.root / f"{name}.log"
+        log.write_text("")
         child_env = {
             **self.env, "DYNABENCH_ARTEFACT_CACHE": str(cache), "OMP_NUM_THREADS": str(threads),
             "MKL_NUM_THREADS": str(threads), "TOKENIZERS_PARALLELISM": "false", **env,
         }
-        command = [MANAGE, "rqworker", "--with-scheduler", "--name", f"{name}-{os.getpid()}", *queues]
+        go = None
         if standby:
-            self._go(name).unlink(missing_ok=True)
-            command = ["-c", _STANDBY, str(self._go(name)), *command]
+            go = self._go(name)
+            go.unlink(missing_ok=True)
             self.standing_by.add(name)
-        process = subprocess.Popen(
-            [sys.executable, *command], cwd=ROOT, env=child_env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-        )
+        process = _Forked(["rqworker", "--with-scheduler", "--name", f"{name}-{os.getpid()}", *queues], child_env, log, go=go)
         self.workers[name] = process
         return process
 
@@ -184,11 +300,9 @@ class WorkerStack:
         with socket.socket() as probe:
             probe.bind(("127.0.0.1", 0))
             port = probe.getsockname()[1]
-        log = open(self.root / "web.log", "w")
-        self.workers["web"] = subprocess.Popen(
-            [sys.executable, MANAGE, "runserver", "--noreload", "--insecure", f"127.0.0.1:{port}"],
-            cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-        )
+        log = self.root / "web.log"
+        log.write_text("")
+        self.workers["web"] = _Forked(["runserver", "--noreload", "--insecure", f"127.0.0.1:{port}"], self.env, log)
         base = f"http://127.0.0.1:{port}"
 
         def up():
