@@ -26,11 +26,13 @@ def pytest_sessionstart(session):
 
 
 def pytest_collection_modifyitems(session, config, items):
-    """Run the tests marked ``slow`` (each a minute or more of real processes) first, keeping the
-    order within each module: with ``make test``'s ``--maxschedchunk 1`` pytest-xdist hands them
+    """Run the tests marked ``slow`` (each a minute or more of real processes) first, then the tests
+    that use Chromium, keeping the order within each module: with ``make test``'s ``--maxschedchunk 1`` pytest-xdist hands them
     out one at a time, so they spread over the workers and run beside the many short tests,
     instead of ending the run with one worker busy on the last of them and the others idle."""
-    items.sort(key=lambda item: item.get_closest_marker("slow") is None)  # stable: a module stays in order
+    # Stable: a module stays in order. The browser tests come next, one after the other, so that
+    # each process runs them in a row on one Chromium (tests/browser_support.py: _SharedChromium).
+    items.sort(key=lambda item: (item.get_closest_marker("slow") is None, "browser" not in item.fixturenames))
 
 
 @pytest.fixture(autouse=True)
@@ -175,6 +177,6 @@ def models_dir(tmp_path, settings):
     return settings.MODELS_DIR
 
 
-from tests.browser_support import browser, page, phone_page  # noqa: E402,F401  (browser fixtures for every app)
+from tests.browser_support import browser, page, phone_page, pytest_runtest_setup, pytest_runtest_teardown  # noqa: E402,F401  (browser fixtures for every app)
 from tests.endpoint_fixtures import _shared_endpoint_server, endpoint_server, make_endpoint_model, tiny_causal_lm_dir  # noqa: E402,F401
 from tests.generative_fixtures import chat_task  # noqa: E402,F401

@@ -1,6 +1,6 @@
 """Headless Chromium for the browser tests: fixtures (``browser``, ``page``, ``phone_page``) and helpers.
 
-Fixtures are imported by the root ``conftest.py`` so every app's ``test_browser_*.py`` can use
+Fixtures (and the hook that closes the shared Chromium) are imported by the root ``conftest.py`` so every app's ``test_browser_*.py`` can use
 them. Debian's ``/usr/bin/chromium`` drives the pages through Playwright against pytest-django's
 ``live_server``; tests using them are marked ``browser`` and skipped without Chromium.
 """
@@ -30,16 +30,73 @@ browser_only = [
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 
 
-@pytest.fixture(scope="module")
-def browser():
-    """One headless Chromium per test module (module scope: Playwright's sync API allows one
-    instance at a time, and other modules may start their own)."""
-    from playwright.sync_api import sync_playwright
+class _SharedChromium:
+    """One headless Chromium (and its Playwright driver) for a run of consecutive browser tests of
+    this pytest process, started by the first of them and closed after the last
+    (``pytest_runtest_teardown``): a launch costs about 1.3 CPU-seconds, and the suite orders the
+    browser tests one after the other (``conftest.pytest_collection_modifyitems``). It is never left
+    open under a test that does not use it: Playwright's sync API keeps an asyncio event loop
+    running in the thread while it is started, and ``asyncio.run`` or asgiref's ``async_to_sync``
+    refuse to run beside one."""
 
-    with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
-        yield chromium
-        chromium.close()
+    def __init__(self):
+        self.playwright = None
+        self.chromium = None
+
+    def get(self):
+        """The running Chromium, launched first if there is none (or it crashed)."""
+        if self.chromium is None or not self.chromium.is_connected():
+            self.close()
+            from playwright.sync_api import sync_playwright
+
+            self.playwright = sync_playwright().start()
+            self.chromium = self.playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        return self.chromium
+
+    def close(self):
+        """Close Chromium and stop the driver (nothing to do when none runs)."""
+        chromium, playwright, self.chromium, self.playwright = self.chromium, self.playwright, None, None
+        try:
+            if chromium is not None and chromium.is_connected():
+                chromium.close()
+        finally:
+            if playwright is not None:
+                playwright.stop()
+
+
+_shared = _SharedChromium()
+
+
+@pytest.fixture
+def browser():
+    """Headless Chromium, shared with the browser tests just before and after this one in this
+    process (``_SharedChromium``). Each test makes its own contexts (cookies, storage, cache); the
+    ones it leaves open are closed after it."""
+    chromium = _shared.get()
+    yield chromium
+    if chromium.is_connected():
+        for context in chromium.contexts:
+            context.close()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item):
+    """Before any fixture of a test that uses Chromium: have it running. Started later (after the
+    ``db`` fixture opened the test's transaction), its event loop would hand the test's ORM calls
+    another connection than the one holding that transaction: asgiref's ``Local``, which holds
+    Django's connections, keeps one per running event loop."""
+    if "browser" in item.fixturenames and CHROMIUM.exists():
+        _shared.get()
+    return (yield)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item, nextitem):
+    """After a test's own teardown: close the shared Chromium unless the next test uses it too."""
+    result = yield
+    if nextitem is None or "browser" not in getattr(nextitem, "fixturenames", ()):
+        _shared.close()
+    return result
 
 
 def _page(browser, live_server, viewport):

@@ -2,36 +2,15 @@
 the qualification quiz once, pass it, write the required examples, get the completion code;
 a second visit with the same PROLIFIC_PID resumes and gets no second code."""
 
-import os
-from pathlib import Path
-
 import pytest
 
 from annotation.models import CrowdSession, CrowdStudy, CrowdWorker, Example, Qualification, QuizAttempt, QuizItem
-from tests.browser_support import HANG_MS
+from tests.browser_support import HANG_MS, browser_only
 
-CHROMIUM = Path("/usr/bin/chromium")
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed at /usr/bin/chromium"),
-]
-os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+pytestmark = browser_only
 
 PID = "5f1a2b3c4d5e6f7a8b9c0d1e"
 STUDY_URL = f"/crowd/sentiment/r1/prolific/?PROLIFIC_PID={PID}&STUDY_ID=study77&SESSION_ID=sess88&token=" + "{token}"
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(
-            executable_path=str(CHROMIUM),
-            args=["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"],
-        )
-        yield browser
-        browser.close()
 
 
 def new_page(browser, live_server):

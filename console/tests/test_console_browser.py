@@ -17,29 +17,12 @@ from django.test import Client
 from annotation.models import Example
 from tasks.models import MLModel, Round, Upload
 from tasks.services import add_task_owner
+from tests.browser_support import browser_only
 from tests.tiny_models import build_tiny_classifier
 from validation.tests.conftest import make_example
 
-CHROMIUM = Path("/usr/bin/chromium")
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed at /usr/bin/chromium"),
-]
-os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+pytestmark = browser_only
 SCREENSHOTS = os.environ.get("DYNABENCH_SCREENSHOTS")
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(
-            executable_path=str(CHROMIUM),
-            args=["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"],
-        )
-        yield browser
-        browser.close()
 
 
 def _page(browser, live_server, client, user):
