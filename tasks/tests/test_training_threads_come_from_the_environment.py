@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from dynabench import embedded_redis
+
 ROOT = Path(__file__).resolve().parents[2]
 PROBE = (
     "import json, django; django.setup(); from django.conf import settings; from tasks.training import training_threads; "
@@ -24,7 +26,10 @@ def threads_in_a_fresh_process(tmp_path, value: str | None) -> list[int]:
     env.update(DJANGO_SETTINGS_MODULE="dynabench.settings", DYNABENCH_VAR_DIR=str(tmp_path / "var"), SECRET_KEY="probe-key")
     if value is not None:
         env["DYNABENCH_TRAINING_THREADS"] = value
-    out = subprocess.run([sys.executable, "-c", PROBE], cwd=ROOT, env=env, capture_output=True, text=True, check=True)
+    try:
+        out = subprocess.run([sys.executable, "-c", PROBE], cwd=ROOT, env=env, capture_output=True, text=True, check=True)
+    finally:
+        embedded_redis.stop(tmp_path / "var" / "redis.sock")  # started by the probe's Django set-up without REDIS_URL
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
