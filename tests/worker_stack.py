@@ -149,11 +149,7 @@ def _kill_forked_left_running() -> None:
     own exit handler, so run before it."""
     for process in _forked:
         if process.poll() is None:
-            for pid in [*_children(process.pid), process.pid]:
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
+            process.kill()
 
 
 class _Forked:
@@ -176,6 +172,14 @@ class _Forked:
     def poll(self) -> int | None:
         """Its exit code, or ``None`` while it runs."""
         return self._process.exitcode
+
+    def kill(self) -> None:
+        """SIGKILL it and the process it forked (a worker's work horse), as a lost machine would stop them."""
+        for pid in [*_children(self.pid), self.pid]:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
 
     def wait(self, timeout: float | None = None) -> int:
         """Wait for it to end and return its exit code; raises ``subprocess.TimeoutExpired`` after ``timeout`` s."""
@@ -251,7 +255,7 @@ class WorkerStack:
         try:
             returncode = process.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
-            os.kill(process.pid, signal.SIGKILL)
+            process.kill()
             raise
         if returncode != 0:
             raise RuntimeError(f"stack code failed:\n{err.read_text(errors='replace')[-4000:]}")
@@ -326,11 +330,7 @@ class WorkerStack:
     def kill(self, name: str) -> None:
         """SIGKILL a worker and the work horse it forked, as a lost machine would stop them."""
         process = self.workers[name]
-        for pid in [*_children(process.pid), process.pid]:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+        process.kill()
         process.wait(timeout=30)
 
     def log(self, name: str, lines: int = 40) -> str:
@@ -363,11 +363,7 @@ class WorkerStack:
         """Kill every worker still running (and its work horse) and stop the embedded Redis."""
         for process in self.workers.values():
             if process.poll() is None:
-                for pid in [*_children(process.pid), process.pid]:
-                    try:
-                        os.kill(pid, signal.SIGKILL)
-                    except ProcessLookupError:
-                        pass
+                process.kill()
                 process.wait(timeout=30)
         embedded_redis.stop(self.root / "var" / "redis.sock")
 
