@@ -32,7 +32,9 @@ def pytest_collection_modifyitems(session, config, items):
     instead of ending the run with one worker busy on the last of them and the others idle."""
     # Stable: a module stays in order. The browser tests come next, one after the other, so that
     # each process runs them in a row on one Chromium (tests/browser_support.py: _SharedChromium).
-    items.sort(key=lambda item: (item.get_closest_marker("slow") is None, "browser" not in item.fixturenames))
+    from tests.browser_support import uses_chromium
+
+    items.sort(key=lambda item: (item.get_closest_marker("slow") is None, not uses_chromium(item)))
 
 
 @pytest.fixture(autouse=True)

@@ -67,6 +67,11 @@ class _SharedChromium:
 _shared = _SharedChromium()
 
 
+def uses_chromium(item) -> bool:
+    """Whether the pytest item ``item`` (None: no item) asks for the ``browser`` fixture, itself or through another."""
+    return item is not None and "browser" in getattr(item, "fixturenames", ())
+
+
 @pytest.fixture
 def browser():
     """Headless Chromium, shared with the browser tests just before and after this one in this
@@ -85,7 +90,7 @@ def pytest_runtest_setup(item):
     ``db`` fixture opened the test's transaction), its event loop would hand the test's ORM calls
     another connection than the one holding that transaction: asgiref's ``Local``, which holds
     Django's connections, keeps one per running event loop."""
-    if "browser" in item.fixturenames and CHROMIUM.exists():
+    if uses_chromium(item) and CHROMIUM.exists():
         _shared.get()
     return (yield)
 
@@ -94,7 +99,7 @@ def pytest_runtest_setup(item):
 def pytest_runtest_teardown(item, nextitem):
     """After a test's own teardown: close the shared Chromium unless the next test uses it too."""
     result = yield
-    if nextitem is None or "browser" not in getattr(nextitem, "fixturenames", ()):
+    if not uses_chromium(nextitem):
         _shared.close()
     return result
 

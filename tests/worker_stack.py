@@ -21,6 +21,7 @@ way RQ's own worker starts each job's work horse: a fork of a process that impor
 from __future__ import annotations
 
 import atexit
+import functools
 import json
 import multiprocessing
 import multiprocessing.util  # registers its exit handler on import: _kill_forked_left_running must come after it
@@ -68,35 +69,30 @@ model = register_model_directory(actor=admin, task=task, path={str(model_dir)!r}
 """
 
 
-_ZYGOTE = multiprocessing.get_context("forkserver")
-_zygote_ready = False
-
-
+@functools.cache
 def _zygote():
     """The forkserver context, its preload set from ``settings.RQ_WORKER_PRELOAD`` before its first fork.
 
     The zygote process starts with this process's environment and one torch thread
     (``OMP_NUM_THREADS``, read once as torch loads): each stack process sets its own count
     (``torch.set_num_threads``) from its environment's ``OMP_NUM_THREADS``."""
-    global _zygote_ready
-    if not _zygote_ready:
-        from django.conf import settings
+    from multiprocessing import forkserver
 
-        _ZYGOTE.set_forkserver_preload(list(settings.RQ_WORKER_PRELOAD) if settings.configured else [])
-        saved = {key: os.environ.get(key) for key in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "TOKENIZERS_PARALLELISM")}
-        os.environ.update(OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", TOKENIZERS_PARALLELISM="false")
-        try:
-            from multiprocessing import forkserver
+    from django.conf import settings
 
-            forkserver.ensure_running()
-        finally:
-            for key, value in saved.items():
-                if value is None:
-                    os.environ.pop(key, None)
-                else:
-                    os.environ[key] = value
-        _zygote_ready = True
-    return _ZYGOTE
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(list(settings.RQ_WORKER_PRELOAD) if settings.configured else [])
+    saved = {key: os.environ.get(key) for key in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "TOKENIZERS_PARALLELISM")}
+    os.environ.update(OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", TOKENIZERS_PARALLELISM="false")
+    try:
+        forkserver.ensure_running()
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+    return context
 
 
 def _manage(argv: list[str], env: dict, log: str, stderr_log: str | None, go: str | None) -> None:
