@@ -7,7 +7,10 @@ worker reads artefacts and files through) and ``MODELS_DIR``. ``python(code)`` r
 in that environment in a child process (set-up, enqueueing); ``worker(name, cache=...)`` starts
 ``manage.py rqworker --with-scheduler`` with its own artefact cache and torch thread count
 (``standby=True``: its imports done ahead, it becomes the worker on ``release(name)``);
-``query(sql)`` reads its database directly, for polling.
+``query(sql)`` reads its database directly, for polling. Its processes read the platform's
+settings with the suite's cheap password hasher (``tests/stack_settings.py``) and start without
+Django's system checks (``--skip-checks``: about 0.5 CPU-s a process; ``manage.py check`` has tests
+of its own).
 
 Every process of a stack is forked from one zygote per pytest process (``multiprocessing``'s
 ``forkserver``), which imported torch and the transformers modules a worker imports before its
@@ -69,9 +72,22 @@ model = register_model_directory(actor=admin, task=task, path={str(model_dir)!r}
 """
 
 
+#: What the zygote imports besides ``settings.RQ_WORKER_PRELOAD``: modules every stack process
+#: imports as Django sets up and runs a command, none of which reads Django's settings as it loads
+#: (the zygote has none: each process sets Django up in its own environment), about 0.9 CPU-s a
+#: process. ``multiprocessing``'s forkserver ignores a name that raises ``ImportError`` and dies on
+#: any other error, so a module that reads settings as it loads (``django_rq.queues``,
+#: ``django.contrib.auth.models``, ...) must not be listed.
+ZYGOTE_PRELOAD = (
+    "tests.worker_stack", "django.db.models", "django.http", "django.urls", "django.forms", "django.template",
+    "django.core.management", "django.contrib.admin", "django.contrib.postgres.fields", "django.contrib.postgres.forms",
+    "rest_framework.compat", "rest_framework.serializers", "psycopg", "requests", "jsonschema", "markdown", "rq",
+)
+
+
 @functools.cache
 def _zygote():
-    """The forkserver context, its preload set from ``settings.RQ_WORKER_PRELOAD`` before its first fork.
+    """The forkserver context, its preload set from ``settings.RQ_WORKER_PRELOAD`` and ``ZYGOTE_PRELOAD`` before its first fork.
 
     The zygote process starts with this process's environment and one torch thread
     (``OMP_NUM_THREADS``, read once as torch loads): each stack process sets its own count
@@ -81,7 +97,7 @@ def _zygote():
     from django.conf import settings
 
     context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(list(settings.RQ_WORKER_PRELOAD) if settings.configured else [])
+    context.set_forkserver_preload([*(settings.RQ_WORKER_PRELOAD if settings.configured else ()), *ZYGOTE_PRELOAD])
     saved = {key: os.environ.get(key) for key in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "TOKENIZERS_PARALLELISM")}
     os.environ.update(OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", TOKENIZERS_PARALLELISM="false")
     try:
@@ -210,7 +226,7 @@ def migrated_template(directory: Path) -> Path:
         env = {**os.environ, "DATABASE_URL": f"sqlite:///{path}", "DYNABENCH_VAR_DIR": str(Path(directory) / "var")}
         log = Path(directory) / "migrate.log"
         try:
-            if _Forked(["migrate", "-v0"], env, log).wait(timeout=600) != 0:
+            if _Forked(["migrate", "-v0", "--skip-checks"], env, log).wait(timeout=600) != 0:
                 raise RuntimeError(f"manage.py migrate failed:\n{log.read_text()[-4000:]}")
         finally:
             embedded_redis.stop(Path(directory) / "var" / "redis.sock")  # started by Django's set-up
@@ -230,7 +246,7 @@ class WorkerStack:
             if key not in ("REDIS_URL", "DATABASE_URL", "PYTEST_XDIST_WORKER", "DJANGO_SETTINGS_MODULE")
         }
         self.env.update({
-            "DJANGO_SETTINGS_MODULE": "dynabench.settings",
+            "DJANGO_SETTINGS_MODULE": "tests.stack_settings",
             "DATABASE_URL": f"sqlite:///{self.db}", "DYNABENCH_VAR_DIR": str(self.root / "var"),
             "MEDIA_ROOT": str(self.root / "media"), "DYNABENCH_MODELS_DIR": str(self.root / "models"),
             "LOG_LEVEL": "WARNING", **settings_env,
@@ -277,7 +293,7 @@ class WorkerStack:
             go = self._go(name)
             go.unlink(missing_ok=True)
             self.standing_by.add(name)
-        process = _Forked(["rqworker", "--with-scheduler", "--name", f"{name}-{os.getpid()}", *queues], child_env, log, go=go)
+        process = _Forked(["rqworker", "--skip-checks", "--with-scheduler", "--name", f"{name}-{os.getpid()}", *queues], child_env, log, go=go)
         self.workers[name] = process
         return process
 
@@ -302,7 +318,7 @@ class WorkerStack:
             port = probe.getsockname()[1]
         log = self.root / "web.log"
         log.write_text("")
-        self.workers["web"] = _Forked(["runserver", "--noreload", "--insecure", f"127.0.0.1:{port}"], self.env, log)
+        self.workers["web"] = _Forked(["runserver", "--noreload", "--insecure", "--skip-checks", f"127.0.0.1:{port}"], self.env, log)
         base = f"http://127.0.0.1:{port}"
 
         def up():
