@@ -110,9 +110,11 @@ def admin_user(db):
 
 @pytest.fixture
 def default_tasks(db):
-    from tasks.seed import seed_default_tasks
+    """``{code: Task}``: the four default tasks as ``tasks.seed.seed_default_tasks`` makes them
+    (seeded once per process, copied after: ``tests/default_tasks.py``)."""
+    from tests.default_tasks import default_tasks
 
-    return {t.code: t for t in seed_default_tasks()}
+    return default_tasks()
 
 
 @pytest.fixture
