@@ -9,6 +9,10 @@
 # TEST_WORKERS=0` runs serially. PYTEST_ARGS are appended (e.g. PYTEST_ARGS="-x -k leaderboard").
 # --maxschedchunk 1: tests are handed out one at a time, so the slow ones (run first, see
 # conftest.py) spread over the workers.
+# install: --no-compile, because pip compiles every module of every package to bytecode, one file
+# after another (22,000 files, about 45 s of a 75 s install, torch most of them), and the platform and
+# its tests import about 3,500 of them: Python compiles those the first time they are imported
+# (about 9 CPU-s, once) and caches them, as make lets it (below).
 # PYTHONDONTWRITEBYTECODE is emptied: Python caches the project's compiled modules in __pycache__/
 # (ignored by git) even where the environment asks it not to. Otherwise every process the suite or
 # `make run` starts (workers, servers, manage.py commands: well over a hundred in `make test`)
@@ -28,8 +32,8 @@ $(BIN)/python:
 	$(BIN)/pip install -q --upgrade pip
 
 $(VENV)/.installed: $(BIN)/python requirements.txt requirements-dev.txt dynabench_client/pyproject.toml
-	$(BIN)/pip install -q -r requirements-dev.txt
-	$(BIN)/pip install -q -e ./dynabench_client
+	$(BIN)/pip install -q --no-compile -r requirements-dev.txt
+	$(BIN)/pip install -q --no-compile -e ./dynabench_client
 	touch $@
 
 install: $(VENV)/.installed
