@@ -8,7 +8,6 @@ import pytest
 from django.contrib.auth.models import Group, User
 
 from tasks.training import WEIGHTS_FILE, BaseEncoder, file_sha256
-from tests.tiny_models import build_tiny_classifier, build_tiny_qa_model
 
 
 def pytest_sessionstart(session):
@@ -149,11 +148,17 @@ def owner(db, default_tasks):
 @pytest.fixture(scope="session")
 def tiny_classifier_dir(tmp_path_factory):
     """A tiny sentiment classifier directory (labels positive/negative/neutral)."""
+    from tests.tiny_models import build_tiny_classifier  # here: torch and transformers load in 3.6 s, which
+    # pytest-xdist's controller would spend on importing this file before it starts the workers
+
     return build_tiny_classifier(tmp_path_factory.mktemp("tiny-sentiment"), ["positive", "negative", "neutral"])
 
 
 @pytest.fixture(scope="session")
 def tiny_qa_dir(tmp_path_factory):
+    """A tiny extractive QA model directory."""
+    from tests.tiny_models import build_tiny_qa_model
+
     return build_tiny_qa_model(tmp_path_factory.mktemp("tiny-qa"))
 
 
