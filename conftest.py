@@ -148,8 +148,9 @@ def owner(db, default_tasks):
 @pytest.fixture(scope="session")
 def tiny_classifier_dir(tmp_path_factory):
     """A tiny sentiment classifier directory (labels positive/negative/neutral)."""
-    from tests.tiny_models import build_tiny_classifier  # here: torch and transformers load in 3.6 s, which
-    # pytest-xdist's controller would spend on importing this file before it starts the workers
+    # Imported here, not at the top: torch and transformers take 3.6 s to import, which pytest-xdist's
+    # controller would spend on importing this file before it starts the workers.
+    from tests.tiny_models import build_tiny_classifier
 
     return build_tiny_classifier(tmp_path_factory.mktemp("tiny-sentiment"), ["positive", "negative", "neutral"])
 
