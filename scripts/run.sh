@@ -7,7 +7,7 @@
 # answer within seconds: the worker trains the models in the background (the write page says
 # "model in training" until the model in the loop is ready), then evaluates them, and each
 # task's leaderboard fills by itself within minutes.
-# Ctrl-C (or SIGTERM) stops every process it started gracefully (the web workers finish their
+# Ctrl-C (or SIGTERM, or SIGHUP) stops every process it started gracefully (the web workers finish their
 # requests, the RQ worker its current job, within seconds), and the embedded Redis if it started
 # it, prints "Stopped." and exits 0; it exits 1 if a server stopped on its own.
 #
@@ -54,7 +54,7 @@ cleanup() {
     # Ignore further signals while cleaning up: on a TERM, make sends its child a second
     # TERM as it dies, and a second Ctrl-C should not cut the stop short either.
     trap - EXIT
-    trap '' INT TERM
+    trap '' INT TERM HUP
     [ -n "$stop_asked" ] && code=0  # an asked-for stop (Ctrl-C, SIGTERM) is a success
     if [ ${#pids[@]} -gt 0 ]; then
         echo "Stopping the web server and the worker(s)..."
@@ -78,7 +78,9 @@ cleanup() {
     exit "$code"
 }
 trap cleanup EXIT
-trap 'stop_asked=1; exit 0' INT TERM
+# HUP too: a closed terminal (or a lost session) stops the servers as Ctrl-C does, instead of killing
+# this script alone and leaving the servers, which run in sessions of their own, serving.
+trap 'stop_asked=1; exit 0' INT TERM HUP
 
 # One Python process for the steps before the server starts: each Django process pays its
 # start-up (URL checks import torch through the model registry) once, not four times.
