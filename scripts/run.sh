@@ -53,8 +53,8 @@ cleanup() {
     local code=$?
     # Ignore further signals while cleaning up: on a TERM, make sends its child a second
     # TERM as it dies, and a second Ctrl-C should not cut the stop short either.
-    trap - EXIT
     trap '' INT TERM HUP
+    trap - EXIT
     [ -n "$stop_asked" ] && code=0  # an asked-for stop (Ctrl-C, SIGTERM) is a success
     if [ ${#pids[@]} -gt 0 ]; then
         echo "Stopping the web server and the worker(s)..."
@@ -80,7 +80,11 @@ cleanup() {
 trap cleanup EXIT
 # HUP too: a closed terminal (or a lost session) stops the servers as Ctrl-C does, instead of killing
 # this script alone and leaving the servers, which run in sessions of their own, serving.
-trap 'stop_asked=1; exit 0' INT TERM HUP
+# The handler ignores further stop signals before anything else: make forwards a second TERM as it
+# dies, and when that one ran this handler again at the start of cleanup(), its `exit 0` ended the
+# script there, leaving the servers running (seen in CI as "the embedded Redis was left running").
+on_stop() { trap '' INT TERM HUP; stop_asked=1; exit 0; }
+trap on_stop INT TERM HUP
 
 # One Python process for the steps before the server starts: each Django process pays its
 # start-up (URL checks import torch through the model registry) once, not four times.
