@@ -156,6 +156,14 @@ def tiny_classifier_dir(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
+def tiny_nli_dir(tmp_path_factory):
+    """A tiny NLI classifier directory (labels entailment/neutral/contradiction)."""
+    from tests.tiny_models import build_tiny_classifier
+
+    return build_tiny_classifier(tmp_path_factory.mktemp("tiny-nli"), ["entailment", "neutral", "contradiction"])
+
+
+@pytest.fixture(scope="session")
 def tiny_qa_dir(tmp_path_factory):
     """A tiny extractive QA model directory."""
     from tests.tiny_models import build_tiny_qa_model

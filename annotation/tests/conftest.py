@@ -4,7 +4,6 @@ import pytest
 from django.core.cache import cache
 
 from tasks.models import MLModel
-from tests.tiny_models import build_tiny_classifier
 
 
 @pytest.fixture(autouse=True)
@@ -31,11 +30,6 @@ def put_in_loop(task, path, name) -> MLModel:
     model = MLModel.objects.create(task=task, name=name, kind=MLModel.Kind.HF_DIRECTORY, path=str(path))
     task.current_round().target_models.add(model)
     return model
-
-
-@pytest.fixture(scope="session")
-def tiny_nli_dir(tmp_path_factory):
-    return build_tiny_classifier(tmp_path_factory.mktemp("tiny-nli"), ["entailment", "neutral", "contradiction"])
 
 
 @pytest.fixture

@@ -8,8 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.tiny_models import build_tiny_classifier
-
 SENTIMENT_ITEMS = [
     ("s1", "the food was great and the staff were friendly", "positive", "food"),
     ("s2", "the service was slow and the room was dirty", "negative", "service"),
@@ -94,11 +92,6 @@ def tar_directory(path: Path, *, prefix: str = "model/") -> bytes:
 @pytest.fixture(scope="session")
 def tiny_sentiment_zip(tiny_classifier_dir):
     return zip_directory(tiny_classifier_dir)
-
-
-@pytest.fixture(scope="session")
-def tiny_nli_dir(tmp_path_factory):
-    return build_tiny_classifier(tmp_path_factory.mktemp("tiny-nli"), ["entailment", "neutral", "contradiction"])
 
 
 def predictions_jsonl(rows) -> bytes:
