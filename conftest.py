@@ -4,6 +4,8 @@ order the suite runs in (the slow tests first, see ``pytest_collection_modifyite
 
 Each pytest process (each pytest-xdist worker) has its own state: see ``tests/settings.py``."""
 
+from pathlib import Path
+
 import pytest
 from django.contrib.auth.models import Group, User
 
@@ -181,11 +183,18 @@ def tiny_encoder(tiny_classifier_dir, settings):
 
 
 @pytest.fixture(scope="session")
-def stack_template(tmp_path_factory):
-    """A migrated SQLite database file, made once per pytest process (one ``migrate`` in a child
-    process instead of one per test), that each ``tests.worker_stack.WorkerStack`` copies."""
+def stack_template(tmp_path_factory, django_db_setup):
+    """A migrated SQLite database file, made once per pytest process, that each
+    ``tests.worker_stack.WorkerStack`` copies: on SQLite, the copy of this process's test database
+    taken as it was migrated (``tests/sqlite3/base.py``); on PostgreSQL, or where no test of this
+    process uses the database (pytest-django then creates none), one ``migrate`` in a child process."""
+    from django.db import connection
+
     from tests.worker_stack import migrated_template
 
+    copy = connection.settings_dict["TEST"].get("MIGRATED_COPY")
+    if copy and Path(copy).exists():
+        return Path(copy)
     return migrated_template(tmp_path_factory.mktemp("stack-template"))
 
 

@@ -100,3 +100,12 @@ from dynabench.settings import *  # noqa: E402,F401,F403
 
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":  # noqa: F405
     DATABASES["default"]["ENGINE"] = "tests.postgresql"  # noqa: F405  (Django's, with a flush that deletes rows: see tests/postgresql/base.py)
+elif DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":  # noqa: F405
+    # Django's, with the test database copied to a file once migrated, for the worker stacks (see
+    # tests/sqlite3/base.py). In memory as by default: ":memory:" is said aloud, or pytest-django
+    # would give an engine other than Django's own a per-worker file name.
+    DATABASES["default"]["ENGINE"] = "tests.sqlite3"  # noqa: F405
+    DATABASES["default"]["TEST"] = {  # noqa: F405
+        **DATABASES["default"].get("TEST", {}), "NAME": ":memory:",  # noqa: F405
+        "MIGRATED_COPY": os.path.join(os.environ["DYNABENCH_VAR_DIR"], "migrated-test-db.sqlite3"),
+    }
