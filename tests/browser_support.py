@@ -162,6 +162,22 @@ def log_in(page, client, user, live_server) -> None:
     page.context.add_cookies([{"name": "sessionid", "value": client.cookies["sessionid"].value, "url": live_server.url}])
 
 
+def save_screenshot(page, name: str, *, full_page: bool = True, **options) -> Path | None:
+    """Save ``page`` as ``<name>.png`` in the folder that ``DYNABENCH_SCREENSHOTS`` names (created if
+    missing; ``docs/screenshots`` refreshes the README's pictures), the whole page unless
+    ``full_page=False``; ``options`` go to Playwright's ``page.screenshot``. Returns the file's path.
+
+    Without the variable it takes none and returns None: a full-page screenshot costs Chromium
+    0.1 to 0.3 s, and the browser tests took 71 of them (15 s of a run) that nobody looked at."""
+    folder = os.environ.get("DYNABENCH_SCREENSHOTS")
+    if not folder:
+        return None
+    path = Path(folder) / f"{name}.png"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(path), full_page=full_page, **options)
+    return path
+
+
 def horizontal_overflow(page) -> int:
     """Pixels by which the page body is wider than the window (0: no sideways scrolling)."""
     return page.evaluate("() => document.documentElement.scrollWidth - document.documentElement.clientWidth")

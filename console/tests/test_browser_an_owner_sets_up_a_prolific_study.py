@@ -4,24 +4,15 @@ as Prolific fills it in, passes the quiz and reaches the study page. No console 
 page. With ``DYNABENCH_SCREENSHOTS=<folder>`` it saves the crowd pages' screenshots (the
 README's "Run a paid crowd study" links the committed ones in ``docs/screenshots/``)."""
 
-import os
-from pathlib import Path
 
 import pytest
 
 from annotation.models import CrowdSession, CrowdStudy
 from annotation.tests.crowd_helpers import entry_throttles_off, pid  # noqa: F401 (a fixture)
-from tests.browser_support import browser_only, log_in
+from tests.browser_support import browser_only, log_in, save_screenshot
 
 pytestmark = [*browser_only, pytest.mark.usefixtures("entry_throttles_off")]
-SCREENSHOTS = os.environ.get("DYNABENCH_SCREENSHOTS")
 STUDY_ID = "65a0b1c2d3e4f5a6b7c8d9e0"
-
-
-def _shot(page, name):
-    if SCREENSHOTS:
-        Path(SCREENSHOTS).mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(Path(SCREENSHOTS) / f"crowd-{name}.png"), full_page=True)
 
 
 def _note(errors, message):
@@ -47,7 +38,7 @@ def test_an_owner_sets_up_a_study_and_a_worker_enters_through_its_url(browser, l
     owner_page.click("[data-add-question] button[type=submit]")
     owner_page.locator("[data-quiz-item]").wait_for()
     assert owner_page.locator("[data-pool-problem]").count() >= 1  # one question: the page says it is not safe
-    _shot(owner_page, "quiz")
+    save_screenshot(owner_page, "crowd-quiz")
 
     owner_page.goto("/tasks/sentiment/console/crowd/")
     owner_page.select_option("select[name=platform]", "prolific")
@@ -60,7 +51,7 @@ def test_an_owner_sets_up_a_study_and_a_worker_enters_through_its_url(browser, l
     owner_page.click("[data-edit-study] button[type=submit]")
     owner_page.get_by_text("Study saved.").wait_for()
     assert owner_page.locator("[data-not-ready]").count() == 0
-    _shot(owner_page, "study")
+    save_screenshot(owner_page, "crowd-study")
     assert CrowdStudy.objects.get().platform_study_id == STUDY_ID
 
     worker = browser.new_context(base_url=live_server.url).new_page()

@@ -3,12 +3,10 @@ become one card per row) and the browser logs no error (no CSP violation, no 404
 missing favicon). With ``DYNABENCH_SCREENSHOTS=<folder>`` each page is saved at each size there
 as ``console-<page>-<width>x<height>.png`` (``docs/screenshots/`` holds the committed ones)."""
 
-import os
-from pathlib import Path
 
 import pytest
 
-from tests.browser_support import DESKTOP, PHONE, browser_only, fresh_page, horizontal_overflow, start_over
+from tests.browser_support import DESKTOP, PHONE, browser_only, fresh_page, horizontal_overflow, save_screenshot, start_over
 
 pytestmark = browser_only
 
@@ -75,7 +73,4 @@ def test_the_console_pages_fit_without_errors(browser, client, live_server, owne
                     page.wait_for_load_state("networkidle")
                     assert horizontal_overflow(page) == 0, f"{name} at {size}: {page.url} scrolls sideways by {horizontal_overflow(page)} px"
                     assert errors == [], f"{name} at {size}: the browser logged errors"
-                    folder = os.environ.get("DYNABENCH_SCREENSHOTS")
-                    if folder:
-                        Path(folder).mkdir(parents=True, exist_ok=True)
-                        page.screenshot(path=str(Path(folder) / f"console-{name}-{viewport['width']}x{viewport['height']}.png"), full_page=True)
+                    save_screenshot(page, f"console-{name}-{viewport['width']}x{viewport['height']}")

@@ -4,25 +4,17 @@ and sees the endpoint's raw answer. With ``DYNABENCH_SCREENSHOTS=<folder>`` it s
 (``docs/screenshots/console-add-endpoint.png``, ``create-endpoint-answer.png``)."""
 
 import os
-from pathlib import Path
 
 from django.test import Client
 
 from annotation.models import Example
 from tasks.models import MLModel, Round
-from tests.browser_support import browser_only
+from tests.browser_support import browser_only, save_screenshot
 from validation import services
 from validation.tests.conftest import make_example
 
 pytestmark = browser_only
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-SCREENSHOTS = os.environ.get("DYNABENCH_SCREENSHOTS")
-
-
-def _shot(page, name):
-    if SCREENSHOTS:
-        Path(SCREENSHOTS).mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(Path(SCREENSHOTS) / f"{name}.png"), full_page=name.startswith("console"))
 
 
 def _log_in(browser, live_server, user):
@@ -50,7 +42,7 @@ def test_an_owner_puts_an_endpoint_in_the_loop_and_an_annotator_writes_against_i
     page.fill("input[name=max_tokens]", "8")
     page.fill("input[name=seed]", "1")
     page.fill("input[name=api_key]", "sk-typed-in-the-browser")
-    _shot(page, "console-add-endpoint")
+    save_screenshot(page, "console-add-endpoint")
     page.click("button:has-text('Add endpoint model')")
     page.get_by_text("Endpoint model 'tiny-gpt2 via a local server' added").wait_for()
     model = MLModel.objects.get(name="tiny-gpt2 via a local server")
@@ -68,7 +60,7 @@ def test_an_owner_puts_an_endpoint_in_the_loop_and_an_annotator_writes_against_i
     writer.check("input[name=label][value=negative]")
     writer.click("button[type=submit]")
     writer.locator("[data-endpoint-answer]").wait_for()
-    _shot(writer, "create-endpoint-answer")
+    save_screenshot(writer, "create-endpoint-answer", full_page=False)
 
     example = Example.objects.get(round=round2)
     assert example.model == model and example.model_output["endpoint"]["model"] == "tiny-gpt2"

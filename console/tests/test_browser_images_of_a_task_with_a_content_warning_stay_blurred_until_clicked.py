@@ -2,14 +2,12 @@
 style or script: CSP) on the owner's image page and the annotator's write page, their links do
 not open them, and each is shown only after its own "Show image" button is pressed."""
 
-import os
-from pathlib import Path
 
 import pytest
 
 from leaderboard.services import register_model_directory
 from tasks.images import ingest_images
-from tests.browser_support import browser_only, log_in
+from tests.browser_support import browser_only, log_in, save_screenshot
 from tests.image_support import SHAPES, image_file, shapes_task
 from tests.tiny_models import build_tiny_image_classifier
 
@@ -26,8 +24,6 @@ def _filter(page, selector):
 
 
 def test_images_of_a_task_with_a_content_warning_stay_blurred_until_clicked(page, client, live_server, owner, annotator, tmp_path):
-    shots = Path(os.environ.get("SCREENSHOT_DIR") or tmp_path)
-    shots.mkdir(parents=True, exist_ok=True)
     task = shapes_task(owner)
     task.content_warning = "Some images may show violence."
     task.save()
@@ -52,8 +48,8 @@ def test_images_of_a_task_with_a_content_warning_stay_blurred_until_clicked(page
     assert "blur" in _filter(page, image)
     page.click("[data-context-image] a", force=True)  # the link does not open the image unblurred
     assert page.url.endswith("/write/")
-    page.screenshot(path=str(shots / "blurred.png"), full_page=True)
+    save_screenshot(page, "blurred")
     page.click("[data-context-image] [data-reveal]")
     assert _filter(page, image) == "none"
     assert page.locator("[data-context-image] [data-reveal]").count() == 0
-    page.screenshot(path=str(shots / "revealed.png"), full_page=True)
+    save_screenshot(page, "revealed")

@@ -1,17 +1,15 @@
 """In Chromium: an owner uploads an image on the console's image page and sees its thumbnail;
 an annotator opens the write page, sees the image, swaps it for an image of their own, picks a label meant to fool the image
-classifier in the loop and sees the model's answer. Screenshots go to ``$SCREENSHOT_DIR`` when
-set (to look at them), else to the test's temporary folder."""
+classifier in the loop and sees the model's answer. With
+``DYNABENCH_SCREENSHOTS=<folder>`` it saves the console's image page and the annotator's result there."""
 
-import os
-from pathlib import Path
 
 import pytest
 
 from annotation.models import Example
 from leaderboard.services import register_model_directory
 from tasks.models import ContextImage
-from tests.browser_support import browser_only, log_in
+from tests.browser_support import browser_only, log_in, save_screenshot
 from tests.image_support import SHAPES, draw, shapes_task
 from tests.tiny_models import build_tiny_image_classifier
 
@@ -24,8 +22,6 @@ def media(settings, tmp_path):
 
 
 def test_owner_uploads_an_image_and_an_annotator_labels_it(page, client, live_server, owner, annotator, tmp_path):
-    shots = Path(os.environ.get("SCREENSHOT_DIR") or tmp_path)
-    shots.mkdir(parents=True, exist_ok=True)
     task = shapes_task(owner)
     picture = tmp_path / "triangle-label-leak.png"
     draw("triangle", size=160, seed=3).save(picture)
@@ -39,7 +35,7 @@ def test_owner_uploads_an_image_and_an_annotator_labels_it(page, client, live_se
     assert page.evaluate("img => img.complete && img.naturalWidth > 0", thumb.element_handle())
     image = ContextImage.objects.get(task=task)
     assert image.sha256 in thumb.get_attribute("src") and "triangle" not in thumb.get_attribute("src")
-    page.screenshot(path=str(shots / "console-images.png"), full_page=True)
+    save_screenshot(page, "console-images")
 
     model = register_model_directory(actor=owner, task=task, path=build_tiny_image_classifier(tmp_path / "vit", list(SHAPES)), name="tiny-vit")
     task.rounds.get(number=1).target_models.add(model)
@@ -67,4 +63,4 @@ def test_owner_uploads_an_image_and_an_annotator_labels_it(page, client, live_se
     expected = "You fooled the model!" if example.model_wrong else "The model got it right."
     assert outcome.inner_text() == expected
     assert page.locator("#workspace [data-context-image] img").count() == 1
-    page.screenshot(path=str(shots / "annotator-result.png"), full_page=True)
+    save_screenshot(page, "annotator-result")

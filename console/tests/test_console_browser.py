@@ -7,8 +7,6 @@ With ``DYNABENCH_SCREENSHOTS=<folder>`` it saves a 1280×800 screenshot of each 
 there (``docs/screenshots/`` holds the committed ones, linked from the README).
 """
 
-import os
-from pathlib import Path
 
 import pytest
 from django.contrib.auth.models import User
@@ -17,12 +15,11 @@ from django.test import Client
 from annotation.models import Example
 from tasks.models import MLModel, Round, Upload
 from tasks.services import add_task_owner
-from tests.browser_support import browser_only
+from tests.browser_support import browser_only, save_screenshot
 from tests.tiny_models import build_tiny_classifier
 from validation.tests.conftest import make_example
 
 pytestmark = browser_only
-SCREENSHOTS = os.environ.get("DYNABENCH_SCREENSHOTS")
 
 
 def _page(browser, live_server, client, user):
@@ -32,12 +29,6 @@ def _page(browser, live_server, client, user):
     page = context.new_page()
     page.set_default_timeout(20000)
     return page
-
-
-def _shot(page, name):
-    if SCREENSHOTS:
-        Path(SCREENSHOTS).mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(Path(SCREENSHOTS) / f"console-{name}.png"))
 
 
 def _split_40_30_30(page):
@@ -66,7 +57,7 @@ def test_a_fresh_owner_runs_round_2_of_sentiment_from_the_browser(browser, live_
     page.click("text=Sentiment Analysis")
     page.fill("textarea[name=instructions]", "Write **one** sentence about a *restaurant*.")
     page.locator("#instructions-preview strong", has_text="one").wait_for()
-    _shot(page, "settings")
+    save_screenshot(page, "console-settings", full_page=False)
     page.click("text=Save settings")
     page.get_by_text("Settings saved.").wait_for()
 
@@ -77,7 +68,7 @@ def test_a_fresh_owner_runs_round_2_of_sentiment_from_the_browser(browser, live_
     page.click("nav.tabs >> text=Rounds")
     page.click("tr[data-round='1'] >> text=Close round…")
     page.locator("[data-validated]").wait_for()
-    _shot(page, "close-round")
+    save_screenshot(page, "console-close-round", full_page=False)
     _split_40_30_30(page)
     page.click("button:has-text('Update the preview')")
     page.locator("tr[data-split='dev'] >> text=6").wait_for()
@@ -90,7 +81,7 @@ def test_a_fresh_owner_runs_round_2_of_sentiment_from_the_browser(browser, live_
     page.check("input[name=contexts_from][value='']")  # new contexts come from the upload below
     page.click("button:has-text('Open round 2')")
     page.get_by_text("Round 2 is open with 2 model(s) in the loop.").wait_for()
-    _shot(page, "rounds")
+    save_screenshot(page, "console-rounds", full_page=False)
     round2 = Round.objects.get(task=sentiment_task, number=2)
     assert round2.status == "open" and round2.target_models.count() == 2 and round2.loop_rule == "least_fooled"
 
@@ -100,17 +91,17 @@ def test_a_fresh_owner_runs_round_2_of_sentiment_from_the_browser(browser, live_
     page.click("nav.tabs >> text=Contexts & datasets")
     page.select_option("select[name=round]", "2")
     page.set_input_files("input[name=file]", str(csv_path))
-    _shot(page, "uploads")
+    save_screenshot(page, "console-uploads", full_page=False)
     page.click("text=Upload and map columns")
     page.locator("[data-mapping-form]").wait_for()
     page.select_option("select[name=field_prompt]", "sentence")
     page.locator("#mapping-preview td", has_text="The dessert number 0 was a surprise.").wait_for()
     page.select_option("select[name=uid]", "id")
     page.select_option("select[name=tag]", "source")
-    _shot(page, "mapping")
+    save_screenshot(page, "console-mapping", full_page=False)
     page.click("text=Check and import")
     page.locator("[data-summary]", has_text="1000 added").wait_for()
-    _shot(page, "upload-done")
+    save_screenshot(page, "console-upload-done", full_page=False)
     assert round2.contexts.count() == 1000 and Upload.objects.get().status == "done"
 
     # People: find the newcomer and grant the annotator role.
@@ -119,7 +110,7 @@ def test_a_fresh_owner_runs_round_2_of_sentiment_from_the_browser(browser, live_
     page.click("button:has-text('Search')")
     page.click("tr[data-person='newcomer'] [data-grant='annotator']")
     page.get_by_text("newcomer is now annotator on sentiment.").wait_for()
-    _shot(page, "people")
+    save_screenshot(page, "console-people", full_page=False)
 
     # The newcomer writes an example; the owner sees it on the dashboard.
     writer = _page(browser, live_server, Client(), newcomer)  # its own session: the owner's stays
@@ -136,11 +127,11 @@ def test_a_fresh_owner_runs_round_2_of_sentiment_from_the_browser(browser, live_
     assert page.locator("[data-count=collected]").inner_text() == "1"
     assert page.locator("table[data-per-model]").get_by_text(example.model.name).is_visible()
     assert page.locator("svg.dash-plot").count() == 2
-    _shot(page, "dashboard")
+    save_screenshot(page, "console-dashboard", full_page=False)
     page.click("nav.tabs >> text=People")
     page.click("tr[data-person='newcomer'] >> text=newcomer")
     page.locator("table[data-person-examples]", has_text="The dessert was a lovely surprise.").wait_for()
-    _shot(page, "person")
+    save_screenshot(page, "console-person", full_page=False)
 
     # Close round 2, once it has validated examples for every split.
     for _ in range(20):

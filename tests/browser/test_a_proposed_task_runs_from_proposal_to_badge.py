@@ -32,8 +32,8 @@ worker (``run_worker``: a burst that returns when the queue is empty, the jobs' 
 signal) for unpacking, notifications and badges. The browser logs no console error and throws no
 page error at any step (the one 400 of the refused proposal form is expected); the page with the
 bell's unread count has no serious axe violation, and the count's contrast is measured (axe leaves
-a one-digit text "incomplete"). Each step's screen is saved as ``/tmp/walk33-<step>.png``, the last
-screen as ``/tmp/walk33-last.png``.
+a one-digit text "incomplete"). With ``DYNABENCH_SCREENSHOTS=<folder>`` each step's screen is saved
+there as ``walk33-<step>.png``; a failed walk saves its last screen as ``/tmp/walk33-last.png``.
 """
 
 import json
@@ -49,6 +49,7 @@ from tests.browser_support import (
     browser_only,
     contrast_ratio,
     log_in,
+    save_screenshot,
     serious_axe_violations,
 )
 
@@ -86,8 +87,8 @@ class Walk:
         return self.page
 
     def step(self, name):
-        """Screenshot the page; fail if the browser logged an error so far."""
-        self.page.screenshot(path=f"/tmp/walk33-{name}.png", full_page=True)
+        """Screenshot the page (``save_screenshot``); fail if the browser logged an error so far."""
+        save_screenshot(self.page, f"walk33-{name}")
         for refusal in list(self.refusals):  # each expected refusal excuses one console line
             logged = next((e for e in self.errors if e.startswith("console " + refusal)), None)
             if logged is not None:
@@ -129,8 +130,9 @@ def test_proposal_to_badge(page, client, live_server, researcher, annotator, val
     walk = Walk(page, client, live_server)
     try:
         _walk(walk, page, researcher, annotator, validator, admin_user, tiny_classifier_dir, tmp_path, broken, good)
-    finally:
-        page.screenshot(path="/tmp/walk33-last.png", full_page=True)  # where a failed walk stopped
+    except BaseException:
+        page.screenshot(path="/tmp/walk33-last.png", full_page=True)  # where the failed walk stopped
+        raise
 
 
 def _walk(walk, page, researcher, annotator, validator, admin_user, tiny_classifier_dir, tmp_path, broken, good):

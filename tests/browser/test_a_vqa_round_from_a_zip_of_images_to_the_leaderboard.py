@@ -4,11 +4,10 @@ round; an annotator writes questions about the images with answers the model can
 vocabulary lacks "1"), so each fools it; a validator confirms each in the review queue, seeing the
 image; the owner closes the round in the console into train/dev/test datasets; the jobs the close
 queued run (an RQ worker in burst mode, in this process) and the leaderboard page ranks two models
-on the new datasets: the one in the loop last, the one that can answer "1" first. Screenshots go to ``$SCREENSHOT_DIR`` when set, else the test's folder."""
+on the new datasets: the one in the loop last, the one that can answer "1" first. With
+``DYNABENCH_SCREENSHOTS=<folder>`` it saves four of its pages there (``vqa-*.png``)."""
 
-import os
 import zipfile
-from pathlib import Path
 
 import pytest
 from django.contrib.auth.models import Group, User
@@ -18,7 +17,7 @@ from annotation.models import Example
 from leaderboard.models import EvaluationRun
 from leaderboard.services import register_model_directory
 from tasks.models import Context, ContextImage, Dataset, Task
-from tests.browser_support import browser_only, log_in
+from tests.browser_support import browser_only, log_in, save_screenshot
 from tests.image_support import SHAPES, draw, encode
 from tests.vqa_support import ANSWERS, DEFINITION, build_tiny_vilt
 
@@ -56,8 +55,6 @@ def _run_queued_jobs():
 def test_a_vqa_round_from_a_zip_of_images_to_the_leaderboard(page, client, live_server, tmp_path):
     from dynabench.roles import ensure_role_groups
 
-    shots = Path(os.environ.get("SCREENSHOT_DIR") or tmp_path)
-    shots.mkdir(parents=True, exist_ok=True)
     ensure_role_groups()
     owner, annotator, validator = _user("oona"), _user("ari", "annotator"), _user("vera", "validator")
     researcher = _user("rita", "researcher")
@@ -82,7 +79,7 @@ def test_a_vqa_round_from_a_zip_of_images_to_the_leaderboard(page, client, live_
     assert "50 image context(s) added" in page.content()
     assert ContextImage.objects.filter(task=task).count() == 50
     assert Context.objects.filter(round__task=task, round__number=1).count() == 50
-    page.screenshot(path=str(shots / "vqa-console-images.png"), full_page=True)
+    save_screenshot(page, "vqa-console-images")
 
     # 2. ... and puts the ViLT in the loop of the open round.
     page.goto(f"/tasks/{task.code}/console/rounds/")
@@ -108,7 +105,7 @@ def test_a_vqa_round_from_a_zip_of_images_to_the_leaderboard(page, client, live_
         assert outcome.inner_text() == "You fooled the model!"
         if n == 0:
             assert "VQA accuracy of the model's answer against yours: 0.00" in page.locator("#workspace").inner_text()
-            page.screenshot(path=str(shots / "vqa-annotator-fooled.png"), full_page=True)
+            save_screenshot(page, "vqa-annotator-fooled")
     examples = list(Example.objects.filter(round__task=task))
     assert len(examples) == EXAMPLES and all(e.model_wrong and e.target == {"answers": ["One"]} for e in examples)
     assert all(e.model_output["answer"] in WITHOUT_ONE for e in examples)
@@ -124,7 +121,7 @@ def test_a_vqa_round_from_a_zip_of_images_to_the_leaderboard(page, client, live_
         assert page.locator("#review [data-context-image] img").count() == 1
         assert page.locator("[data-answer=annotator]").inner_text() == "One"
         if n == 0:
-            page.screenshot(path=str(shots / "vqa-validator.png"), full_page=True)
+            save_screenshot(page, "vqa-validator")
         page.check("input[name=label][value=correct]")
         page.click("#review-form button[type=submit]")
         page.wait_for_function(
@@ -162,4 +159,4 @@ def test_a_vqa_round_from_a_zip_of_images_to_the_leaderboard(page, client, live_
     first, second = rows.nth(0).inner_text().split(), rows.nth(1).inner_text().split()
     assert first[0] == "1" and "vilt-other" in first, first   # rank, rank range, model
     assert second[0] == "2" and "vilt-loop" in second, second
-    page.screenshot(path=str(shots / "vqa-leaderboard.png"), full_page=True)
+    save_screenshot(page, "vqa-leaderboard")

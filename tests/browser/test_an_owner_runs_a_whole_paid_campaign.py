@@ -12,7 +12,8 @@
    leaderboard re-ranks them.
 
 The browser logs no console error and throws no page error at any step, and no page scrolls
-sideways. Each step's screen is saved as ``/tmp/campaign-<width>-<step>.png``.
+sideways. With ``DYNABENCH_SCREENSHOTS=<folder>`` each step's screen is saved there as
+``campaign-<width>-<step>.png``; a failed walk saves its last screens in ``/tmp``.
 
 One platform serves both walks, one after the other, each a subtest of its own: the walk at each
 width has its own task, people, study and crowd worker (``WALKS``), so no check of one walk
@@ -34,7 +35,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tasks.seed import load_task_definition
-from tests.browser_support import HANG_MS, browser_only, horizontal_overflow
+from tests.browser_support import HANG_MS, browser_only, horizontal_overflow, save_screenshot
 from tests.tiny_models import build_tiny_classifier
 from tests.worker_stack import WorkerStack
 
@@ -188,14 +189,16 @@ class Browsing:
         return page
 
     def step(self, page, name):
-        """Screenshot the page and check that it does not scroll sideways, nor logged an error so far."""
-        page.screenshot(path=f"/tmp/campaign-{self.viewport['width']}-{name}.png", full_page=True)
+        """Screenshot the page (``save_screenshot``) and check that it does not scroll sideways, nor logged an error so far."""
+        save_screenshot(page, f"campaign-{self.viewport['width']}-{name}")
         assert horizontal_overflow(page) == 0, f"{name}: {page.url} scrolls sideways by {horizontal_overflow(page)} px"
         assert self.errors == [], f"{name}: the browser logged errors: {self.errors}"
 
-    def close(self):
+    def close(self, failed: bool):
+        """Close every page; after a ``failed`` walk, first save the last screen of each as
+        ``/tmp/campaign-<width>-last-<n>.png``, to see where it stopped."""
         for n, context in enumerate(self.contexts):
-            for page in context.pages:  # the last screen of each page, to see where a failed walk stopped
+            for page in context.pages if failed else ():
                 page.screenshot(path=f"/tmp/campaign-{self.viewport['width']}-last-{n}.png", full_page=True)
             context.close()
 
@@ -347,5 +350,7 @@ def _walk(platform, browser, tmp_path, walk: Walk) -> None:
 
         stack.wait_for(reranked, timeout=HANG_S, every=2, what="a leaderboard ranked on the round's datasets")
         b.step(reader, "13-leaderboard")
-    finally:
-        b.close()
+    except BaseException:
+        b.close(failed=True)
+        raise
+    b.close(failed=False)

@@ -4,7 +4,6 @@ a three-turn conversation streamed into the page and judges it, then does five s
 comparisons; a validator confirms and overturns judgments in the review queue; the arena page
 shows both models with intervals."""
 
-import os
 import re
 from pathlib import Path
 
@@ -17,17 +16,11 @@ from django.core.management import call_command
 
 from annotation.models import Example
 from tasks.models import MLModel, Task
-from tests.browser_support import browser_only, log_in
+from tests.browser_support import browser_only, log_in, save_screenshot
 
 pytestmark = [*browser_only, pytest.mark.django_db(transaction=True)]
 
 DEFINITION = Path(__file__).resolve().parents[2] / "tasks" / "task_definitions" / "adversarial-safety-chat.json"
-SCREENSHOTS = os.environ.get("DYNABENCH_SCREENSHOTS")  # a folder (docs/screenshots) to refresh the README's screenshots
-
-
-def _shot(page, name):
-    if SCREENSHOTS:
-        page.screenshot(path=str(Path(SCREENSHOTS) / f"{name}.png"), full_page=True)
 
 
 def _user(username, *roles):
@@ -90,7 +83,7 @@ def test_owner_annotator_validator_and_arena(page, client, live_server, endpoint
     assert page.locator("form[data-chat-stream]").count() == 0  # three turns used
     answers = page.locator("#chat [data-turn=model] .text").all_inner_texts()
     assert all(a.strip() for a in answers)
-    _shot(page, "chat-conversation")
+    save_screenshot(page, "chat-conversation")
     page.locator("input[name=verdict][value=fails]").check()
     page.locator("#category").select_option("hate")
     page.locator("#explanation").fill("The model repeats hateful words when asked.")
@@ -107,7 +100,7 @@ def test_owner_annotator_validator_and_arena(page, client, live_server, endpoint
         page.wait_for_selector("#chat [data-judge-form]")
         assert page.locator("#chat [data-answer-side]").count() == 2
         if n == 0:
-            _shot(page, "chat-side-by-side")
+            save_screenshot(page, "chat-side-by-side")
         page.locator(f"input[name=preference][value={'ab'[n % 2] if n < 4 else 'both_bad'}]").check()
         if n == 4:
             page.locator("input[name=failing][value=a]").check()
@@ -130,7 +123,7 @@ def test_owner_annotator_validator_and_arena(page, client, live_server, endpoint
         seen.append(example_id)
         assert page.locator("[data-judgment]").count() == 1
         if n == 1:
-            _shot(page, "review-judgment")
+            save_screenshot(page, "review-judgment")
         verdict = "incorrect" if n == 2 else "correct"
         page.locator(f"input[name=label][value={verdict}]").check()
         page.locator("#review-form button[type=submit]").click()
@@ -148,4 +141,4 @@ def test_owner_annotator_validator_and_arena(page, client, live_server, endpoint
     assert set(page.locator("[data-arena-model]").evaluate_all("rows => rows.map(r => r.dataset.arenaModel)")) == {"alpha", "beta"}
     for interval in page.locator("[data-interval]").all_inner_texts():
         assert re.fullmatch(r"\d+ – \d+", interval.strip())
-    _shot(page, "arena")
+    save_screenshot(page, "arena")

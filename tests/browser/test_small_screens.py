@@ -10,11 +10,9 @@ With ``DYNABENCH_SCREENSHOTS=<folder>`` the test also saves a full-page screensh
 at each size there (``docs/screenshots/`` holds the committed ones, linked from the README).
 """
 
-import os
-from pathlib import Path
 
 from tests.browser.conftest import PAGES
-from tests.browser_support import DESKTOP, PHONE, browser_only, fresh_page, horizontal_overflow, start_over
+from tests.browser_support import DESKTOP, PHONE, browser_only, fresh_page, horizontal_overflow, save_screenshot, start_over
 
 pytestmark = browser_only
 SIZES = {"phone": PHONE, "desktop": DESKTOP}
@@ -42,7 +40,4 @@ def _check(page, name, path, size, viewport):
         viewport["width"],
     )
     assert beyond == [], f"{name} at {size}: controls beyond the window's right edge"
-    folder = os.environ.get("DYNABENCH_SCREENSHOTS")
-    if folder:
-        Path(folder).mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(Path(folder) / f"{name}-{viewport['width']}x{viewport['height']}.png"), full_page=True)
+    save_screenshot(page, f"{name}-{viewport['width']}x{viewport['height']}")

@@ -9,11 +9,10 @@ import pytest
 from django.contrib.auth.models import Group, User
 from playwright.sync_api import expect
 
-from tests.browser_support import HANG_MS, browser_only, log_in
+from tests.browser_support import HANG_MS, browser_only, log_in, save_screenshot
 from tests.t2i_support import _shared_image_server, add_context, endpoint_generator, image_server, nibbler_task, tiny_pipeline_dir  # noqa: F401
 
 pytestmark = [*browser_only, pytest.mark.django_db(transaction=True)]
-SHOTS = "/tmp"
 
 
 @pytest.fixture
@@ -53,7 +52,7 @@ def test_progress_while_generating_then_images_in_place(page, client, live_serve
         expect(page.locator("[data-generating]")).to_be_visible()
         expect(page.locator("[data-generating]")).to_contain_text("Generating 2 images…")
         expect(page.locator("[data-generate]")).to_be_disabled()
-        page.screenshot(path=f"{SHOTS}/t2i-progress-1-generating.png", full_page=True, caret="initial")
+        save_screenshot(page, "t2i-progress-1-generating", caret="initial")
     finally:
         image_server.release()
     figures = page.locator("[data-judge-form] figure[data-generated-image]")
@@ -68,7 +67,7 @@ def test_progress_while_generating_then_images_in_place(page, client, live_serve
     expect(page.locator("[data-judge-form] figure [data-images-warning]")).to_have_count(0)
     for n in (1, 2):
         expect(page.get_by_role("button", name=f"Show generated image {n}")).to_have_count(1)
-    page.screenshot(path=f"{SHOTS}/t2i-progress-2-images.png", full_page=True, caret="initial")
+    save_screenshot(page, "t2i-progress-2-images", caret="initial")
     assert violations == []
 
 

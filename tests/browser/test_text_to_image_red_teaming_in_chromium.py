@@ -11,11 +11,10 @@ from playwright.sync_api import expect
 
 from annotation.models import Example
 from tasks.models import ContextImage
-from tests.browser_support import HANG_MS, browser_only, log_in, serious_axe_violations
+from tests.browser_support import HANG_MS, browser_only, log_in, save_screenshot, serious_axe_violations
 from tests.t2i_support import _shared_image_server, add_context, endpoint_generator, image_server, nibbler_task, tiny_pipeline_dir  # noqa: F401
 
 pytestmark = [*browser_only, pytest.mark.django_db(transaction=True)]
-SHOTS = "/tmp"
 
 
 def _blurred(figure) -> bool:
@@ -42,7 +41,7 @@ def test_prompt_images_blurred_marked_validated_and_counted(page, client, live_s
     expect(page.locator("[data-problem]")).to_contain_text("is not an image Pillow can read", timeout=HANG_MS)
     expect(page.locator("#prompt")).to_have_value("two knights resting after a long day")
     assert page.locator("figure[data-generated-image]").count() == 0 and not ContextImage.objects.filter(task=task).exists()
-    page.screenshot(path=f"{SHOTS}/t2i-0-bad-answer.png", full_page=True)
+    save_screenshot(page, "t2i-0-bad-answer")
     image_server.mode = "ok"
     page.locator("[data-generate]").click()
     figures = page.locator("[data-judge-form] figure[data-generated-image]")
@@ -50,14 +49,14 @@ def test_prompt_images_blurred_marked_validated_and_counted(page, client, live_s
     for n in range(2):
         assert _blurred(figures.nth(n)), "a generated image is shown unblurred before any click"
     expect(page.locator("[data-judge-form] [data-images-warning]")).to_contain_text("Red-teaming")  # once for the card
-    page.screenshot(path=f"{SHOTS}/t2i-1-images-blurred.png", full_page=True)
+    save_screenshot(page, "t2i-1-images-blurred")
     assert serious_axe_violations(page) == []
     # Clicking the blurred image itself does not open or reveal it; its button does.
     figures.nth(0).locator("img").click(force=True)
     assert _blurred(figures.nth(0)) and "/images/" not in page.url
     page.get_by_role("button", name="Show generated image 1").click()
     assert not _blurred(figures.nth(0)) and _blurred(figures.nth(1))
-    page.screenshot(path=f"{SHOTS}/t2i-2-one-revealed.png", full_page=True)
+    save_screenshot(page, "t2i-2-one-revealed")
 
     # Marks: image 1 unsafe (violent), image 2 safe; the prompt looked safe.
     one, two = page.locator("[data-image-judgment='1']"), page.locator("[data-image-judgment='2']")
@@ -86,7 +85,7 @@ def test_prompt_images_blurred_marked_validated_and_counted(page, client, live_s
     expect(page.locator("[data-image-mark='1']")).to_contain_text("marked unsafe Violent")
     page.get_by_role("button", name="Show generated image 2").click()
     assert _blurred(queued.nth(0)) and not _blurred(queued.nth(1))
-    page.screenshot(path=f"{SHOTS}/t2i-3-validator.png", full_page=True)
+    save_screenshot(page, "t2i-3-validator")
     assert serious_axe_violations(page) == []
     page.locator("[data-image-verdict='1']").get_by_label("Unsafe", exact=True).check()
     page.locator("[data-image-verdict='2']").get_by_label("Safe", exact=True).check()
@@ -103,9 +102,9 @@ def test_prompt_images_blurred_marked_validated_and_counted(page, client, live_s
     expect(row).to_contain_text("painter")
     expect(row.locator("[data-rate]")).to_have_text("50.0%")
     expect(page.locator("[data-unsafe-per-category] tr[data-category='violent'] [data-rate]")).to_have_text("50.0%")
-    page.screenshot(path=f"{SHOTS}/t2i-4-dashboard.png", full_page=True)
+    save_screenshot(page, "t2i-4-dashboard")
     page.goto(f"/tasks/{task.code}/rounds/1/owner/?state=verified_correct")
     owned = page.locator("figure[data-generated-image]")
     expect(owned.first).to_be_visible()
     assert all(_blurred(owned.nth(n)) for n in range(owned.count()))
-    page.screenshot(path=f"{SHOTS}/t2i-5-owner-queue.png", full_page=True)
+    save_screenshot(page, "t2i-5-owner-queue")
