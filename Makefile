@@ -9,9 +9,9 @@
 # TEST_WORKERS=0` runs serially. PYTEST_ARGS are appended (e.g. PYTEST_ARGS="-x -k leaderboard").
 # --maxschedchunk 1: tests are handed out one at a time, so the slow ones (run first, see
 # conftest.py) spread over the workers.
-# install: pip installs uv (pinned below) into the venv, and uv installs the requirements: about 11 s
-# from nothing against pip's 35 to 60 s (uv downloads and unpacks in parallel and links from its
-# cache, ~/.cache/uv). uv does not read pip's configuration, so FIND_LINKS passes it pip's
+# install: pip installs uv (pinned below) into the venv, and uv installs the requirements: 16 to 18 s
+# on a fresh clone with uv's cache (~/.cache/uv) filled, about 38 s with it empty, against pip's 40
+# to 90 s here (pip's cache stays empty on this machine; uv downloads and unpacks in parallel). uv does not read pip's configuration, so FIND_LINKS passes it pip's
 # find-links (the PIP_FIND_LINKS variable, else pip.conf's global.find-links): where this machine's
 # local torch CPU wheel is; without it, torch==2.13.0 would come from PyPI (CUDA, gigabytes). Like
 # pip's --no-compile, uv compiles no bytecode: the platform and its tests import about 3,500 of the
