@@ -51,7 +51,11 @@ def test_a_hang_up_stops_the_web_server_the_worker_and_the_embedded_redis(tmp_pa
     })
     log = tmp_path / "run.log"
     with open(log, "wb") as out:
-        process = subprocess.Popen([str(settings.BASE_DIR / "scripts" / "run.sh")], cwd=settings.BASE_DIR, env=env,
+        # env --default-signal=HUP: a suite started under nohup (or by anything else that ignores
+        # SIGHUP) passes the ignored signal down to the script, and bash can trap no signal that
+        # was ignored when it started; the script would then sleep through the hang-up below.
+        process = subprocess.Popen(["env", "--default-signal=HUP", str(settings.BASE_DIR / "scripts" / "run.sh")],
+                                   cwd=settings.BASE_DIR, env=env,
                                    stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
     try:
         deadline, healthy = time.monotonic() + HANG_S, False
