@@ -6,18 +6,52 @@ them. Debian's ``/usr/bin/chromium`` drives the pages through Playwright against
 """
 
 import os
+import re
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
 CHROMIUM = Path("/usr/bin/chromium")
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-features=WebUIOmniboxPopup,WebUIOmniboxAimPopup,WebUIOmniboxFullPopup"]
-"""Chromium's flags. The last one: Chromium 15x's new headless mode gives every window (one per
-Playwright context) the address bar's suggestion popup as a WebUI page
+OUR_DISABLED_FEATURES = ["WebUIOmniboxPopup", "WebUIOmniboxAimPopup", "WebUIOmniboxFullPopup"]
+"""Chromium features turned off on top of Playwright's own list: Chromium 15x's new headless mode
+gives every window (one per Playwright context) the address bar's suggestion popup as a WebUI page
 (``chrome://omnibox-popup.top-chrome/``) in a renderer process of its own, which no test sees; it
 cost about 0.6 CPU-seconds per context in ``make test`` (64 contexts: 38 CPU-s)."""
+
+
+def playwright_disabled_features() -> list[str]:
+    """The Chromium features Playwright's launcher turns off (``disabledFeatures`` in
+    playwright-core's ``chromiumSwitches.ts``: PaintHolding, MediaRouter, OptimizationHints, ...),
+    read from the driver bundle that the installed ``playwright`` package carries.
+
+    Needed because Chromium keeps only the last ``--disable-features`` switch of its command line
+    (``CommandLine::AppendSwitch`` replaces a switch's value) and Playwright puts ours after its
+    own: passing ours alone would switch every one of Playwright's back on.
+
+    Raises RuntimeError when the bundle or the list is not where this Playwright keeps it (a new
+    Playwright version): better no browser test than browser tests on a Chromium set up otherwise."""
+    import playwright
+
+    package = Path(playwright.__file__).parent / "driver" / "package" / "lib"
+    for source in (package / "coreBundle.js", package / "server" / "chromium" / "chromiumSwitches.js"):
+        if source.exists():
+            found = re.search(r"disabledFeatures = \[(.*?)\]", source.read_text(encoding="utf-8"), re.S)
+            if found:
+                names = re.findall(r'^\s*"(\w+)",?\s*$', found.group(1), re.M)
+                if names:
+                    return names
+    raise RuntimeError(f"Playwright's list of disabled Chromium features (disabledFeatures) was not found under {package}")
+
+
+def chromium_args() -> list[str]:
+    """Chromium's flags for the browser tests, after Playwright's own: new headless mode, no sandbox
+    (containers), no GPU, no background networking, and one ``--disable-features`` naming
+    Playwright's features and ours (``OUR_DISABLED_FEATURES``)."""
+    features = list(dict.fromkeys(playwright_disabled_features() + OUR_DISABLED_FEATURES))
+    return ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-features=" + ",".join(features)]
+
+
 DESKTOP = {"width": 1280, "height": 800}
 PHONE = {"width": 390, "height": 844}
 HANG_MS = 60000
@@ -55,7 +89,7 @@ class _SharedChromium:
             from playwright.sync_api import sync_playwright
 
             self.playwright = sync_playwright().start()
-            self.chromium = self.playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+            self.chromium = self.playwright.chromium.launch(executable_path=str(CHROMIUM), args=chromium_args())
         return self.chromium
 
     def close(self):
