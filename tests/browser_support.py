@@ -213,7 +213,10 @@ def save_screenshot(page, name: str, *, full_page: bool = True, **options) -> Pa
 
 
 def horizontal_overflow(page) -> int:
-    """Pixels by which the page body is wider than the window (0: no sideways scrolling)."""
+    """Pixels by which the page body is wider than the window (0: no sideways scrolling), once the
+    page has loaded: right after a click on a link, Playwright returns when the new page is
+    committed, when its document may have no element yet (``documentElement`` null)."""
+    page.wait_for_load_state()
     return page.evaluate("() => document.documentElement.scrollWidth - document.documentElement.clientWidth")
 
 
