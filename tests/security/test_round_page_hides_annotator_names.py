@@ -4,6 +4,7 @@ Old code listed every annotator's username with counts to anyone, and the counts
 matched to the export's anonymised annotator ids.
 """
 
+from tests.html_support import without_csrf_tokens
 from validation.tests.conftest import make_example, make_user
 
 
@@ -11,9 +12,9 @@ def test_visitors_and_other_users_see_counts_without_names(client, sentiment_tas
     make_example(sentiment_task, annotator)
     make_example(sentiment_task, make_user("bob", "annotator"))
 
-    anonymous = client.get("/tasks/sentiment/rounds/1/").content.decode()
+    anonymous = without_csrf_tokens(client.get("/tasks/sentiment/rounds/1/").content.decode())
     client.force_login(outsider)
-    signed_in = client.get("/tasks/sentiment/rounds/1/").content.decode()
+    signed_in = without_csrf_tokens(client.get("/tasks/sentiment/rounds/1/").content.decode())
 
     for html in (anonymous, signed_in):
         table = html[html.index('<table id="annotators">'):]
@@ -26,7 +27,7 @@ def test_an_annotator_sees_their_own_name_only(client, sentiment_task, annotator
     make_example(sentiment_task, make_user("bob", "annotator"))
     client.force_login(annotator)
 
-    html = client.get("/tasks/sentiment/rounds/1/").content.decode()
+    html = without_csrf_tokens(client.get("/tasks/sentiment/rounds/1/").content.decode())
 
     assert 'data-annotator="annie"' in html and "bob" not in html
 
