@@ -6,7 +6,8 @@
 # 2-core machines this project runs on. Two workers left the cores 14 % idle (86 % busy, sampled
 # from /proc/stat over a run), as tests wait for their servers, workers and Chromium; a third
 # fills those gaps (95 % busy) for the price of one more collection and forkserver, and
-# `make test` took 0.92, 0.99 and 0.94 of the time with two, pairs run one after the other.
+# `make test` took 0.92, 0.99 and 0.94 of the time with two, pairs run one after the other
+# (benchmarks/test_workers.sh 2 3).
 # At most 4 (each worker holds torch and its own processes in memory, and takes a Redis database
 # of its own: base + worker number stays within Redis's 16). `make test TEST_WORKERS=0` runs
 # serially. PYTEST_ARGS are appended (e.g. PYTEST_ARGS="-x -k leaderboard").
