@@ -5,6 +5,7 @@ them. Debian's ``/usr/bin/chromium`` drives the pages through Playwright against
 ``live_server``; tests using them are marked ``browser`` and skipped without Chromium.
 """
 
+import functools
 import os
 import re
 from contextlib import contextmanager
@@ -20,10 +21,12 @@ gives every window (one per Playwright context) the address bar's suggestion pop
 cost about 0.6 CPU-seconds per context in ``make test`` (64 contexts: 38 CPU-s)."""
 
 
-def playwright_disabled_features() -> list[str]:
+@functools.cache
+def playwright_disabled_features() -> tuple[str, ...]:
     """The Chromium features Playwright's launcher turns off (``disabledFeatures`` in
     playwright-core's ``chromiumSwitches.ts``: PaintHolding, MediaRouter, OptimizationHints, ...),
-    read from the driver bundle that the installed ``playwright`` package carries.
+    read once per process from the driver bundle (3.6 MB of JavaScript) that the installed
+    ``playwright`` package carries.
 
     Needed because Chromium keeps only the last ``--disable-features`` switch of its command line
     (``CommandLine::AppendSwitch`` replaces a switch's value) and Playwright puts ours after its
@@ -40,7 +43,7 @@ def playwright_disabled_features() -> list[str]:
             if found:
                 names = re.findall(r'^\s*"(\w+)",?\s*$', found.group(1), re.M)
                 if names:
-                    return names
+                    return tuple(names)
     raise RuntimeError(f"Playwright's list of disabled Chromium features (disabledFeatures) was not found under {package}")
 
 
@@ -48,7 +51,7 @@ def chromium_args() -> list[str]:
     """Chromium's flags for the browser tests, after Playwright's own: new headless mode, no sandbox
     (containers), no GPU, no background networking, and one ``--disable-features`` naming
     Playwright's features and ours (``OUR_DISABLED_FEATURES``)."""
-    features = list(dict.fromkeys(playwright_disabled_features() + OUR_DISABLED_FEATURES))
+    features = list(dict.fromkeys([*playwright_disabled_features(), *OUR_DISABLED_FEATURES]))
     return ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-features=" + ",".join(features)]
 
 
