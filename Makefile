@@ -13,7 +13,8 @@
 # serially. PYTEST_ARGS are appended (e.g. PYTEST_ARGS="-x -k leaderboard").
 # --maxschedchunk 1: tests are handed out one at a time, so the slow ones (run first, see
 # conftest.py) spread over the workers.
-# install: pip installs uv (pinned below) into the venv, and uv installs the requirements: 16 to 18 s
+# install: the venv is made without pip (its ensurepip took 3.4 CPU-s, 7 s of a 19 s install), this
+# Python's own pip installs uv (pinned below) into it (pip's --python), and uv installs the requirements: 16 to 18 s
 # on a fresh clone with uv's cache (~/.cache/uv) filled, about 38 s with it empty, against pip's 40
 # to 90 s here (pip's cache stays empty on this machine; uv downloads and unpacks in parallel). uv does not read pip's configuration, so FIND_LINKS passes it pip's
 # find-links (the PIP_FIND_LINKS variable, else pip.conf's global.find-links): where this machine's
@@ -39,8 +40,8 @@ UV_VERSION := 0.13.9
 FIND_LINKS ?= $(or $(PIP_FIND_LINKS),$(shell $(PY) -m pip config get global.find-links 2>/dev/null))
 
 $(BIN)/uv:
-	$(PY) -m venv $(VENV)
-	$(BIN)/pip install -q uv==$(UV_VERSION)
+	$(PY) -m venv --without-pip $(VENV)
+	$(PY) -m pip --python $(BIN)/python install -q uv==$(UV_VERSION)
 
 $(VENV)/.installed: $(BIN)/uv requirements.txt requirements-dev.txt dynabench_client/pyproject.toml
 	$(BIN)/uv pip install -q --python $(BIN)/python $(addprefix --find-links ,$(FIND_LINKS)) \
