@@ -2,12 +2,16 @@
 
 The web server and the RQ worker run in sessions of their own (so that a Ctrl-C reaches the
 script alone); a SIGHUP that killed the script alone would leave them serving with nobody to stop
-them. The script runs on a fresh var/ (its own SQLite database and embedded Redis), gets a SIGHUP
-once it answers, and must print ``Stopped.``, exit 0, and leave no server, worker or embedded
-Redis behind.
+them. The script runs on a var/ of its own (its own SQLite database and embedded Redis), gets a
+SIGHUP once it answers, and must print ``Stopped.``, exit 0, and leave no server, worker or
+embedded Redis behind. Its database starts as a copy of the suite's migrated, empty template
+(``stack_template``): the script's ``migrate`` then has nothing to apply (building the schema took
+about 5 CPU-seconds, and ``tests/test_first_run_fills_leaderboards.py`` runs the script on a fresh
+var/, migrations included).
 """
 
 import os
+import shutil
 import signal
 import subprocess
 import time
@@ -40,9 +44,11 @@ def _processes_with(var_dir) -> list[str]:
     return found
 
 
-def test_a_hang_up_stops_the_web_server_the_worker_and_the_embedded_redis(tmp_path):
+def test_a_hang_up_stops_the_web_server_the_worker_and_the_embedded_redis(tmp_path, stack_template):
     tiny = build_tiny_classifier(tmp_path / "tiny-encoder", ["positive", "negative", "neutral"])
     var_dir, port = tmp_path / "var", free_port()
+    var_dir.mkdir()
+    shutil.copy(stack_template, var_dir / "db.sqlite3")
     env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL", "DYNABENCH_MODELS_DIR", "MEDIA_ROOT")}
     env.update({
         "DYNABENCH_VAR_DIR": str(var_dir), "PORT": str(port), "WEB_WORKERS": "1", "DYNABENCH_WARM_MODELS": "0",
