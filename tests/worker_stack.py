@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import atexit
 import functools
+import gc
 import json
 import multiprocessing
 import multiprocessing.util  # registers its exit handler on import: _kill_forked_left_running must come after it
@@ -120,6 +121,12 @@ def _manage(argv: list[str], env: dict, log: str, stderr_log: str | None, go: st
     and ``tasks.registry`` imported (what a worker imports before it forks its first work horse,
     besides the preload), it waits for the file ``go`` before it runs the command."""
     os.setsid()
+    # The zygote's half a million objects (torch, transformers, Django) move to the garbage
+    # collector's permanent generation (gc.freeze, Python's advice for a process that forks): its
+    # collections here never walk them, nor write to the pages this process shares with the
+    # zygote. ``DYNABENCH_STACK_GC_FREEZE=0`` leaves them, for benchmarks/stack_start.py.
+    if env.get("DYNABENCH_STACK_GC_FREEZE") != "0":
+        gc.freeze()
     # A child of the forkserver starts its own processes with it by default: RQ's scheduler must be
     # forked from the worker, as in a worker started from the command line.
     multiprocessing.set_start_method("fork", force=True)
