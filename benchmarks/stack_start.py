@@ -76,7 +76,7 @@ def main():
     }
     for stack in stacks.values():
         stack.python("pass")  # the embedded Redis up, the page and bytecode caches warm
-    results = {(variant, kind): [] for variant in stacks for kind in ("shell", "worker")}
+    results = {(variant, process): [] for variant in stacks for process in ("shell", "worker")}
     for round_ in range(ROUNDS):
         for variant, stack in stacks.items():
             results[variant, "shell"].append(shell_process(stack))
@@ -88,9 +88,9 @@ def main():
     for key, rows in results.items():
         medians[key] = [statistics.median(column) for column in zip(*rows)]
         print(f"{key[1] + ', ' + key[0]:20} {medians[key][0]:7.2f} {medians[key][1]:12.0f} {medians[key][2]:7.2f}")
-    for kind in ("shell", "worker"):
-        (cpu_u, faults_u, wall_u), (cpu_f, faults_f, wall_f) = medians["unfrozen", kind], medians["frozen", kind]
-        print(f"{kind}: frozen / unfrozen: CPU {cpu_f / cpu_u:.3f}, page faults {faults_f / faults_u:.3f}, wall {wall_f / wall_u:.3f}")
+    for process in ("shell", "worker"):
+        (cpu_u, faults_u, wall_u), (cpu_f, faults_f, wall_f) = medians["unfrozen", process], medians["frozen", process]
+        print(f"{process}: frozen / unfrozen: CPU {cpu_f / cpu_u:.3f}, page faults {faults_f / faults_u:.3f}, wall {wall_f / wall_u:.3f}")
 
 
 if __name__ == "__main__":
