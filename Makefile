@@ -14,8 +14,8 @@
 # --maxschedchunk 1: tests are handed out one at a time, so the slow ones (run first, see
 # conftest.py) spread over the workers.
 # install: the venv is made without pip (its ensurepip took 3.4 CPU-s, 7 s of a 19 s install), this
-# Python's own pip installs uv (pinned below) into it (pip's --python), and uv installs the requirements: 16 to 18 s
-# on a fresh clone with uv's cache (~/.cache/uv) filled, about 38 s with it empty, against pip's 40
+# Python's own pip installs uv (pinned below) into it (pip's --python), and uv installs the requirements: 12 s
+# on a fresh clone with uv's cache (~/.cache/uv) filled (6 s in CI), about 38 s with it empty, against pip's 40
 # to 90 s here (pip's cache stays empty on this machine; uv downloads and unpacks in parallel). uv does not read pip's configuration, so FIND_LINKS passes it pip's
 # find-links (the PIP_FIND_LINKS variable, else pip.conf's global.find-links): where this machine's
 # local torch CPU wheel is; without it, torch==2.13.0 would come from PyPI (CUDA, gigabytes). Like

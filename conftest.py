@@ -40,10 +40,11 @@ def pytest_collection_modifyitems(session, config, items):
 
 #: The garbage collector's thresholds in a pytest process (Python's default: 700, 10, 10). A test
 #: process allocates fast and holds a heap of a million objects and more (torch, transformers,
-#: Django, the loaded models): with the default, the three workers of ``make test`` spent about
-#: 60 CPU-seconds in the collector, 44 of them in full collections. A young generation of 10,000
-#: objects makes each collection rarer (leaderboard/tests, serially: 4.1 s -> 1.7 s of
-#: collections; ``gc.callbacks`` timing).
+#: Django, the loaded models): with the default, the three workers of ``make test`` spent 53 to 60
+#: CPU-seconds in the collector, 40 to 45 of them in full collections (``gc.callbacks`` timing). A
+#: young generation of 10,000 objects makes each collection rarer; with the freeze below, the
+#: workers spent 25 CPU-seconds in it, 5 in full collections (leaderboard/tests alone, serially:
+#: 4.1 s -> 1.7 s).
 GC_THRESHOLDS = (10_000, 10, 10)
 
 
