@@ -32,8 +32,6 @@ import django  # noqa: E402
 
 django.setup()
 
-from django.conf import settings  # noqa: E402
-
 from dynabench import embedded_redis  # noqa: E402
 from tests.worker_stack import WorkerStack, migrated_template  # noqa: E402
 
@@ -97,8 +95,6 @@ if __name__ == "__main__":
     try:
         main()
     finally:
-        for var in SCRATCH.glob("*/var"):
-            embedded_redis.stop(var / "redis.sock")  # the stacks' own
-        if settings.EMBEDDED_REDIS:
-            embedded_redis.stop(settings.EMBEDDED_REDIS_SOCKET)
+        for var in [SCRATCH / "var", *SCRATCH.glob("*/var")]:  # this process's and each stack's
+            embedded_redis.stop(var / "redis.sock")
         shutil.rmtree(SCRATCH, ignore_errors=True)
