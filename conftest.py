@@ -226,10 +226,10 @@ def tiny_encoder(tiny_classifier_dir, settings):
 
 @pytest.fixture(scope="session")
 def stack_template(tmp_path_factory, django_db_setup):
-    """A migrated SQLite database file, made once per pytest process, that each
-    ``tests.worker_stack.WorkerStack`` copies: on SQLite, the copy of this process's test database
-    taken as it was migrated (``tests/sqlite3/base.py``); on PostgreSQL, or where no test of this
-    process uses the database (pytest-django then creates none), one ``migrate`` in a child process."""
+    """A migrated SQLite database file that each ``tests.worker_stack.WorkerStack`` copies: on SQLite,
+    the copy of the test database taken as the run migrated it, which every process of the run
+    shares (``tests/sqlite3/base.py``); on PostgreSQL, or where no test of this process uses the
+    database (pytest-django then creates none), one ``migrate`` in a child process, once per process."""
     from django.db import connection
 
     from tests.worker_stack import migrated_template

@@ -16,7 +16,10 @@ the settings read (README.md, "Configuration"):
   prefix, so two workers sharing one database would empty each other's queues. Redis has 16
   databases (0-15) by default; a worker whose number would pass 15 stops with a message;
 - its own test database: pytest-django suffixes the PostgreSQL test database per worker
-  (``test_<name>_gw0``, ...), and SQLite's test database is in memory, per process.
+  (``test_<name>_gw0``, ...), and SQLite's test database is in memory, per process: the run's
+  first process to need one migrates it and leaves a copy in the run's shared folder
+  (``DYNABENCH_TEST_RUN_DIR``), which the others load instead of migrating again
+  (``tests/sqlite3/base.py``).
 
 Child processes a test starts (``manage.py`` commands, servers) inherit this environment and
 keep their parent's state, unless the test gives them a ``DYNABENCH_VAR_DIR`` of their own.
@@ -36,6 +39,11 @@ REDIS_DATABASES = 16
 
 _OWNER = "DYNABENCH_TEST_STATE_OWNER"
 """Set to the worker name of the process that made the scratch folder; inherited by its children."""
+
+_RUN_DIR = "DYNABENCH_TEST_RUN_DIR"
+"""Set to the scratch folder of a run's first pytest process (the pytest-xdist controller, or the one
+process of a serial run) and inherited by the workers it starts: what the processes of one run
+share, the migrated test database (``tests/sqlite3/base.py``)."""
 
 
 def worker_redis_url(url: str, index: int) -> str:
@@ -73,6 +81,7 @@ def _give_this_process_its_own_state() -> None:
         "DYNABENCH_MODELS_DIR": str(scratch / "models"),
         "DYNABENCH_ARTEFACT_CACHE": str(scratch / "artefact-cache"),
     })
+    os.environ.setdefault(_RUN_DIR, str(scratch))
     if os.environ.get("REDIS_URL"):
         os.environ["DYNABENCH_TEST_REDIS_BASE_URL"] = os.environ["REDIS_URL"]  # as given, before the worker's offset
         os.environ["REDIS_URL"] = worker_redis_url(os.environ["REDIS_URL"], index)
@@ -107,5 +116,5 @@ elif DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":  # noqa: F4
     DATABASES["default"]["ENGINE"] = "tests.sqlite3"  # noqa: F405
     DATABASES["default"]["TEST"] = {  # noqa: F405
         **DATABASES["default"].get("TEST", {}), "NAME": ":memory:",  # noqa: F405
-        "MIGRATED_COPY": os.path.join(os.environ["DYNABENCH_VAR_DIR"], "migrated-test-db.sqlite3"),
+        "MIGRATED_COPY": os.path.join(os.environ[_RUN_DIR], "migrated-test-db.sqlite3"),
     }
