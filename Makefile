@@ -28,11 +28,7 @@
 # compiles the project's modules again, about 0.3 s each, and each pytest worker rewrites and
 # compiles every test module again, about 5 s.
 export PYTHONDONTWRITEBYTECODE :=
-# PY: the Python that makes the venv: the system's CPython 3.11 where there is one (/usr/bin/python3.11,
-# Debian's, built with profile-guided optimisation and LTO), else python3. On this project's machines
-# python3 is pyenv's 3.11, built without --enable-optimizations: the same tests took 1.15 to 1.28
-# times as long under it (benchmarks/interpreters.sh). `make install PY=python3` keeps that one.
-PY ?= $(firstword $(wildcard /usr/bin/python3.11) python3)
+PY ?= python3
 TEST_WORKERS ?= $(shell echo $$(( $$(nproc) + 1 )))
 PYTEST_ARGS ?=
 VENV ?= .venv
