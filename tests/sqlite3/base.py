@@ -8,8 +8,8 @@ one run share (the pytest-xdist controller's scratch folder, ``DYNABENCH_TEST_RU
 Each process's test database lives in memory. The first process of a run to need it migrates it
 as Django does and writes a copy of it, as migrated and before any test has written to it, to
 ``MIGRATED_COPY``; every other process loads that copy into its own in-memory database with
-SQLite's backup API (milliseconds) instead of applying the migrations again (about 4.5
-CPU-seconds each: ``make test``'s three workers spent about 14 CPU-seconds migrating, now about 5).
+SQLite's backup API (milliseconds) instead of applying the migrations again (about 3.6
+CPU-seconds each, measured as the first setup of each of ``make test``'s three workers).
 A lock file beside the copy makes the others wait while the first one migrates.
 
 The tests that start real worker processes (``tests.worker_stack``, the ``stack_template``
