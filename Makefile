@@ -28,7 +28,15 @@
 # compiles the project's modules again, about 0.3 s each, and each pytest worker rewrites and
 # compiles every test module again, about 5 s.
 export PYTHONDONTWRITEBYTECODE :=
-PY ?= python3
+# PY: the Python that makes the venv: the system's CPython 3.11 where there is one with pip (to
+# install uv with), /usr/bin/python3.11, Debian's: built with profile-guided optimisation and LTO,
+# libpython linked into the executable; else python3. On this project's machines python3 is pyenv's
+# 3.11.7, built with neither, on a shared libpython: `make test` from a fresh clone took 290 s on
+# average under it and 269 s under Debian's (0.93; two runs each, alternating: PAIRS=2
+# benchmarks/fresh_clone_test.sh). `make install PY=python3` keeps python3; an existing .venv keeps
+# the Python it was made with (rm -rf .venv to change it).
+SYSTEM_PY := $(shell /usr/bin/python3.11 -c 'import pip' 2>/dev/null && echo /usr/bin/python3.11)
+PY ?= $(or $(SYSTEM_PY),python3)
 TEST_WORKERS ?= $(shell echo $$(( $$(nproc) + 1 )))
 PYTEST_ARGS ?=
 VENV ?= .venv
