@@ -5,10 +5,11 @@
 #
 #   benchmarks/fresh_clone_test.sh BASE [HEAD]     # e.g. benchmarks/fresh_clone_test.sh 262ff6f
 #
-# For each of PAIRS pairs (default 1) it clones the checkout afresh at BASE, then at HEAD (default:
-# the checkout's HEAD), runs `make test` in each on the default platform (SQLite + embedded Redis:
+# For each of PAIRS pairs (default 1) it clones the checkout afresh at BASE and at HEAD (default:
+# the checkout's HEAD), BASE first in odd pairs and HEAD first in even ones (so that neither side
+# always runs on the machine the other just warmed or left busy), runs `make test` in each on the default platform (SQLite + embedded Redis:
 # DATABASE_URL and REDIS_URL are unset) and prints each run's wall time, the suite's own time and
-# its result line, then HEAD/BASE per pair. Clones and logs go to a temporary folder, printed.
+# its result line, then HEAD/BASE per pair and of the totals. Clones and logs go to a temporary folder, printed.
 # Issue 27's target: `make test` on a fresh clone in at most 5 minutes on the 2-core machine.
 # Exits 1 if any run failed.
 set -uo pipefail
@@ -34,9 +35,19 @@ one_run() {  # one_run REV NAME: prints the wall seconds; fails as make test did
     return $rc
 }
 
+base_total=0 head_total=0
 for pair in $(seq "$PAIRS"); do
-    b=$(one_run "$base" "base-$pair") || failed=1
-    h=$(one_run "$head" "head-$pair") || failed=1
-    [ -n "$b" ] && [ -n "$h" ] && echo "pair $pair: head/base wall = $(python3 -c "print(f'{$h / $b:.3f}')") ($h s / $b s)"
+    if [ $((pair % 2)) -eq 1 ]; then
+        b=$(one_run "$base" "base-$pair") || failed=1
+        h=$(one_run "$head" "head-$pair") || failed=1
+    else
+        h=$(one_run "$head" "head-$pair") || failed=1
+        b=$(one_run "$base" "base-$pair") || failed=1
+    fi
+    [ -n "$b" ] && [ -n "$h" ] || continue
+    echo "pair $pair: head/base wall = $(python3 -c "print(f'{$h / $b:.3f}')") ($h s / $b s)"
+    base_total=$((base_total + b)) head_total=$((head_total + h))
 done
+[ "$PAIRS" -gt 1 ] && [ "$base_total" -gt 0 ] &&
+    echo "all pairs: head/base wall = $(python3 -c "print(f'{$head_total / $base_total:.3f}')") ($head_total s / $base_total s)"
 exit $failed
