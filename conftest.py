@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from django.contrib.auth.models import Group, User
 
-from tasks.training import WEIGHTS_FILE, BaseEncoder, file_sha256
+from tasks.loop.training import WEIGHTS_FILE, BaseEncoder, file_sha256
 
 
 def pytest_sessionstart(session):
@@ -153,7 +153,7 @@ def admin_user(db):
 
 @pytest.fixture
 def default_tasks(db):
-    """``{code: Task}``: the four default tasks as ``tasks.seed.seed_default_tasks`` makes them
+    """``{code: Task}``: the four default tasks as ``tasks.data.seed.seed_default_tasks`` makes them
     (seeded once per process, copied after: ``tests/default_tasks.py``)."""
     from tests.default_tasks import default_tasks
 

@@ -32,12 +32,13 @@ from annotation.error_codes import AnnotationErrorCode as Code
 from annotation.models import Example
 from dynabench import idempotency
 from dynabench.errors import NotAllowed, RuleError
-from tasks import access, endpoints
-from tasks.chat import stream_chat
-from tasks.endpoints import EndpointError
+from tasks import access
+from tasks.loop import endpoints
+from tasks.loop.chat import stream_chat
+from tasks.loop.endpoints import EndpointError
 from tasks.models import Context, MLModel, Round, Task
-from tasks.registry import get_predictor
-from tasks.training import model_ready
+from tasks.loop.registry import get_predictor
+from tasks.loop.training import model_ready
 
 logger = logging.getLogger(__name__)
 

@@ -17,7 +17,7 @@ from annotation import chat
 from annotation.htmx_views import _active_task, _annotator_page, _content_warning_page, _my_progress, _saved_example
 from annotation.models import Example
 from dynabench.errors import RuleError
-from tasks.chat import sse
+from tasks.loop.chat import sse
 from tasks.kinds.open_ended import PREFERENCE_LABELS, categories
 from tasks.models import Context
 

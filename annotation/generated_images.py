@@ -6,7 +6,7 @@ them behind. ``remove_unjudged_images`` removes, for every task whose kind ``gen
 each ``ContextImage`` record that
 
 - nobody uploaded (``uploaded_by`` empty: the generator made it),
-- was last generated before the grace period (``created_at``; ``tasks.image_generation.store``
+- was last generated before the grace period (``created_at``; ``tasks.loop.image_generation.store``
   sets it again when the generator makes the same image again), and
 - no example of the task references (``Example.input["images"]``, ``Example.model_output["images"]``,
   retracted examples included) and no context of the task names (any value of ``Context.data``),
@@ -31,8 +31,8 @@ from django.utils import timezone
 
 from annotation.chat import STATE_MAX_AGE_S
 from annotation.models import Example
-from tasks.artefacts import storage
-from tasks.images import stored_name, thumbnail_name
+from tasks.loop.artefacts import storage
+from tasks.data.image_files import stored_name, thumbnail_name
 from tasks.models import Context, ContextImage, Task
 
 logger = logging.getLogger(__name__)

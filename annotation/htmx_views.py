@@ -30,7 +30,7 @@ from dynabench.errors import RuleError
 from dynabench.params import whole_number
 from dynabench.proxies import client_ip
 from tasks import access
-from tasks.images import image_context_fields
+from tasks.data.images import image_context_fields
 from tasks.models import Task
 from tasks.selectors import collecting_task, example_labels_hidden, owned_task_ids
 

@@ -1,6 +1,6 @@
 """An annotator's own image as the context of their next example (tasks whose config sets
 ``annotator_image_uploads``): checked, cleaned and stored exactly as an owner's upload
-(``tasks.images``), and added to the task's current open round as a context tagged
+(``tasks.data.images``), and added to the task's current open round as a context tagged
 ``annotator-upload``, so the owner can find, review or deactivate these."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from django.db import transaction
 
 from dynabench.errors import FieldErrors, NotAllowed, RuleError
 from tasks.access import has_task_role, is_banned
-from tasks.images import ImageRefused, check_image, image_context_field, store_image
+from tasks.data.images import ImageRefused, check_image, image_context_field, store_image
 from tasks.models import Context, Round, Task
 
 UPLOAD_TAG = "annotator-upload"

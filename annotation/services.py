@@ -24,10 +24,11 @@ from annotation.models import AuthorDayTally, CrowdStudy, CrowdWorker, Example
 from dynabench import hotsql, idempotency
 from dynabench.errors import NotAllowed, RateLimited, RuleError
 from dynabench.ratelimits import count_hit, hits
-from tasks import access, endpoints
+from tasks import access
+from tasks.loop import endpoints
 from tasks.models import Context, MLModel, Round, Task
-from tasks.registry import get_predictor
-from tasks.training import model_ready
+from tasks.loop.registry import get_predictor
+from tasks.loop.training import model_ready
 
 logger = logging.getLogger(__name__)
 
@@ -407,7 +408,7 @@ def model_in_loop(round: Round) -> MLModel:
     """Return the model in the loop that answers the next example of ``round``.
 
     The candidates are the round's target models that are model directories or endpoints
-    (``tasks/endpoints.py``; one whose circuit breaker is open is left out while another can
+    (``tasks/loop/endpoints.py``; one whose circuit breaker is open is left out while another can
     answer). With one, it answers. With several, the round's ``loop_rule`` (chosen by the owner, ``Round.LoopRule``)
     decides, from one aggregate over the round's examples per model:
 
@@ -417,7 +418,7 @@ def model_in_loop(round: Round) -> MLModel:
       retracted examples left out; a model with none yet counts as 0), ties to the fewest
       answered, then the lowest id, so the strongest model faces the next annotator.
 
-    Only models that can answer count (``tasks.training.model_ready``): a model still in
+    Only models that can answer count (``tasks.loop.training.model_ready``): a model still in
     training (the default models on a first ``make run``) waits. Raises ``RuleError``
     ``no_model_in_loop`` when the round has none, and ``ModelNotReady`` (``model_in_training``,
     409, with the record for its progress) when none of them is ready yet.
@@ -494,7 +495,7 @@ class ModelNotReady(RuleError):
 def _predict(model: MLModel, inputs: dict, *, round: Round | None = None) -> tuple[dict, float]:
     """Return the model's output for one input and the seconds the registry took (load included).
 
-    An endpoint model (``tasks/endpoints.py``) is first checked against ``round``'s budget of calls
+    An endpoint model (``tasks/loop/endpoints.py``) is first checked against ``round``'s budget of calls
     and tokens (``endpoint_budget_spent``, 409), and its answer is counted against it. When it does
     not answer (timed out, failing, its circuit breaker open) the example is refused (503) with the
     reason: nothing is saved, and the create page keeps the annotator's text in the form to submit again.

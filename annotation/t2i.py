@@ -4,7 +4,7 @@ every rule of the text-to-image writing page lives here, for the page and any ot
 1. ``start``: a context of the open round (a seed prompt someone tried) and the generator in the
    loop (``services.model_in_loop``: the round's rule picks one of several), as a state.
 2. ``generate``: the annotator's prompt (the task's prompt field rules, the submission rate, the
-   endpoint's round budget) goes to the generator (``tasks.image_generation.generate``); every
+   endpoint's round budget) goes to the generator (``tasks.loop.image_generation.generate``); every
    image is checked before any is stored, then stored (content hash, thumbnail, storage) and added
    to the state. A generator that fails or answers with something that is not an acceptable image
    is refused with the reason (``RuleError``, 5xx) and nothing is stored.
@@ -27,7 +27,7 @@ from annotation.error_codes import AnnotationErrorCode as Code
 from annotation.models import Example
 from dynabench import idempotency
 from dynabench.errors import RuleError
-from tasks import endpoints, image_generation
+from tasks.loop import endpoints, image_generation
 from tasks.models import Context, MLModel, Task
 
 sign_state, read_state = chat.sign_state, chat.read_state

@@ -5,7 +5,7 @@ Run: /work/main/.venv/bin/python benchmarks/accuracy.py [--epochs 3] [--limit N]
 Uses the database and models dir of the current settings (``DYNABENCH_VAR_DIR``,
 ``DATABASE_URL``, ``DYNABENCH_MODELS_DIR``); trains the four default models first when they
 are missing (``manage.py ensure_default_models``). Every prediction goes through the model
-registry (``tasks.registry.get_predictor``).
+registry (``tasks.loop.registry.get_predictor``).
 
 1. The default sentiment model (seed set only) on DynaSent round 1 dev and round 2 dev.
 2. The default hate-speech model on DynaHate v0.2.2 dev, per round (``round.base``).
@@ -44,7 +44,7 @@ from sklearn.metrics import accuracy_score, f1_score  # noqa: E402
 from tasks import training  # noqa: E402
 from tasks.kinds import normalise_label  # noqa: E402
 from tasks.models import MLModel, Task  # noqa: E402
-from tasks.registry import get_predictor  # noqa: E402
+from tasks.loop.registry import get_predictor  # noqa: E402
 from transformers.utils import logging as hf_logging  # noqa: E402
 
 hf_logging.disable_progress_bar()

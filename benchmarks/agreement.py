@@ -35,7 +35,7 @@ django.setup()
 from django.core.management import call_command  # noqa: E402
 
 from tasks.models import Round  # noqa: E402
-from tasks.seed import seed_task  # noqa: E402
+from tasks.data.seed import seed_task  # noqa: E402
 from validation.calculations import agreement_from_ratings  # noqa: E402
 from validation.selectors import round_agreement  # noqa: E402
 

@@ -18,7 +18,7 @@ What it does:
 3. Overhead: one logged-in annotator (``Annotator``: its session and CSRF cookies, a
    keep-alive connection) submits ``--requests`` examples through the create page's HTMX
    endpoint; after (or before, alternately) each one, this process calls the bare
-   predictor (``tasks.registry.get_predictor``) on the same input, on as many torch threads
+   predictor (``tasks.loop.registry.get_predictor``) on the same input, on as many torch threads
    as the server gives one forward (``WEB_TORCH_THREADS``, ``dynabench/wsgi.py``). Each
    submission carries a new submission key, as the page's form does. Reports p50 of both
    and the p50 of the per-pair difference: the platform's own cost (session, database,
@@ -169,7 +169,7 @@ def prepare(args, var_dir: Path, models_dir: Path):
 
     from dynabench.roles import ensure_role_groups
     from tasks.models import MLModel
-    from tasks.seed import seed_default_tasks
+    from tasks.data.seed import seed_default_tasks
 
     call_command("migrate", verbosity=0)
     call_command("flush", interactive=False, verbosity=0)
@@ -185,7 +185,7 @@ def prepare(args, var_dir: Path, models_dir: Path):
         path = fresh_minilm_dir(var_dir / "models" / "minilm-sentiment")
         origin = "all-MiniLM-L6-v2 encoder + fresh 3-label head"
     try:
-        from tasks.model_checks import directory_checksum
+        from tasks.loop.model_checks import directory_checksum
 
         checksum = directory_checksum(path)
     except ImportError:
@@ -312,7 +312,7 @@ def warm_up(base, users, predictor):
 
 
 def overhead(args, base, model, users):
-    from tasks.registry import get_predictor
+    from tasks.loop.registry import get_predictor
 
     predictor = get_predictor(model)
     warm_up(base, users, predictor)

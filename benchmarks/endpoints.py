@@ -84,9 +84,9 @@ def texts(n: int, offset: int = 0) -> list[str]:
 def figure_1(url: str, n_items: int, concurrency: int) -> None:
     from leaderboard.jobs import evaluate_model, evaluate_run
     from leaderboard.models import EvaluationRun
-    from tasks.endpoints import create_endpoint_model, request_body
+    from tasks.loop.endpoints import create_endpoint_model, request_body
     from tasks.models import Dataset, DatasetItem, Task
-    from tasks.registry import get_predictor
+    from tasks.loop.registry import get_predictor
 
     task = Task.objects.get(code="sentiment")
     params = {"temperature": 0, "max_tokens": 4, "seed": 1}
@@ -148,7 +148,7 @@ def figure_2(url: str, n: int) -> None:
     from django.test import Client
 
     from annotation.models import Example
-    from tasks.endpoints import create_endpoint_model
+    from tasks.loop.endpoints import create_endpoint_model
     from tasks.models import MLModel, Task
     from tests.tiny_models import build_tiny_classifier
 
@@ -206,7 +206,7 @@ def main() -> None:
         from django.core.cache import cache
 
         from dynabench.roles import ensure_role_groups
-        from tasks.seed import seed_default_tasks
+        from tasks.data.seed import seed_default_tasks
 
         cache.clear()
         ensure_role_groups()

@@ -76,8 +76,8 @@ def figure_1(n_items: int) -> None:
     from leaderboard.models import EvaluationRun
     from leaderboard.services import register_model_directory
     from tasks.models import Dataset, DatasetItem
-    from tasks.registry import DEFAULT_BATCH_SIZE
-    from tasks.seed import seed_task
+    from tasks.loop.registry import DEFAULT_BATCH_SIZE
+    from tasks.data.seed import seed_task
     from django.contrib.auth.models import User
 
     rows = [json.loads(line) for line in DYNASENT.read_text().splitlines()][:n_items]
@@ -182,10 +182,10 @@ def figure_3() -> None:
     from django.test import Client
 
     from leaderboard.jobs import recompute_leaderboard
-    from leaderboard.metrics import serialise
+    from leaderboard.scoring import serialise
     from leaderboard.models import EvaluationRun
     from tasks.models import Dataset, MLModel, Round
-    from tasks.seed import seed_task
+    from tasks.data.seed import seed_task
 
     rng = np.random.default_rng(1)
     task = seed_task("nli")[0]

@@ -31,9 +31,9 @@ django.setup()
 
 from django.core.management import call_command  # noqa: E402
 
-from tasks.importers import FileSpec, import_dataset  # noqa: E402
+from tasks.data.importers import FileSpec, import_dataset  # noqa: E402
 from tasks.models import Task  # noqa: E402
-from tasks.seed import seed_default_tasks  # noqa: E402
+from tasks.data.seed import seed_default_tasks  # noqa: E402
 
 SOURCE = next(
     p for p in (ROOT.parent / "shared/data/dynahate/dynahate_v0.2.2_dev.csv", Path("/work/shared/data/dynahate/dynahate_v0.2.2_dev.csv"))

@@ -1,4 +1,4 @@
-"""Benchmark of the model registry (tasks/registry.py) against bare transformers, side by side.
+"""Benchmark of the model registry (tasks/loop/registry.py) against bare transformers, side by side.
 
 Run: /work/main/.venv/bin/python benchmarks/inference.py [--quick]
 
@@ -45,9 +45,9 @@ from django.conf import settings  # noqa: E402
 from transformers.utils import logging as hf_logging  # noqa: E402
 
 from dynabench.errors import RuleError  # noqa: E402
-from tasks.model_checks import check_model_directory  # noqa: E402
+from tasks.loop.model_checks import check_model_directory  # noqa: E402
 from tasks.models import Task  # noqa: E402
-from tasks.registry import load_predictor  # noqa: E402
+from tasks.loop.registry import load_predictor  # noqa: E402
 
 hf_logging.disable_progress_bar()
 DYNASENT = Path("/work/shared/data/dynasent/dynasent-v1.1-round01-yelp-dev.jsonl")
@@ -58,7 +58,7 @@ TASK_CODES = ["sentiment", "nli", "hate-speech", "qa"]
 
 def task(code: str) -> Task:
     """An unsaved Task built from the default task file (no database needed)."""
-    spec = json.loads((REPO / "tasks/default_tasks" / f"{code}.json").read_text())
+    spec = json.loads((REPO / "tasks/data/default_tasks" / f"{code}.json").read_text())
     return Task(code=code, name=spec["name"], kind=spec["kind"], config=spec["config"])
 
 

@@ -61,7 +61,7 @@ import json
 from django.contrib.auth.models import Group, User
 from rest_framework.authtoken.models import Token
 from tasks.models import Dataset, DatasetItem, Round, Task
-from tasks.seed import seed_default_tasks
+from tasks.data.seed import seed_default_tasks
 
 seed_default_tasks()
 task = Task.objects.get(code="nli")

@@ -45,7 +45,7 @@ from django.core.management import call_command  # noqa: E402
 def _world(n_models: int, n_items: int):
     from annotation.models import Example, ValidationState
     from tasks.models import MLModel
-    from tasks.seed import seed_default_tasks
+    from tasks.data.seed import seed_default_tasks
     from tests.tiny_models import build_tiny_classifier
 
     task = {t.code: t for t in seed_default_tasks()}["sentiment"]

@@ -76,7 +76,7 @@ from django.utils import timezone  # noqa: E402
 from annotation import counters  # noqa: E402
 from annotation.models import Example  # noqa: E402
 from tasks.models import Context, Round, Task  # noqa: E402
-from tasks.seed import load_task_definition  # noqa: E402
+from tasks.data.seed import load_task_definition  # noqa: E402
 from validation.calculations import ConsensusPolicy, derive_state, tally  # noqa: E402
 from validation.jobs import compute_round_agreement  # noqa: E402
 from validation.models import Validation  # noqa: E402

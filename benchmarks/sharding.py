@@ -43,7 +43,7 @@ SMALL_BERT = dict(hidden_size=256, num_hidden_layers=4, num_attention_heads=4, i
 
 DATA = """
 from tasks.models import Dataset, DatasetItem, Round, Task
-from tasks.seed import seed_default_tasks
+from tasks.data.seed import seed_default_tasks
 seed_default_tasks()
 task = Task.objects.get(code="sentiment")
 labels = ["positive", "negative", "neutral"]

@@ -8,7 +8,7 @@ One command::
 What it does:
 
 1. Prepares its own state: the database given (it is **flushed**), the built-in
-   ``adversarial-safety-chat`` task (``tasks/task_definitions/``) with ``max_turns`` raised to the
+   ``adversarial-safety-chat`` task (``tasks/data/task_definitions/``) with ``max_turns`` raised to the
    number of turns, one annotator, and an endpoint model in the loop served by the local
    OpenAI-compatible server (``tests/endpoint_server.py``: a GPT-2 of random weights, started in
    this process, waiting ``--token-delay`` seconds before each token as a real model would take
@@ -82,13 +82,13 @@ def prepare(args, server_url: str):
     from django.core.management import call_command
 
     from dynabench.roles import ensure_role_groups
-    from tasks.endpoints import create_endpoint_model
-    from tasks.seed import create_task
+    from tasks.loop.endpoints import create_endpoint_model
+    from tasks.data.seed import create_task
 
     call_command("migrate", verbosity=0)
     call_command("flush", interactive=False, verbosity=0)
     ensure_role_groups()
-    definition = json.loads((REPO / "tasks" / "task_definitions" / "adversarial-safety-chat.json").read_text())
+    definition = json.loads((REPO / "tasks" / "data" / "task_definitions" / "adversarial-safety-chat.json").read_text())
     definition["config"]["max_turns"] = min(20, args.turns)
     task, _ = create_task(definition)
     model = create_endpoint_model(task=task, owner=None, name="tiny-gpt2", base_url=server_url, model_name="tiny-gpt2",

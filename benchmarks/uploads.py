@@ -97,7 +97,7 @@ def setup(args, var_dir: Path) -> dict:
     from rest_framework.authtoken.models import Token
 
     from dynabench.roles import ensure_role_groups
-    from tasks.seed import seed_default_tasks
+    from tasks.data.seed import seed_default_tasks
 
     call_command("migrate", verbosity=0)
     call_command("flush", interactive=False, verbosity=0)

@@ -65,7 +65,7 @@ from annotation import counters  # noqa: E402
 from annotation.models import Example  # noqa: E402
 from dynabench.errors import RuleError  # noqa: E402
 from tasks.models import Context, Round, Task  # noqa: E402
-from tasks.seed import load_task_definition  # noqa: E402
+from tasks.data.seed import load_task_definition  # noqa: E402
 from validation.calculations import ConsensusPolicy, derive_state, tally  # noqa: E402
 from validation.models import GoldAssignment, GoldItem, Validation, ValidatorStanding  # noqa: E402
 from validation.services import next_example_for, record_validation, review_queue  # noqa: E402

@@ -5,11 +5,11 @@ Run: /work/main/.venv/bin/python benchmarks/vision.py [--database-url URL] [--im
 
 It prepares its own state: a temporary ``DYNABENCH_VAR_DIR`` (media under it), the database given
 by ``--database-url`` (default PostgreSQL ``images_test``; it is **flushed**), the ``shapes``
-image classification task (``tasks/task_definitions/shapes-images.json``) and its owner.
+image classification task (``tasks/data/task_definitions/shapes-images.json``) and its owner.
 
 1. Upload + thumbnail, one worker (this process, one thread): ``--images`` photo-sized images
    (640 x 480 JPEG, drawn with Pillow: gradients, shapes and noise, so they compress like photos)
-   packed as zips of 50, each zip through ``tasks.images.ingest_images`` (checks, verify, full
+   packed as zips of 50, each zip through ``tasks.data.images.ingest_images`` (checks, verify, full
    decode, re-encode without metadata, thumbnail, storage, records, contexts). Reports images/s
    (goal >= 50/s per worker), and the same for single-image uploads.
 2. Registry vs bare: a ViT with random weights (224 px, patch 16, 192 wide, 6 layers: ViT-Tiny's
@@ -96,7 +96,7 @@ def bench_upload(task, owner, n: int) -> tuple[float, float]:
     """Return (images/s through zips of 50, images/s as single-image uploads)."""
     from django.core.files.uploadedfile import SimpleUploadedFile
 
-    from tasks.images import ingest_images
+    from tasks.data.images import ingest_images
 
     print(f"1. upload + thumbnail, one worker: {n} photo-like 640x480 JPEGs ...", flush=True)
     data = [jpeg(photo(seed)) for seed in range(n)]
@@ -134,10 +134,10 @@ def bench_registry(task, model_dir: Path, *, n: int, batch_size: int, repeats: i
     import torch
     from PIL import Image
 
-    from tasks.artefacts import storage
-    from tasks.images import stored_name
+    from tasks.loop.artefacts import storage
+    from tasks.data.image_files import stored_name
     from tasks.models import ContextImage
-    from tasks.registry import load_predictor
+    from tasks.loop.registry import load_predictor
 
     records = list(ContextImage.objects.filter(task=task).order_by("id").values_list("sha256", "ext")[:n])
     hashes = [sha for sha, _ in records]
@@ -201,10 +201,10 @@ def bench_vqa(shapes, owner, model_dir: Path, *, n: int, batch_size: int, repeat
     import torch
     from PIL import Image
 
-    from tasks.artefacts import storage
-    from tasks.images import stored_name
+    from tasks.loop.artefacts import storage
+    from tasks.data.image_files import stored_name
     from tasks.models import ContextImage
-    from tasks.registry import load_predictor
+    from tasks.loop.registry import load_predictor
     from tests.vqa_support import QUESTIONS, vqa_task
 
     task = vqa_task(owner)

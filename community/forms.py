@@ -23,7 +23,7 @@ class ProposalForm(forms.Form):
                               help_text="The licence of the data collected, a URL or an SPDX id (e.g. CC-BY-4.0).")
     definition = forms.FileField(
         help_text="A task definition (.json) as manage.py create_task takes: at least its config (fields, "
-                  "model inputs, model-wrong rule, metric); see tasks/task_definitions/.",
+                  "model inputs, model-wrong rule, metric); see tasks/data/task_definitions/.",
     )
     dataset = forms.FileField(required=False, label="First dataset (optional)",
                               help_text="A .csv or .jsonl file; once approved you map its columns on the console.")

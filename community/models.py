@@ -61,7 +61,7 @@ class TaskBadges(models.Model):
 class TaskProposal(models.Model):
     """A task proposed by a signed-in user, waiting for an admin's decision.
 
-    ``definition`` is what ``tasks.seed.create_task`` takes (the uploaded definition file with the
+    ``definition`` is what ``tasks.data.seed.create_task`` takes (the uploaded definition file with the
     form's code, name, kind, instructions, labels and licence set in it), ``definition_text`` the
     file as uploaded (its problems are reported by line). Approval creates the task through
     ``create_task`` and makes the proposer its owner (``task``); "changes requested" sends it back

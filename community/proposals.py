@@ -4,11 +4,11 @@ rejects it. One set of functions for the pages, the admin and the tests:
 1. ``submit_proposal`` / ``revise_proposal`` (the proposer): rate-limited
    (``dynabench.ratelimits``, ``settings.TASK_PROPOSALS_PER_DAY``, default 5 stored a day, revisions
    included; a refused form is not counted), the definition file parsed and checked against its kind's schema with
-   line-numbered problems (``tasks.definitions``) before anything is stored.
-2. ``decide_proposal`` (a reviewer: an admin, ``can_review``; task owners are staff but not reviewers): ``approve`` creates the task with ``tasks.seed.create_task``,
+   line-numbered problems (``tasks.data.definitions``) before anything is stored.
+2. ``decide_proposal`` (a reviewer: an admin, ``can_review``; task owners are staff but not reviewers): ``approve`` creates the task with ``tasks.data.seed.create_task``,
    the function ``manage.py create_task`` runs, makes the proposer its owner
    (``tasks.services.add_task_owner``) and hands the first dataset file, if any, to the console's
-   uploads (``tasks.uploads.store_upload``: the new owner maps its columns); ``changes`` sends it
+   uploads (``tasks.data.uploads.store_upload``: the new owner maps its columns); ``changes`` sends it
    back with a message; ``reject`` ends it. All in one transaction; the proposer's notification is
    queued on commit (``community.jobs.notify_proposal_decided``).
 """
@@ -28,7 +28,7 @@ from community.models import TaskProposal
 from dynabench.errors import FieldErrors, NotAllowed, RateLimited, RuleError
 from dynabench.jsonbounds import refused_character
 from dynabench.ratelimits import count_hit, hits
-from tasks.definitions import (
+from tasks.data.definitions import (
     MAX_DEFINITION_BYTES,
     DefinitionProblems,
     check_definition,
@@ -36,9 +36,9 @@ from tasks.definitions import (
 )
 from tasks.kinds import KINDS
 from tasks.models import Task
-from tasks.seed import create_task
+from tasks.data.seed import create_task
 from tasks.services import add_task_owner
-from tasks.uploads import store_upload
+from tasks.data.uploads import store_upload
 
 DECISIONS = {"approve": TaskProposal.Status.APPROVED, "changes": TaskProposal.Status.CHANGES_REQUESTED,
              "reject": TaskProposal.Status.REJECTED}
@@ -199,7 +199,7 @@ def decide_proposal(*, proposal: TaskProposal, reviewer, decision: str, message:
     """Approve (``approve``), send back (``changes``, a ``message`` required) or reject (``reject``) a
     proposal waiting for review, as ``reviewer`` (``can_review``).
 
-    Approval creates the task through ``tasks.seed.create_task`` (round 1 open for a collecting
+    Approval creates the task through ``tasks.data.seed.create_task`` (round 1 open for a collecting
     task), makes the proposer its owner and keeps the first dataset file as an upload waiting for
     its column mapping on the console. Raises ``NotAllowed`` (403), ``RuleError``: decided already
     (409), a task with the code exists (409), a message missing; the decision and the task are

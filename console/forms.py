@@ -1,11 +1,11 @@
 """Forms of the owner's console: they parse what the owner typed; the rules live in the services
-(``tasks.services``, ``tasks.access``, ``tasks.uploads``, ``validation.services``)."""
+(``tasks.services``, ``tasks.access``, ``tasks.data.uploads``, ``validation.services``)."""
 
 from django import forms
 
 from dynabench.errors import FieldErrors
 from tasks.models import Dataset, MLModel, Round, Upload
-from tasks.uploads import UID_FROM_CONTENT, UID_FROM_LINE, upload_fields
+from tasks.data.uploads import UID_FROM_CONTENT, UID_FROM_LINE, upload_fields
 
 
 class FieldErrorsMixin:
@@ -116,7 +116,7 @@ class OpenRoundForm(forms.Form):
 
 
 class EndpointModelForm(forms.Form):
-    """A model behind an OpenAI-compatible endpoint (``tasks.endpoints.create_endpoint_model``). The key
+    """A model behind an OpenAI-compatible endpoint (``tasks.loop.endpoints.create_endpoint_model``). The key
     field is write-only: it is never rendered back."""
 
     name = forms.CharField(max_length=200)
@@ -243,13 +243,13 @@ class BanForm(forms.Form):
 
 
 class DefinitionForm(forms.Form):
-    """A task definition file (JSON, as ``manage.py create_task`` reads), for ``tasks.seed.create_task_from_definition``."""
+    """A task definition file (JSON, as ``manage.py create_task`` reads), for ``tasks.data.seed.create_task_from_definition``."""
 
     MAX_BYTES = 2 * 1024 * 1024
     definition = forms.FileField(
         label="Definition file (.json)",
         help_text="The task's code, name, kind, instructions and config, and optionally its content warning and round 1's "
-                  "contexts: the shape of tasks/task_definitions/*.json. At most 2 MiB.",
+                  "contexts: the shape of tasks/data/task_definitions/*.json. At most 2 MiB.",
         widget=forms.ClearableFileInput(attrs={"accept": ".json,application/json"}),
     )
 

@@ -1,5 +1,5 @@
 """The owner's image page: ``/tasks/<code>/console/images/``: upload images (files or zips) as
-contexts of a round, and see the task's images as thumbnails. The rules are in ``tasks.images``."""
+contexts of a round, and see the task's images as thumbnails. The rules are in ``tasks.data.images``."""
 
 from django import forms
 from django.contrib import messages
@@ -8,7 +8,7 @@ from django.shortcuts import redirect
 from console.forms import FieldErrorsMixin
 from console.views import _page, owner_console
 from dynabench.errors import FieldErrors
-from tasks import images
+from tasks.data import images
 
 PAGE_SIZE = 60
 
@@ -46,7 +46,7 @@ class ImageUploadForm(FieldErrorsMixin, forms.Form):
 @owner_console
 def images_page(request, task):
     """GET: the upload form and the task's latest images. POST: check and store the images as
-    contexts (``tasks.images.ingest_images``, all-or-nothing); a refusal shows why, 400."""
+    contexts (``tasks.data.images.ingest_images``, all-or-nothing); a refusal shows why, 400."""
     form = ImageUploadForm(request.POST or None, request.FILES or None, task=task)
     status = 200
     if request.method == "POST":

@@ -4,7 +4,7 @@ above every app whose records it edits (as Django's admin is), so it may call an
 
 Every page is for the task's owners (and admins) only: anyone else gets 403, checked on the
 server for every URL. Views parse and render; the rules are in the services and selectors
-they call (``tasks.services``, ``tasks.access``, ``tasks.uploads``, ``validation.services``,
+they call (``tasks.services``, ``tasks.access``, ``tasks.data.uploads``, ``validation.services``,
 ``console.selectors`` for its own read models), the same functions the REST API and the admin use.
 """
 
@@ -35,9 +35,11 @@ from console.forms import (
 )
 from dynabench.errors import FieldErrors, RuleError
 from dynabench.params import whole_number
-from tasks import access, endpoints, uploads
+from tasks import access
+from tasks.loop import endpoints
+from tasks.data import uploads
 from tasks import services as task_services
-from tasks.seed import create_task_from_definition
+from tasks.data.seed import create_task_from_definition
 from tasks.models import Round, Task, Upload
 from validation import image_judgments, services
 from validation.forms import CloseRoundForm
@@ -78,7 +80,7 @@ def console_home(request):
 @login_required
 def create_task(request):
     """GET: the form for a task definition file. POST: create the task from it and make the user
-    its owner (``tasks.seed.create_task_from_definition``), then open its console's rounds page,
+    its owner (``tasks.data.seed.create_task_from_definition``), then open its console's rounds page,
     where the owner puts a model in round 1's loop. Only for people who may add tasks (403)."""
     if not request.user.has_perm("tasks.add_task"):
         return render(request, "console/create_task.html", {"forbidden": True}, status=403)
@@ -139,7 +141,7 @@ def settings_preview(request, task):
 
 
 def _with_endpoint_usage(rounds) -> list[Round]:
-    """The rounds, each open one carrying ``endpoint_use`` (``tasks.endpoints.round_usage``: calls and
+    """The rounds, each open one carrying ``endpoint_use`` (``tasks.loop.endpoints.round_usage``: calls and
     tokens of endpoint models against the round's budget)."""
     rounds = list(rounds)
     for round in rounds:
@@ -172,7 +174,7 @@ def rounds_page(request, task):
 @owner_console
 @require_POST
 def add_endpoint(request, task):
-    """Add a model behind an OpenAI-compatible endpoint to the task (``tasks.endpoints.create_endpoint_model``);
+    """Add a model behind an OpenAI-compatible endpoint to the task (``tasks.loop.endpoints.create_endpoint_model``);
     it can then be put in the loop of the next round. Refusals (a URL off the allow-list, ...) show on the form."""
     form = EndpointModelForm(request.POST)
     status = 400
@@ -279,7 +281,7 @@ def close_round(request, task, number):
 @owner_console
 def uploads_page(request, task):
     """GET: the upload form and the task's recent uploads. POST: keep the file
-    (``tasks.uploads.store_upload``) and go on to its column mapping."""
+    (``tasks.data.uploads.store_upload``) and go on to its column mapping."""
     form = UploadForm(request.POST or None, request.FILES or None, task=task)
     status = 200
     if request.method == "POST":

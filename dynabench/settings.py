@@ -285,7 +285,7 @@ STATIC_ROOT.mkdir(exist_ok=True)
 MEDIA_ROOT = Path(os.environ.get("MEDIA_ROOT", VAR_DIR / "media"))
 MEDIA_URL = "media/"
 MODELS_DIR = Path(os.environ.get("DYNABENCH_MODELS_DIR", VAR_DIR / "models"))
-# The licence a dataset's Croissant description names when its task's config sets no "license" (tasks/croissant.py).
+# The licence a dataset's Croissant description names when its task's config sets no "license" (tasks/data/croissant.py).
 DATASET_LICENSE = os.environ.get("DATASET_LICENSE", "https://creativecommons.org/licenses/by/4.0/")
 
 # Files shared by every web process and worker (model artefacts, prediction files, staged
@@ -371,11 +371,11 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
-    # httpx logs a line per request at INFO (endpoint models, tasks/endpoints.py): failures are logged there instead.
+    # httpx logs a line per request at INFO (endpoint models, tasks/loop/endpoints.py): failures are logged there instead.
     "loggers": {"django.db.backends": {"level": "INFO"}, "httpx": {"level": "WARNING"}, "httpcore": {"level": "WARNING"}},
 }
 
-# Models behind endpoints (tasks/endpoints.py). The allow-list: host names, *.suffix patterns or networks
+# Models behind endpoints (tasks/loop/endpoints.py). The allow-list: host names, *.suffix patterns or networks
 # (comma-separated), e.g. "api.openai.com,*.together.xyz,10.20.0.0/16"; empty: no endpoint may be called.
 # Link-local and metadata addresses are always refused; addresses inside the platform's own networks
 # (DYNABENCH_ENDPOINT_BLOCKED_NETWORKS, loopback and private ranges by default) only when a network
@@ -392,7 +392,7 @@ DYNABENCH_ENDPOINT_BREAKER_FAILURES = int(os.environ.get("DYNABENCH_ENDPOINT_BRE
 DYNABENCH_ENDPOINT_BREAKER_COOLDOWN_S = float(os.environ.get("DYNABENCH_ENDPOINT_BREAKER_COOLDOWN_S", "30"))
 DYNABENCH_ENDPOINT_KEY_ENV_PREFIX = os.environ.get("DYNABENCH_ENDPOINT_KEY_ENV_PREFIX", "DYNABENCH_ENDPOINT_KEY_")
 
-# Model registry (tasks/registry.py): the per-process cache of loaded target models, bounded by
+# Model registry (tasks/loop/registry.py): the per-process cache of loaded target models, bounded by
 # count and by the bytes of their parameters; DYNABENCH_WARM_MODELS=1 loads the models in the
 # loop of open rounds when a web process starts (in a background thread).
 DYNABENCH_REGISTRY_MAX_MODELS = int(os.environ.get("DYNABENCH_REGISTRY_MAX_MODELS", "4"))
@@ -418,11 +418,11 @@ PREDICTIONS_MAX_BYTES = int(os.environ.get("PREDICTIONS_MAX_BYTES", str(200 * 10
 # the number of records above which the import runs in an RQ job with a progress bar.
 CONSOLE_UPLOAD_MAX_BYTES = int(os.environ.get("CONSOLE_UPLOAD_MAX_BYTES", str(100 * 1024**2)))
 CONSOLE_UPLOAD_JOB_ROWS = int(os.environ.get("CONSOLE_UPLOAD_JOB_ROWS", "3000"))
-# SQLite imports commit each batch of 1,000 rows alone (tasks/importers.py:_Commits) and then leave the
+# SQLite imports commit each batch of 1,000 rows alone (tasks/data/importers.py:_Commits) and then leave the
 # write lock free this many times as long as the batch held it, so logins and other writes get in; 0: no pause.
 SQLITE_IMPORT_PAUSE_RATIO = float(os.environ.get("SQLITE_IMPORT_PAUSE_RATIO", "1.0"))
 
-# Images uploaded as contexts (tasks.images): the largest image in bytes, in pixels (also
+# Images uploaded as contexts (tasks.data.images): the largest image in bytes, in pixels (also
 # Pillow's decompression-bomb guard) and per side; a zip's member count and unpacked bytes.
 IMAGE_MAX_BYTES = int(os.environ.get("IMAGE_MAX_BYTES", str(20 * 1024**2)))
 IMAGE_MAX_PIXELS = int(os.environ.get("IMAGE_MAX_PIXELS", str(40_000_000)))
@@ -467,11 +467,11 @@ MODEL_STORAGE_QUOTA_BYTES = int(os.environ.get("MODEL_STORAGE_QUOTA_BYTES", str(
 EVALUATION_MACHINE_MEMORY_GIB = float(os.environ.get("EVALUATION_MACHINE_MEMORY_GIB", "0")) or None  # None: this machine's RAM
 LEADERBOARD_BOOTSTRAP_RESAMPLES = int(os.environ.get("LEADERBOARD_BOOTSTRAP_RESAMPLES", "1000"))
 
-# Training (tasks/training.py): torch threads of one training. A fixed count (default 1), so that
+# Training (tasks/loop/training.py): torch threads of one training. A fixed count (default 1), so that
 # the same data and seed give the same weights whatever the machine's load (the weights differ in
 # their last bits from one thread count to another); 0 follows the load (the cores not busy).
 DYNABENCH_TRAINING_THREADS = max(0, int(os.environ.get("DYNABENCH_TRAINING_THREADS", "1")))
-# Training (tasks/training.py): train from another local encoder than MiniLM, pinned by the sha256
+# Training (tasks/loop/training.py): train from another local encoder than MiniLM, pinned by the sha256
 # of its model.safetensors (manage.py run_cycle --base-model passes these to its worker).
 if os.environ.get("DYNABENCH_TRAINING_BASE_ENCODER"):
     DYNABENCH_TRAINING_BASE_ENCODER = {

@@ -27,7 +27,7 @@ from dynabench.roles import ensure_role_groups
 from leaderboard.jobs import evaluate_model, evaluate_run, recompute_leaderboard, unpack_model
 from leaderboard.models import EvaluationRun
 from leaderboard.services import submit_model_archive, submit_predictions
-from tasks.importers import FileSpec, import_dataset
+from tasks.data.importers import FileSpec, import_dataset
 from tasks.models import DatasetItem, MLModel, Round, Task
 
 ANLI_MODELS = (
@@ -203,7 +203,7 @@ def submit_minilm(task: Task, *, inline: bool, workdir: Path) -> MLModel:
 
 def load_anli_leaderboard(*, data_dir: Path | None = None, inline: bool = True, minilm: bool = False, workdir: Path | None = None) -> str:
     """Register ANLI R1–R3 dev, submit and evaluate the eight models (and optionally MiniLM); return a report."""
-    from tasks.seed import seed_task
+    from tasks.data.seed import seed_task
 
     data_dir = Path(data_dir or default_data_dir())
     task = Task.objects.filter(code="nli").first() or seed_task("nli")[0]

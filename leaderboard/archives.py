@@ -35,8 +35,8 @@ from django.core.files import File
 
 from dynabench.errors import RuleError
 from leaderboard.error_codes import LeaderboardErrorCode as Code
-from tasks import artefacts
-from tasks.model_checks import CODE_SUFFIXES, PICKLE_SUFFIXES, is_model_file
+from tasks.loop import artefacts
+from tasks.loop.model_checks import CODE_SUFFIXES, PICKLE_SUFFIXES, is_model_file
 
 
 MiB = 1024 * 1024
@@ -281,7 +281,7 @@ def check_members(members: list[Member], *, max_bytes: int | None = None) -> Non
 
 
 def kept_files(members: list[Member]) -> list[Member]:
-    """The archive's files the model uses to run (``tasks.model_checks.is_model_file``); the rest is dropped."""
+    """The archive's files the model uses to run (``tasks.loop.model_checks.is_model_file``); the rest is dropped."""
     return [m for m in members if m.type == "file" and is_model_file(m.name)]
 
 
@@ -413,7 +413,7 @@ class _StagedFile(File):
 
 
 def store_archive(path: Path, archive_format: str) -> str:
-    """Put the staged archive at ``path`` into the storage (``tasks.artefacts.storage()``) under
+    """Put the staged archive at ``path`` into the storage (``tasks.loop.artefacts.storage()``) under
     ``uploads/<random hex>.<zip|tar>``, where any worker reads it; return its storage name. The
     staged file may be moved away."""
     name = f"uploads/{uuid.uuid4().hex}.{archive_format}"

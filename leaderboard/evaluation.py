@@ -9,7 +9,7 @@ work and never enqueues (the entry points enqueue what these functions return):
    bumping ``attempt``); only one worker wins. It predicts in batches through the model
    registry (or reads the predictions file, ``leaderboard/predictions.py``), beating
    ``heartbeat_at`` and ``progress`` as it goes, computes the metrics (the task kind's
-   ``task.spec.score``; per tag, robustness and fairness in ``leaderboard/metrics.py``), and
+   ``task.spec.score``; per tag, robustness and fairness in ``leaderboard/scoring.py``), and
    writes every result **in one transaction at the end**, only if the run still carries its
    attempt (a rerun or requeue in between supersedes it). A failure stores a readable reason.
    A worker that dies leaves the run ``running`` with a stale heartbeat: ``reset_stale_runs``
@@ -36,10 +36,9 @@ from django.utils import timezone
 from dynabench.errors import RuleError
 from dynabench.version import code_version
 from leaderboard.calculations import ItemResults, bootstrap_performance
-from leaderboard.metrics import (
+from leaderboard.scoring import (
     PERTURBATION_METRICS,
     load_item_results,
-    per_tag_metrics,
     perturbable_counts,
     perturbation_scores,
     predict,
@@ -47,7 +46,8 @@ from leaderboard.metrics import (
 )
 from leaderboard.models import EvaluationRun, EvaluationShard, LeaderboardCache
 from leaderboard.predictions import read_predictions_file
-from tasks import artefacts
+from tasks.loop import artefacts
+from tasks.metrics.tags import per_tag_metrics
 from tasks.models import Dataset, DatasetItem, MLModel, Task
 from tasks.services import canonical_checksum
 from tasks.signals import model_evaluation_finished
@@ -354,7 +354,7 @@ def _evaluate(run: EvaluationRun, beat) -> dict:
         outputs = [{key: stored[(dataset.name, item["uid"])]} for item in items]
         beat(0.9, force=True)
     else:
-        from tasks.registry import get_predictor
+        from tasks.loop.registry import get_predictor
 
         predictor = get_predictor(model)
         with PeakMemory() as peak:

@@ -30,7 +30,8 @@ from leaderboard.selectors import (
     predictions_for,
     parse_weights,
 )
-from tasks import access, artefacts
+from tasks import access
+from tasks.loop import artefacts
 from tasks.models import MLModel, Task
 
 

@@ -4,7 +4,7 @@ Jobs are plain functions that return a one-line summary; RQ runs them (queue ``e
 for evaluations, ``default`` for the leaderboard), ``manage.py evaluate_model`` runs them
 inline, tests call them directly. The work is in ``leaderboard/evaluation.py`` (running a
 model on a dataset, the leaderboard cache), ``leaderboard/predictions.py`` (predictions files)
-and ``leaderboard/metrics.py`` (per-tag scores, robustness, fairness); the task kind's metrics
+and ``leaderboard/scoring.py`` (per-tag scores, robustness, fairness); the task kind's metrics
 are its spec's (``tasks/kinds/``). Their state lives on our own rows:
 
 1. ``evaluate_model(model_id)`` creates or resets one ``EvaluationRun`` per scoring and
@@ -44,7 +44,7 @@ from leaderboard import arena_board, evaluation, sharding, unpacking
 from leaderboard.models import EvaluationRun
 from leaderboard import queueing
 from leaderboard.queueing import enqueue_merge, enqueue_recompute, enqueue_run, enqueue_shard
-from tasks import artefacts, training
+from tasks.loop import artefacts, training
 from tasks.models import MLModel
 
 logger = logging.getLogger(__name__)
@@ -201,7 +201,7 @@ def unpack_model(model_id: int) -> str:
 
 def train_selection(model_id: int) -> str:
     """Train a data-centric submission's selection with the task's fixed recipe and seed
-    (``tasks.training.train_selection``). Training ends by sending
+    (``tasks.loop.training.train_selection``). Training ends by sending
     ``tasks.signals.leaderboard_inputs_changed``, so the new model's evaluation runs are
     scheduled (``leaderboard.scheduling``) and their jobs enqueued once that commits. Returns a
     one-line summary; a refused selection or a failed training leaves the model ``failed`` with

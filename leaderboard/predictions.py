@@ -17,7 +17,7 @@ from django.db import connections
 from dynabench.errors import RuleError
 from dynabench.jsonbounds import JSONRefused, line_loader, text_needs_checks
 from leaderboard.error_codes import LeaderboardErrorCode as Code
-from tasks import artefacts
+from tasks.loop import artefacts
 from tasks.models import Dataset, DatasetItem, MLModel, Task
 
 MAX_LISTED = 10
@@ -233,7 +233,7 @@ def parse_predictions(task: Task, lines, *, datasets: dict[str, dict[str, int]],
 def read_predictions_file(model: MLModel) -> dict[tuple[str, str], str]:
     """Return ``{(dataset name, uid): label, answer or translation}`` (the task kind's ``prediction_field``)
     from a stored predictions model (read from the storage through this worker's artefact cache when
-    published there, ``tasks/artefacts.py``)."""
+    published there, ``tasks/loop/artefacts.py``)."""
     field = model.task.spec.prediction_field
     out = {}
     with open(artefacts.local_path(model), encoding="utf-8") as fh:

@@ -4,7 +4,7 @@
 that would be refused is refused in a second, with the same line-numbered problems a real
 submission answers: the checks are the very functions the submission services call
 (``leaderboard.predictions.parse_predictions``; ``leaderboard.archives.unpack_archive``, the
-unpacking job's entry-by-entry reader, and ``tasks.model_checks.check_model_directory``), never a
+unpacking job's entry-by-entry reader, and ``tasks.loop.model_checks.check_model_directory``), never a
 copy. Nothing is written but a staged temporary file, removed before the answer; no model row,
 no artefact, no job, and the daily submission allowance is not spent.
 """
@@ -32,7 +32,7 @@ from leaderboard.error_codes import LeaderboardErrorCode as Code
 from leaderboard.predictions import parse_predictions, require_scoring_items
 from leaderboard.quota import check_storage_quota
 from leaderboard.services import check_can_submit, check_selection_submission, max_predictions_bytes
-from tasks.model_checks import check_model_directory
+from tasks.loop.model_checks import check_model_directory
 from tasks.models import Task
 
 #: The name a dry run checks when the caller gives none (names are checked like a submission's).

@@ -14,7 +14,7 @@ reaper survives the death of any one worker and a restarted worker reaps at once
 3. queued runs and shards whose RQ job was lost (the queue emptied, Redis down at enqueue,
    the job failed before it claimed its row) are enqueued again;
 4. trainings without a sign of life fail with a reason and stray ``.training-<pid>`` folders
-   are removed (``tasks.recovery.reap_trainings``);
+   are removed (``tasks.loop.recovery.reap_trainings``);
 5. models ``unpacking`` whose job was lost are enqueued again, or fail with a reason after
    ``UNPACK_MAX_ATTEMPTS`` started jobs; stray ``.unpacking-<id>-*`` folders and stored archives
    no model waits for are removed (``leaderboard.unpacking.reap_unpacking``).
@@ -33,7 +33,7 @@ from django.db import transaction
 
 from leaderboard import evaluation, jobs, queueing, sharding, unpacking
 from leaderboard.models import EvaluationRun, EvaluationShard
-from tasks import recovery
+from tasks.loop import recovery
 
 logger = logging.getLogger(__name__)
 Status = EvaluationRun.Status

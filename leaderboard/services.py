@@ -14,7 +14,7 @@ on a refusal nothing is stored (no row, no file).
 - :func:`submit_predictions`: a JSONL prediction file covering every item of the task's
   scoring datasets (checked by ``leaderboard.predictions``).
 - :func:`register_model_directory`: a task owner registers a directory already on the server.
-- :func:`submit_endpoint`: a model behind an OpenAI-compatible endpoint (``tasks/endpoints.py``).
+- :func:`submit_endpoint`: a model behind an OpenAI-compatible endpoint (``tasks/loop/endpoints.py``).
 - :func:`set_model_visibility`: publish / anonymise (owner only).
 """
 
@@ -53,8 +53,9 @@ from leaderboard.scheduling import schedule_evaluations, schedule_model
 from leaderboard.models import LeaderboardConfig
 from leaderboard.predictions import parse_predictions, require_scoring_items
 from leaderboard.selectors import leaderboard_table, snapshot_provenance
-from tasks import access, artefacts
-from tasks.model_checks import check_model_directory, directory_checksum
+from tasks import access
+from tasks.loop import artefacts
+from tasks.loop.model_checks import check_model_directory, directory_checksum
 from tasks.models import Dataset, DatasetItem, MLModel, Task
 
 
@@ -344,7 +345,7 @@ def submit_endpoint(
 ) -> MLModel:
     """Submit a model behind an OpenAI-compatible endpoint instead of an archive; queue its evaluation.
 
-    The connection is checked (``tasks.endpoints.create_endpoint_model``: the URL against the admin's
+    The connection is checked (``tasks.loop.endpoints.create_endpoint_model``: the URL against the admin's
     allow-list, no link-local, private or file URLs; parameters, prompt overrides, timeout, retries,
     concurrency) and ``api_key`` is stored encrypted, never shown back. A researcher cannot name an
     environment variable for the key (only the platform's admins and task owners set those, through
@@ -352,7 +353,7 @@ def submit_endpoint(
     send the scoring datasets' inputs (never their labels) within ``max_concurrency``. Raises
     ``RateLimited`` (daily limit) and ``RuleError`` (``wrong_submission``, ``endpoint_*`` codes).
     """
-    from tasks.endpoints import create_endpoint_model
+    from tasks.loop.endpoints import create_endpoint_model
 
     name = check_can_submit(user=user, task=task, name=name, rate_limited=rate_limited, submission="endpoint")
     with transaction.atomic():
@@ -376,7 +377,7 @@ def check_selection_submission(*, user, task: Task, uids, name: str, rate_limite
     repeats, uids outside the pool). ``submit_selection`` and its dry run
     (``leaderboard.preflight.check_selection``) both call it; raises what ``submit_selection`` documents.
     """
-    from tasks.training import check_model_name
+    from tasks.loop.training import check_model_name
 
     name = check_can_submit(user=user, task=task, name=name, rate_limited=rate_limited, submission="selection")
     name = check_model_name(task, name)
@@ -399,7 +400,7 @@ def submit_selection(
     model's directory, so it is a slug unique in the task. Returns a new ``MLModel`` (status
     ``training``) whose ``training_info["selection"]`` holds the uids; the RQ job
     ``leaderboard.jobs.train_selection`` trains the task's fixed recipe on exactly them with
-    its fixed seed (``tasks.training.train_selection``) and queues the evaluation on the
+    its fixed seed (``tasks.loop.training.train_selection``) and queues the evaluation on the
     scoring datasets, so the leaderboard ranks the selections.
 
     Raises ``RateLimited`` (daily limit) and ``RuleError``: ``wrong_submission`` (the task
@@ -407,7 +408,7 @@ def submit_selection(
     the first offender (not a list, over the budget, a repeated uid, a uid not in the pool),
     ``bad_model_name`` / ``model_name_taken``. Nothing is stored when it raises.
     """
-    from tasks.training import model_directory
+    from tasks.loop.training import model_directory
 
     name, uids, pool_name = check_selection_submission(user=user, task=task, uids=uids, name=name, rate_limited=rate_limited)
     with transaction.atomic():

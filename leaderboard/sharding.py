@@ -38,9 +38,9 @@ from django.db.models import F
 from django.utils import timezone
 
 from leaderboard import evaluation
-from leaderboard.metrics import consistency_scores, perturbed_outputs, predict
+from leaderboard.scoring import consistency_scores, perturbed_outputs, predict
 from leaderboard.models import EvaluationRun, EvaluationShard
-from tasks import artefacts
+from tasks.loop import artefacts
 from tasks.models import DatasetItem
 
 Status = EvaluationRun.Status
@@ -128,7 +128,7 @@ def evaluate_shard(shard_id: int) -> tuple[str, dict]:
     try:
         items = evaluation.dataset_items(run.dataset_id, shard.first_item, shard.last_item)
         inputs = [task.spec.model_input(task.config, item["input"]) for item in items]
-        from tasks.registry import get_predictor
+        from tasks.loop.registry import get_predictor
 
         predictor = get_predictor(run.model)
         with evaluation.PeakMemory() as peak:

@@ -3,7 +3,7 @@
 ``services.submit_model_archive`` refuses in the web request only what costs nothing to read (the
 upload's size and format, a zip's central directory), reserves the owner's storage quota
 (``MLModel.archive_kept_bytes``: a zip's declared kept bytes, a tar's size), puts the archive in
-the storage (``uploads/<hex>.<zip|tar>`` in ``tasks.artefacts.storage()``, so a worker on another
+the storage (``uploads/<hex>.<zip|tar>`` in ``tasks.loop.artefacts.storage()``, so a worker on another
 machine reads it) and creates the model ``unpacking``. The job ``leaderboard.jobs.unpack_model``
 then calls :func:`unpack`:
 
@@ -49,8 +49,8 @@ from dynabench.errors import RuleError
 from leaderboard import archives, queueing, quota
 from leaderboard.error_codes import LeaderboardErrorCode as Code
 from leaderboard.scheduling import schedule_model
-from tasks import artefacts
-from tasks.model_checks import check_model_directory, directory_checksum
+from tasks.loop import artefacts
+from tasks.loop.model_checks import check_model_directory, directory_checksum
 from tasks.models import MLModel
 
 logger = logging.getLogger(__name__)

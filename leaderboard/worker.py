@@ -23,7 +23,7 @@ class ReapingWorker(Worker):
     what the dead one left without waiting for the period), runs RQ's maintenance (which reports
     jobs of dead workers as abandoned to their failure callbacks, and takes over the scheduler
     of a dead worker) every minute instead of every ten, and imports the model registry (torch,
-    transformers, ``settings.RQ_WORKER_PRELOAD``) and prepares it (``tasks.registry.prepare_to_fork``)
+    transformers, ``settings.RQ_WORKER_PRELOAD``) and prepares it (``tasks.loop.registry.prepare_to_fork``)
     once, before it forks a work horse per job, so that each evaluation job starts without doing
     either again.
     """
@@ -33,7 +33,7 @@ class ReapingWorker(Worker):
         super().__init__(*args, **kwargs)
 
     def work(self, *args, **kwargs):
-        import tasks.registry  # noqa: F401 - preloaded for every forked work horse
+        import tasks.loop.registry  # noqa: F401 - preloaded for every forked work horse
 
         # torch and the transformers modules a job uses (``settings.RQ_WORKER_PRELOAD``): the
         # registry imports torch only when it first loads a model, and ``import transformers``
@@ -41,7 +41,7 @@ class ReapingWorker(Worker):
         # job on 2 loaded cores). Importing starts no thread pool, so the fork stays safe.
         for name in getattr(settings, "RQ_WORKER_PRELOAD", ()):
             importlib.import_module(name)
-        tasks.registry.prepare_to_fork()
+        tasks.loop.registry.prepare_to_fork()
 
         try:
             from leaderboard.reaper import ensure_reaper, reap_once

@@ -2,6 +2,11 @@
 
 Rules live in ``tasks/services.py`` and ``tasks/access.py`` (what may be read). Rounds with
 their counts and vMER, opening and closing them, are ``validation/api_views.py``'s.
+
+The owners' image upload and list (``/api/v1/tasks/{task_code}/images``) is the REST twin of the
+console's *Images* page: both call ``tasks.data.images.ingest_images``, so a refused file answers 400
+with ``{"code": "invalid_upload", "detail", "field": "files", "errors": {"files": [...]}}`` and
+nothing is stored.
 """
 
 import tempfile
@@ -12,6 +17,7 @@ from django.contrib.auth import get_user_model
 from django.db.models import Count
 from django.http import JsonResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404
+from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import mixins, status, viewsets
@@ -24,12 +30,17 @@ from rest_framework.views import APIView
 
 from dynabench.api import query_bool, query_choice, query_int
 from dynabench.parsers import RequestTooLarge
+from dynabench.params import whole_number
 from dynabench.permissions import IsTaskOwner
-from tasks import access, croissant, services, uploads
-from tasks.importers import FileSpec, import_contexts, parse_assignments
+from tasks import access, services
+from tasks.data import croissant, images, uploads
+from tasks.data.importers import FileSpec, import_contexts, parse_assignments
 from tasks.models import Context, Dataset, Round, Upload
 from tasks.selectors import can_see_labels
 from tasks.serializers import (
+    ContextImageSerializer,
+    ImageUploadResultSerializer,
+    ImageUploadSerializer,
     BanSerializer,
     RoleChangeSerializer,
     TaskRoleSerializer,
@@ -119,7 +130,7 @@ class TaskViewSet(viewsets.ReadOnlyModelViewSet):
 class ContextViewSet(RoundScopedMixin, mixins.ListModelMixin, mixins.CreateModelMixin, viewsets.GenericViewSet):
     """A round's contexts, for the task's owners: list them, or upload more.
 
-    Uploads go through the foundation importer (``tasks.importers.import_contexts``):
+    Uploads go through the foundation importer (``tasks.data.importers.import_contexts``):
     all-or-nothing, idempotent by uid, with a line-numbered message for a bad row.
     """
 
@@ -359,7 +370,7 @@ def _upload_body(upload) -> dict:
     ),
 )
 class UploadCreateView(OwnerTaskView):
-    """Step 1 of an upload: keep the file (``tasks.uploads.store_upload``); the answer lists its
+    """Step 1 of an upload: keep the file (``tasks.data.uploads.store_upload``); the answer lists its
     columns and a suggested mapping. Step 2: ``POST .../uploads/{id}/import`` with the mapping."""
 
     parser_classes = [MultiPartParser]
@@ -391,7 +402,7 @@ class UploadDetailView(OwnerTaskView):
     ),
 )
 class UploadImportView(OwnerTaskView):
-    """Step 2: import with the mapping, all-or-nothing (``tasks.uploads.start_import``): 200 with
+    """Step 2: import with the mapping, all-or-nothing (``tasks.data.uploads.start_import``): 200 with
     the outcome when imported, 400 when the file's rows were refused (status ``failed``, the
     line-numbered problems in ``errors``), or 202 when queued (poll the upload for its outcome)."""
 
@@ -402,3 +413,47 @@ class UploadImportView(OwnerTaskView):
         upload = uploads.start_import(upload=upload, acting_user=request.user, mapping=serializer.validated_data)
         answer = {Upload.Status.DONE: status.HTTP_200_OK, Upload.Status.FAILED: status.HTTP_400_BAD_REQUEST}
         return Response(UploadSerializer(_upload_body(upload)).data, status=answer.get(upload.status, status.HTTP_202_ACCEPTED))
+
+
+IMAGE_PAGE_SIZE = 100
+
+
+def _image_body(task, record) -> dict:
+    return {
+        "sha256": record.sha256, "ext": record.ext, "width": record.width, "height": record.height, "size": record.size,
+        "original_name": record.original_name,
+        "url": reverse("tasks:image", args=[task.code, record.sha256]),
+        "thumbnail_url": reverse("tasks:image_thumb", args=[task.code, record.sha256]),
+    }
+
+
+@extend_schema_view(
+    get=extend_schema(summary="List a task's images, newest first (owners)", parameters=[TASK_CODE],
+                      responses=ContextImageSerializer(many=True)),
+    post=extend_schema(
+        summary="Upload images or zips of images as contexts of a round (owners)", parameters=[TASK_CODE],
+        request={"multipart/form-data": ImageUploadSerializer}, responses={201: ImageUploadResultSerializer},
+    ),
+)
+class TaskImagesView(OwnerTaskView):
+    """GET: the task's latest ``IMAGE_PAGE_SIZE`` images (``?offset=`` pages on). POST: check every file and
+    store each image as a context of ``round`` (``tasks.data.images.ingest_images``): 201 with what was added."""
+
+    parser_classes = [MultiPartParser]
+
+    def get(self, request, task_code):
+        task = self.get_task()
+        offset = whole_number(request.query_params.get("offset", "0")) or 0
+        records = task.images.all()[offset:offset + IMAGE_PAGE_SIZE]
+        return Response(ContextImageSerializer([_image_body(task, r) for r in records], many=True).data)
+
+    def post(self, request, task_code):
+        task = self.get_task()
+        serializer = ImageUploadSerializer(data={"files": request.FILES.getlist("files"), "round": request.data.get("round")})
+        serializer.is_valid(raise_exception=True)
+        result = images.ingest_images(
+            task=task, acting_user=request.user, files=serializer.validated_data["files"],
+            round_number=serializer.validated_data["round"],
+        )
+        body = {"added": result.added, "unchanged": result.unchanged, "images": [_image_body(task, r) for r in result.images]}
+        return Response(ImageUploadResultSerializer(body).data, status=status.HTTP_201_CREATED)

@@ -30,7 +30,7 @@ class TasksConfig(AppConfig):
 def _warm_up_models_in_the_loop():
     from django.db import close_old_connections
 
-    from tasks.registry import models_in_the_loop, warm_up
+    from tasks.loop.registry import models_in_the_loop, warm_up
 
     try:
         logger.info("model registry: %s", warm_up(list(models_in_the_loop())))

@@ -2,11 +2,11 @@
 importing a large console upload (``run_upload``).
 
 ``manage.py ensure_default_models`` (which ``make run`` calls before the web server starts)
-creates each default task's default model records (``tasks.training.DEFAULT_MODELS``, status
+creates each default task's default model records (``tasks.loop.training.DEFAULT_MODELS``, status
 ``training``) and queues one ``train_default_model`` job per record that needs training on the
 ``training`` queue, so pages are served at once while the worker trains. The record's
 ``progress`` (0..1) moves while it trains; the write page and the task pages show it
-(``tasks.training.model_ready``). When a model is trained, ``tasks.training.train_model_record``
+(``tasks.loop.training.model_ready``). When a model is trained, ``tasks.loop.training.train_model_record``
 announces it with ``tasks.signals.leaderboard_inputs_changed``, and the leaderboard app queues
 its missing evaluation runs on the seed scoring datasets
 (``leaderboard.scheduling.schedule_evaluations``), so each leaderboard fills by itself.
@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import uuid
 
-from tasks import training, uploads
+from tasks.loop import training
+from tasks.data import uploads
 from tasks.models import MLModel
 
 TRAINING_QUEUE = "training"
@@ -25,7 +26,7 @@ _ALIVE = ("queued", "started", "deferred", "scheduled")
 
 
 def train_default_model(model_id: int, *, epochs: int | None = None) -> str:
-    """Train default model record ``model_id`` (``tasks.training.train_default_model``; its evaluations
+    """Train default model record ``model_id`` (``tasks.loop.training.train_default_model``; its evaluations
     are queued when it is stored). Returns a one-line summary. A failure leaves the record
     ``failed`` with its reason and is raised again for RQ to record.
     """
@@ -75,7 +76,7 @@ def enqueue_default_training(model: MLModel, *, epochs: int | None = None) -> st
 
 
 def run_upload(upload_id: int) -> str:
-    """Import a console upload (``tasks.uploads.run_upload``); return a one-line summary."""
+    """Import a console upload (``tasks.data.uploads.run_upload``); return a one-line summary."""
     upload = uploads.run_upload(upload_id)
     if upload.status == upload.Status.DONE:
         return upload.result["summary"]

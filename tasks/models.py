@@ -11,7 +11,7 @@ from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
 
-from tasks.config import validate_task_config
+from tasks.kinds.config import validate_task_config
 from tasks.kinds import TaskKindSpec, get_spec, kind_choices
 
 TaskKind = models.TextChoices("TaskKind", [(name.upper(), (name, label)) for name, label in kind_choices()])
@@ -21,7 +21,7 @@ TaskKind = models.TextChoices("TaskKind", [(name.upper(), (name, label)) for nam
 class Task(models.Model):
     """A task such as NLI or sentiment: its labels, input fields and rules live in ``config``.
 
-    ``config`` is checked against ``tasks/config.py``'s JSON Schema on every save
+    ``config`` is checked against ``tasks/kinds/config.py``'s JSON Schema on every save
     (``full_clean`` is called from ``save``); a broken config raises
     ``django.core.exceptions.ValidationError`` naming the field at fault.
     """
@@ -246,7 +246,7 @@ class MLModel(models.Model):
 
     @property
     def is_endpoint(self) -> bool:
-        """True for a connection to an OpenAI-compatible API (its ``endpoint`` row, ``tasks/endpoints.py``)."""
+        """True for a connection to an OpenAI-compatible API (its ``endpoint`` row, ``tasks/loop/endpoints.py``)."""
         return self.Kind(self.kind) is self.Kind.ENDPOINT
 
     @property
@@ -411,7 +411,7 @@ class Upload(models.Model):
     Stages: ``mapping`` (stored, waiting for the column-to-field mapping), ``queued`` (an RQ
     job will import it), ``running``, ``done`` (``result`` holds the summary), ``failed``
     (``errors`` holds at most the first 20 line-numbered problems, ``error_count`` them all).
-    The import itself is ``tasks.importers`` (all-or-nothing); ``tasks.uploads`` runs it.
+    The import itself is ``tasks.data.importers`` (all-or-nothing); ``tasks.data.uploads`` runs it.
     """
 
     class Target(models.TextChoices):
@@ -463,7 +463,7 @@ class Endpoint(models.Model):
     ``api_key_encrypted`` (Fernet under a key derived from ``SECRET_KEY``) or read from the
     environment variable ``api_key_env`` (its name must start with
     ``settings.DYNABENCH_ENDPOINT_KEY_ENV_PREFIX``); it is never shown back (no serializer,
-    page, admin field, export or log line carries it). Rules: ``tasks/endpoints.py``.
+    page, admin field, export or log line carries it). Rules: ``tasks/loop/endpoints.py``.
     """
 
     class Api(models.TextChoices):
@@ -521,7 +521,7 @@ class EndpointUsage(models.Model):
 
 
 class ContextImage(models.Model):
-    """An image a task's owner uploaded (``tasks.images``): checked, stripped of metadata, stored
+    """An image a task's owner uploaded (``tasks.data.images``): checked, stripped of metadata, stored
     under its content hash (``images/<sha256>.<ext>`` and ``images/thumbs/<sha256>.jpg`` in the
     default storage). A context's image field holds the ``sha256``. ``original_name`` is the
     uploaded file's name, shown to the task's owners only (it may carry a label)."""

@@ -50,7 +50,7 @@ class ContextSerializer(serializers.ModelSerializer):
 
 
 class ContextUploadSerializer(StrictSerializerMixin, serializers.Serializer):
-    """A JSONL or CSV file of contexts for a round, read by the foundation importer (``tasks.importers``)."""
+    """A JSONL or CSV file of contexts for a round, read by the foundation importer (``tasks.data.importers``)."""
 
     file = serializers.FileField(help_text="JSONL (one JSON object per line) or CSV with a header row, UTF-8.")
     format = serializers.ChoiceField(choices=["jsonl", "csv"], required=False, help_text="Default: from the file name's extension.")

@@ -12,10 +12,10 @@ from django.db import transaction
 from django.utils import timezone
 
 from dynabench.errors import FieldErrors, NotAllowed, RuleError
-from tasks import artefacts
-from tasks.config import validate_task_config
+from tasks.loop import artefacts
+from tasks.kinds.config import validate_task_config
 from tasks.error_codes import TaskErrorCode
-from tasks.model_checks import model_config
+from tasks.loop.model_checks import model_config
 from tasks.models import Context, Dataset, DatasetItem, MLModel, Round, Task
 from tasks.signals import labels_removed, leaderboard_inputs_changed, round_status_changed
 
@@ -363,7 +363,7 @@ def open_round(
     allows it (``collects_without_model``; else ``kind_needs_a_model``).
     ``contexts_from``: the number of an earlier round whose active contexts are copied into the new
     round (same uid, data and tag; use counts start at 0); ``None``: none are copied (upload them,
-    ``tasks.uploads``; ``round_gaps`` says the round has none).
+    ``tasks.data.uploads``; ``round_gaps`` says the round has none).
 
     Raises ``NotAllowed`` (403) or ``RuleError`` (400); nothing is created when refused
     (a model id that is not a positive 64-bit integer is a ``model_not_of_task`` 400).
@@ -540,7 +540,7 @@ def record_dataset_content(
     ranked. ``source``/``source_checksum`` record where the content came from. Returns True
     when the content changed. Call it inside the transaction that wrote the items; ``content``:
     ``dataset_content_checksum(dataset)`` computed beforehand by a caller that wrote its items in
-    several transactions (a SQLite import, ``tasks/importers.py``), so the reading of every item
+    several transactions (a SQLite import, ``tasks/data/importers.py``), so the reading of every item
     holds no write lock.
     """
     checksum, count = content if content is not None else dataset_content_checksum(dataset)

@@ -2,10 +2,10 @@
 
 from django.urls import re_path
 
-from tasks import image_views
+from tasks import views
 
 app_name = "tasks"
 urlpatterns = [
-    re_path(r"^tasks/(?P<code>[-\w]+)/images/(?P<sha256>[0-9a-f]{64})$", image_views.image, name="image"),
-    re_path(r"^tasks/(?P<code>[-\w]+)/images/(?P<sha256>[0-9a-f]{64})/thumb$", image_views.thumbnail, name="image_thumb"),
+    re_path(r"^tasks/(?P<code>[-\w]+)/images/(?P<sha256>[0-9a-f]{64})$", views.image, name="image"),
+    re_path(r"^tasks/(?P<code>[-\w]+)/images/(?P<sha256>[0-9a-f]{64})/thumb$", views.thumbnail, name="image_thumb"),
 ]

@@ -1,5 +1,5 @@
 """The four default tasks for the tests that ask for them (``conftest.default_tasks``: over a thousand
-tests), seeded by ``tasks.seed.seed_default_tasks`` once per pytest process and copied after.
+tests), seeded by ``tasks.data.seed.seed_default_tasks`` once per pytest process and copied after.
 
 Seeding runs about 30 queries (a look-up, a validated save, a round's get-or-create and the
 starter contexts, per task, each in a savepoint): 15 to 35 ms a test on the 2-core machine, a
@@ -62,7 +62,7 @@ def default_tasks() -> dict:
     seeded as ``seed_default_tasks`` does (it keeps existing ones)."""
     global _seeded
     from tasks.models import Context, Round, Task
-    from tasks.seed import seed_default_tasks
+    from tasks.data.seed import seed_default_tasks
 
     if _seeded and not Task.objects.exists():
         seeded = copy.deepcopy(_seeded)  # a test may change a task's config or a context's data in place

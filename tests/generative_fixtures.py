@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-DEFINITIONS = Path(__file__).resolve().parents[1] / "tasks" / "task_definitions"
+DEFINITIONS = Path(__file__).resolve().parents[1] / "tasks" / "data" / "task_definitions"
 
 
 @pytest.fixture
@@ -14,7 +14,7 @@ def chat_task(db, make_endpoint_model, settings):
     """``adversarial-safety-chat`` (one validation settles a judgment) with endpoint models
     ``alpha`` and ``beta`` in round 1's loop; ``chat_task.loop`` lists them."""
     from dynabench.roles import ensure_role_groups
-    from tasks.seed import create_task
+    from tasks.data.seed import create_task
 
     ensure_role_groups()
     settings.ANNOTATION_SUBMISSIONS_PER_MINUTE = 0

@@ -1,5 +1,5 @@
 """For the tests of images: real image files drawn with Pillow, zips of them, and the image
-classification task of ``tasks/task_definitions/shapes-images.json`` (owner given)."""
+classification task of ``tasks/data/task_definitions/shapes-images.json`` (owner given)."""
 
 import io
 import json
@@ -9,7 +9,7 @@ from pathlib import Path
 from django.core.files.uploadedfile import SimpleUploadedFile
 from PIL import Image, ImageDraw
 
-DEFINITION = Path(__file__).resolve().parents[1] / "tasks" / "task_definitions" / "shapes-images.json"
+DEFINITION = Path(__file__).resolve().parents[1] / "tasks" / "data" / "task_definitions" / "shapes-images.json"
 SHAPES = ("circle", "square", "triangle")
 
 
@@ -51,7 +51,7 @@ def zip_file(members: dict[str, bytes], name: str = "images.zip") -> SimpleUploa
 
 def shapes_task(owner=None):
     """Create the ``shapes`` image classification task (round 1 open), owned by ``owner`` if given."""
-    from tasks.seed import create_task
+    from tasks.data.seed import create_task
 
     task, _ = create_task(json.loads(DEFINITION.read_text(encoding="utf-8")))
     if owner is not None:

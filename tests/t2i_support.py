@@ -11,7 +11,7 @@ import pytest
 
 from tests.image_generation_server import build_tiny_diffusion_pipeline, start_image_server
 
-DEFINITION = Path(__file__).resolve().parents[1] / "tasks" / "task_definitions" / "adversarial-nibbler.json"
+DEFINITION = Path(__file__).resolve().parents[1] / "tasks" / "data" / "task_definitions" / "adversarial-nibbler.json"
 TEST_SIZES = {"images_per_prompt": 2, "image_size": 64, "num_inference_steps": 2}
 
 
@@ -39,7 +39,7 @@ def image_server(_shared_image_server, settings):
 def nibbler_task(owner=None, **config):
     """The Adversarial Nibbler task from its definition (round 1 open), at test sizes (2 images of 64 x 64
     pixels, 2 steps) plus ``config``; owned by ``owner`` if given."""
-    from tasks.seed import create_task
+    from tasks.data.seed import create_task
 
     definition = json.loads(DEFINITION.read_text(encoding="utf-8"))
     definition["config"] = {**definition["config"], **TEST_SIZES, **config}
@@ -60,7 +60,7 @@ def diffusers_generator(task, path, name="tiny-sd-local"):
 
 def endpoint_generator(task, url, name="tiny-sd-endpoint", **fields):
     """An endpoint model of ``task`` answering the images API at ``url`` (a fresh breaker), in round 1's loop."""
-    from tasks.endpoints import create_endpoint_model, reset_breaker
+    from tasks.loop.endpoints import create_endpoint_model, reset_breaker
 
     fields.setdefault("timeout_s", 60)
     fields.setdefault("max_retries", 0)

@@ -11,9 +11,9 @@ from django.test import Client
 
 from annotation.services import create_example
 from leaderboard.services import register_model_directory
-from tasks.images import ingest_images, open_image
+from tasks.data.images import ingest_images, open_image
 from tasks.models import Context, ContextImage
-from tasks.registry import clear_cache
+from tasks.loop.registry import clear_cache
 from tests.image_support import SHAPES, image_file
 from tests.vqa_support import build_tiny_vilt, vqa_task
 

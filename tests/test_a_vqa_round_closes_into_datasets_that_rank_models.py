@@ -14,10 +14,10 @@ from leaderboard.models import EvaluationRun
 from leaderboard.selectors import leaderboard_table
 from leaderboard.services import register_model_directory, submit_predictions
 from leaderboard.tests.conftest import predictions_jsonl, zip_directory
-from tasks.images import ingest_images
+from tasks.data.images import ingest_images
 from tasks.models import Context, DatasetItem
-from tasks.registry import clear_cache, load_predictor
-from tasks.vqa_metric import vqa_accuracy
+from tasks.loop.registry import clear_cache, load_predictor
+from tasks.metrics.vqa import vqa_accuracy
 from tests.image_support import SHAPES, image_file
 from tests.upload_support import submit_unpacked
 from tests.vqa_support import ANSWERS, QUESTIONS, build_tiny_vilt, vqa_task

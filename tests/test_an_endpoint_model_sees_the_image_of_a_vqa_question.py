@@ -8,10 +8,10 @@ import pytest
 
 from annotation.services import create_example
 from dynabench.errors import RuleError
-from tasks.images import ingest_images, open_image
+from tasks.data.images import ingest_images, open_image
 from tasks.models import Context, ContextImage, Endpoint
-from tasks.registry import clear_cache
-from tasks.vqa_metric import vqa_accuracy
+from tasks.loop.registry import clear_cache
+from tasks.metrics.vqa import vqa_accuracy
 from tests.image_support import image_file
 from tests.vqa_support import vqa_task
 

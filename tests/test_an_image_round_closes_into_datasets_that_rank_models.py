@@ -9,9 +9,9 @@ from leaderboard.jobs import evaluate_model, evaluate_run
 from leaderboard.models import EvaluationRun
 from leaderboard.selectors import leaderboard_table
 from leaderboard.services import register_model_directory
-from tasks.images import ingest_images
+from tasks.data.images import ingest_images
 from tasks.models import Context, DatasetItem
-from tasks.registry import clear_cache
+from tasks.loop.registry import clear_cache
 from tests.image_support import SHAPES, image_file, shapes_task
 from tests.tiny_models import build_tiny_image_classifier
 from validation.services import close_round, record_validation

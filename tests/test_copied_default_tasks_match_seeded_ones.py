@@ -3,7 +3,7 @@
 with the generated values (each round's secret, creation times) generated anew."""
 
 from tasks.models import Context, Round, Task
-from tasks.seed import DEFAULT_TASK_CODES, seed_default_tasks
+from tasks.data.seed import DEFAULT_TASK_CODES, seed_default_tasks
 from tests import default_tasks as copies
 
 

@@ -15,9 +15,9 @@ from leaderboard.models import EvaluationRun
 from leaderboard.selectors import leaderboard_table
 from leaderboard.services import register_model_directory, submit_predictions
 from leaderboard.tests.conftest import predictions_jsonl, zip_directory
-from tasks.images import ingest_images
+from tasks.data.images import ingest_images
 from tasks.models import Context, Dataset, DatasetItem
-from tasks.registry import clear_cache, load_predictor
+from tasks.loop.registry import clear_cache, load_predictor
 from tests.image_support import SHAPES, image_file, shapes_task
 from tests.tiny_models import build_tiny_image_classifier
 from tests.upload_support import submit_unpacked

@@ -6,9 +6,9 @@ import pytest
 from django.test import Client
 
 from annotation.services import create_example
-from tasks.images import ingest_images
+from tasks.data.images import ingest_images
 from tasks.models import Context
-from tasks.registry import clear_cache
+from tasks.loop.registry import clear_cache
 from tests.image_support import image_file
 from tests.vqa_support import build_tiny_vilt, vqa_task
 

@@ -13,7 +13,8 @@ LINT_IMPORTS = Path(sys.executable).parent / "lint-imports"
 def test_every_contract_is_kept():
     result = subprocess.run([str(LINT_IMPORTS), "--no-cache"], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "Contracts: 3 kept, 0 broken." in result.stdout
+    contracts = (ROOT / ".importlinter").read_text().count("[importlinter:contract:")
+    assert f"Contracts: {contracts} kept, 0 broken." in result.stdout
 
 
 def test_no_contract_ignores_an_import():
@@ -30,6 +31,10 @@ def test_an_upward_import_inside_a_function_breaks_the_layers(tmp_path):
         assert f"    {package}\n" in config
         (tmp_path / package).mkdir()
         (tmp_path / package / "__init__.py").write_text("")
+    for package in ("loop", "data", "metrics", "kinds"):  # the tasks modules that contracts name
+        (tmp_path / "tasks" / package).mkdir()
+        (tmp_path / "tasks" / package / "__init__.py").write_text("")
+    (tmp_path / "tasks" / "models.py").write_text("")
     (tmp_path / "validation" / "selectors.py").write_text("")
     (tmp_path / "tasks" / "probe.py").write_text("def later():\n    from validation import selectors\n\n    return selectors\n")
     (tmp_path / ".importlinter").write_text(config)

@@ -1,5 +1,5 @@
 from tasks.models import Context, Round, Task
-from tasks.seed import DEFAULT_TASK_CODES, seed_default_tasks
+from tasks.data.seed import DEFAULT_TASK_CODES, seed_default_tasks
 
 
 def test_it_creates_the_four_default_tasks_with_round_one_open(db):

@@ -5,7 +5,7 @@ import pytest
 
 from annotation.services import create_example
 from leaderboard.services import register_model_directory
-from tasks.images import ingest_images
+from tasks.data.images import ingest_images
 from tasks.models import Context
 from tests.image_support import SHAPES, image_file, shapes_task
 from tests.tiny_models import build_tiny_image_classifier

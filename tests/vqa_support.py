@@ -1,11 +1,11 @@
 """For the tests of visual question answering: a tiny ViLT built on the fly (random weights,
 safetensors, its own image processor and a fast WordPiece tokenizer), and the ``colours-vqa``
-task of ``tasks/task_definitions/colours-vqa.json`` (owner given)."""
+task of ``tasks/data/task_definitions/colours-vqa.json`` (owner given)."""
 
 import json
 from pathlib import Path
 
-DEFINITION = Path(__file__).resolve().parents[1] / "tasks" / "task_definitions" / "colours-vqa.json"
+DEFINITION = Path(__file__).resolve().parents[1] / "tasks" / "data" / "task_definitions" / "colours-vqa.json"
 ANSWERS = ["yes", "no", "2", "3", "red", "blue", "yellow", "circle", "square", "triangle"]
 QUESTIONS = [
     "what colour is the shape", "how many shapes are there", "is there a circle", "what shape is in the picture",
@@ -41,7 +41,7 @@ def build_tiny_vilt(path: Path, *, answers: list[str] = ANSWERS, seed: int = 0, 
 
 def vqa_task(owner=None):
     """Create the ``colours-vqa`` task (round 1 open), owned by ``owner`` if given."""
-    from tasks.seed import create_task
+    from tasks.data.seed import create_task
 
     task, _ = create_task(json.loads(DEFINITION.read_text(encoding="utf-8")))
     if owner is not None:

@@ -56,7 +56,7 @@ import json
 from django.contrib.auth.models import User
 from leaderboard.services import register_model_directory
 from tasks.models import Dataset, DatasetItem, Round, Task
-from tasks.seed import seed_default_tasks
+from tasks.data.seed import seed_default_tasks
 
 seed_default_tasks()
 task = Task.objects.get(code="sentiment")
@@ -118,7 +118,7 @@ def _manage(argv: list[str], env: dict, log: str, stderr_log: str | None, go: st
     A session of its own (as ``start_new_session``), the checkout as its folder, ``env`` as its whole
     environment, its output appended to ``log`` (its errors to ``stderr_log``, else to ``log``),
     line-buffered. ``go``: a worker on standby (``WorkerStack.worker(standby=True)``): Django set up
-    and ``tasks.registry`` imported (what a worker imports before it forks its first work horse,
+    and ``tasks.loop.registry`` imported (what a worker imports before it forks its first work horse,
     besides the preload), it waits for the file ``go`` before it runs the command."""
     os.setsid()
     # The zygote's half a million objects (torch, transformers, Django) move to the garbage
@@ -148,7 +148,7 @@ def _manage(argv: list[str], env: dict, log: str, stderr_log: str | None, go: st
         import django
 
         django.setup()
-        import tasks.registry  # noqa: F401
+        import tasks.loop.registry  # noqa: F401
 
         print("standing by", flush=True)
         while not os.path.exists(go):

@@ -46,7 +46,7 @@ class ConsensusPolicy:
 
     @classmethod
     def from_config(cls, config: dict) -> "ConsensusPolicy":
-        """Read the policy from a task config (``tasks/config.py`` checks the keys and ranges)."""
+        """Read the policy from a task config (``tasks/kinds/config.py`` checks the keys and ranges)."""
         needed = int(config.get("validations_needed", 3))
         early = config.get("validation_early_agreement")
         return cls(

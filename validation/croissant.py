@@ -17,7 +17,7 @@ import hashlib
 import json
 import re
 
-from tasks.croissant import CONFORMS_TO, CONTEXT, PAPER
+from tasks.data.croissant import CONFORMS_TO, CONTEXT, PAPER
 from tasks.models import Round
 from validation.selectors import export_lines
 

@@ -27,8 +27,8 @@ from dynabench import idempotency
 from dynabench.errors import RuleError
 from dynabench.params import whole_number
 from tasks import access
-from tasks.croissant import dataset_license_of_task
-from tasks.images import image_context_fields
+from tasks.data.croissant import dataset_license_of_task
+from tasks.data.images import image_context_fields
 from tasks.models import Round, Task
 from validation import selectors, services
 from validation.croissant import round_export_croissant

@@ -1,5 +1,5 @@
 """A round's export with its images beside it, one zip for every task with images: ``<name>/<name>.jsonl``
-and ``<name>/images/<sha256>.<ext>``, the cleaned image files (``tasks.images``) the lines name, so
+and ``<name>/images/<sha256>.<ext>``, the cleaned image files (``tasks.data.images``) the lines name, so
 that ``images/<hash>.<ext>`` beside the JSONL opens the image of every line. Images are stored
 uncompressed in the zip (they are compressed formats already).
 
@@ -15,8 +15,9 @@ import tempfile
 import zipfile
 
 from annotation.models import Example
-from tasks.artefacts import storage
-from tasks.images import image_context_fields, stored_name
+from tasks.loop.artefacts import storage
+from tasks.data.image_files import stored_name
+from tasks.data.images import image_context_fields
 from tasks.models import ContextImage
 from validation.image_judgments import export_records
 from validation.selectors import export_lines

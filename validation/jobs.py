@@ -8,7 +8,7 @@
   the model in the loop or not), from every round so far, with their final labels, plus the
   seed set, become the training data of a new target model, ready to be evaluated and put
   in the loop of the next round. ``validation.services.request_retraining`` creates its
-  record and enqueues it on the ``training`` queue; ``tasks.training`` trains it from the
+  record and enqueues it on the ``training`` queue; ``tasks.loop.training`` trains it from the
   plain rows this app hands it.
 """
 
@@ -25,7 +25,8 @@ from rq import Callback
 
 from annotation import counters
 from annotation.models import Example, RoundTally
-from tasks import training
+from tasks.data.seed_split import seed_data_path
+from tasks.loop import training
 from tasks.models import Context, MLModel, Round, Task
 from validation.calculations import ConsensusPolicy, derive_state, tally
 from validation.models import RoundAgreement, Validation
@@ -157,7 +158,7 @@ def retrain_from_validated(task_id: int, *, name: str | None = None, model_id: i
     task = Task.objects.get(pk=task_id)
     record = _record_for_run(task, name=name, model_id=model_id)
     examples = training.seed_examples(task) + training.validated_training_examples(task, retraining_rows(task))
-    sources = {"seed": {"file": f"tasks/seed_data/{training.seed_data_path(task).name}"}}
+    sources = {"seed": {"file": f"tasks/data/seed_data/{seed_data_path(task).name}"}}
     hp = training.default_hyperparameters(task)
     hp.epochs = epochs or hp.epochs
     record = training.train_model_record(record, examples, data_sources=sources, hp=hp)
@@ -192,5 +193,5 @@ def enqueue_retraining(task_id: int, *, model_id: int, job_id: str, epochs: int 
     django_rq.get_queue(TRAINING_QUEUE).enqueue(
         retrain_from_validated, args=(task_id,), kwargs=kwargs, job_id=job_id, job_timeout=JOB_TIMEOUT_S,
         description=f"retrain task {task_id} into model {model_id}",
-        on_failure=Callback("tasks.recovery.on_training_job_failure"),
+        on_failure=Callback("tasks.loop.recovery.on_training_job_failure"),
     )

@@ -23,8 +23,8 @@ from annotation.label_changes import MARK_KEY
 from annotation.models import VALIDATED, Example, RoundTally, RoundVoteTally, ValidationState
 from annotation.selectors import NOT_VALIDATED_LABEL, WAITING_LABEL, ExampleCounts, annotator_count, counts_by_author
 from tasks import access
-from tasks.display import field_label, review_label
-from tasks.images import image_context_fields
+from tasks.kinds.display import field_label, review_label
+from tasks.data.images import image_context_fields
 from tasks.models import Context, Round, Task
 from validation.calculations import VALIDATION_LABELS, Agreement, ConsensusPolicy, agreement_from_ratings, anonymise, saved_votes
 from validation.models import GoldItem, RoundAgreement, Validation
@@ -103,7 +103,7 @@ def retraining_rows(task) -> list[dict]:
     of every round with their final labels (``validated_examples``), except those a closed
     round put in its dev or test split, so a retrained model is never scored on data it was
     trained on. Each row: ``{"id", "round" (number), "input", "target"}``, for
-    ``tasks.training.validated_training_examples``.
+    ``tasks.loop.training.validated_training_examples``.
     """
     not_held_out = Example.objects.exclude(split__in=("dev", "test"))
     return [
@@ -574,7 +574,7 @@ class ReviewDisplay:
     answer: dict
     passage_heading: str | None
     image_hashes: tuple = ()
-    """The sha256 of each image context field's value (``tasks.images``): the pages show those
+    """The sha256 of each image context field's value (``tasks.data.images``): the pages show those
     context entries as images, not as their hash."""
 
 

@@ -21,7 +21,8 @@ from annotation.models import CrowdStudy, Example, ValidationState
 from dynabench import hotsql, idempotency
 from dynabench.errors import NotAllowed, RuleError
 from dynabench.ratelimits import count_hit
-from tasks import access, training
+from tasks import access
+from tasks.loop import training
 from tasks.kinds import normalise_label, span_at
 from tasks.models import Dataset, DatasetItem, MLModel, Round, Task, TaskBan, default_label_visibility
 from tasks.selectors import evaluable_models
@@ -900,7 +901,7 @@ def request_retraining(
     ``minilm-retrained-<timestamp>``; ``epochs`` overrides the default number of epochs.
     ``loop_of_round``: an open round whose loop the model takes once trained
     (``validation.jobs.retrain_from_validated``). Once trained, the model is scored on every dataset
-    of the task (``tasks.training`` sends ``leaderboard_inputs_changed``).
+    of the task (``tasks.loop.training`` sends ``leaderboard_inputs_changed``).
 
     Raises ``NotAllowed`` unless ``acting_user`` owns the task (or is an admin);
     ``RuleError`` when the task has no validated example yet or the name is bad or taken.

@@ -6,9 +6,9 @@ import pytest
 from django.urls import reverse
 
 from annotation.services import create_example
-from tasks.model_checks import directory_checksum
+from tasks.loop.model_checks import directory_checksum
 from tasks.models import MLModel, Round, Task
-from tasks.translation_metrics import sentence_chrfpp
+from tasks.metrics.translation import sentence_chrfpp
 from tests.tiny_models import build_tiny_seq2seq_model
 
 CONFIG = {

@@ -12,8 +12,8 @@ from django.urls import reverse
 
 from annotation import t2i
 from annotation.services import needs_content_warning
-from tasks.artefacts import storage
-from tasks.images import stored_name, thumbnail_name
+from tasks.loop.artefacts import storage
+from tasks.data.image_files import stored_name, thumbnail_name
 from tasks.models import ContextImage, Task
 from tests.shared_data import shared_file
 from tests.t2i_support import DEFINITION, TEST_SIZES, diffusers_generator, tiny_pipeline_dir  # noqa: F401

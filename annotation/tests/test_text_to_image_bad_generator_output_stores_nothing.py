@@ -8,7 +8,7 @@ import pytest
 from annotation import t2i
 from annotation.models import Example
 from dynabench.errors import RuleError
-from tasks.artefacts import storage
+from tasks.loop.artefacts import storage
 from tasks.models import ContextImage
 from tests.image_generation_server import start_image_server
 from tests.t2i_support import _shared_image_server, add_context, endpoint_generator, image_server, nibbler_task, tiny_pipeline_dir  # noqa: F401

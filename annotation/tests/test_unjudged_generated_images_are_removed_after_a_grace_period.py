@@ -13,8 +13,8 @@ from django.utils import timezone
 
 from annotation import t2i
 from annotation.generated_images import remove_unjudged_images
-from tasks.artefacts import storage
-from tasks.images import stored_name, thumbnail_name
+from tasks.loop.artefacts import storage
+from tasks.data.image_files import stored_name, thumbnail_name
 from tasks.models import ContextImage, Task
 from tests.t2i_support import _shared_image_server, add_context, endpoint_generator, image_server, nibbler_task, tiny_pipeline_dir  # noqa: F401
 

@@ -1,8 +1,8 @@
 """From the console's "New task" page, someone allowed to add tasks uploads a definition file:
 the task is created with round 1 open and the file's contexts, and they are its owner
-(``tasks.seed.create_task_from_definition``). Without the permission the page is a 403; a taken
+(``tasks.data.seed.create_task_from_definition``). Without the permission the page is a 403; a taken
 code, a file that is not JSON, a config its kind refuses and a definition without its config are refused with
-the reason on its line (the same check as a task proposal's, ``tasks.definitions``)."""
+the reason on its line (the same check as a task proposal's, ``tasks.data.definitions``)."""
 
 import json
 
@@ -10,7 +10,7 @@ from django.contrib.auth.models import Permission
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from tasks.models import Task
-from tasks.seed import load_task_definition
+from tasks.data.seed import load_task_definition
 
 
 def _file(content: bytes, name="task.json"):

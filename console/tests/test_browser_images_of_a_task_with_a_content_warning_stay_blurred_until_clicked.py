@@ -6,7 +6,7 @@ not open them, and each is shown only after its own "Show image" button is press
 import pytest
 
 from leaderboard.services import register_model_directory
-from tasks.images import ingest_images
+from tasks.data.images import ingest_images
 from tests.browser_support import browser_only, log_in, save_screenshot
 from tests.image_support import SHAPES, image_file, shapes_task
 from tests.tiny_models import build_tiny_image_classifier

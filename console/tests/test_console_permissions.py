@@ -4,7 +4,7 @@ non-owner (an owner of another task included) on GET and POST, the log-in page f
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from tasks import uploads
+from tasks.data import uploads
 from validation.tests.conftest import make_user
 
 URLS = [

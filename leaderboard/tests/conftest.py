@@ -38,7 +38,7 @@ def empty_cache():
 
 @pytest.fixture(autouse=True)
 def empty_registry():
-    from tasks.registry import clear_cache
+    from tasks.loop.registry import clear_cache
 
     clear_cache()
     yield

@@ -14,7 +14,7 @@ from dynabench.errors import RuleError
 from leaderboard import archives
 from leaderboard.services import submit_model_archive
 from leaderboard.tests.conftest import tar_directory
-from tasks import artefacts
+from tasks.loop import artefacts
 from tests.upload_support import unpack_now
 
 GiB = 1024**3

@@ -14,7 +14,7 @@ import pytest
 from dynabench.errors import RuleError
 from leaderboard.services import submit_model_archive
 from leaderboard.tests.conftest import zip_directory
-from tasks import artefacts
+from tasks.loop import artefacts
 from tasks.models import MLModel
 from tests.upload_support import unpack_now
 from tests.tiny_models import build_tiny_classifier, build_tiny_qa_model

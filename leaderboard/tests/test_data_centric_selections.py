@@ -16,11 +16,11 @@ from leaderboard.models import EvaluationRun
 from leaderboard.selectors import leaderboard_table
 from leaderboard.services import submit_selection
 from tasks.models import Dataset, DatasetItem, MLModel, Task
-from tasks.training import WEIGHTS_FILE, file_sha256
+from tasks.loop.training import WEIGHTS_FILE, file_sha256
 from tests.shared_data import shared_file
 from tests.tiny_models import build_tiny_classifier
 
-DEFINITION = Path(__file__).resolve().parents[2] / "tasks" / "task_definitions" / "dynasent-data-centric.json"
+DEFINITION = Path(__file__).resolve().parents[2] / "tasks" / "data" / "task_definitions" / "dynasent-data-centric.json"
 POOL_ROWS, TEST_ROWS = 900, 300
 
 

@@ -16,7 +16,7 @@ from leaderboard.services import submit_predictions
 from leaderboard.tests.conftest import evaluate_now, predictions_jsonl
 from tasks.models import Task
 
-DEFINITION = Path(__file__).resolve().parents[2] / "tasks" / "task_definitions" / "flores-mini.json"
+DEFINITION = Path(__file__).resolve().parents[2] / "tasks" / "data" / "task_definitions" / "flores-mini.json"
 
 # (uid, language pair, source, reference, system output)
 ITEMS = [

@@ -11,7 +11,7 @@ from rq.job import Job
 
 from leaderboard.reaper import reap
 from leaderboard.services import submit_model_archive
-from tasks import artefacts
+from tasks.loop import artefacts
 from tasks.models import MLModel
 
 

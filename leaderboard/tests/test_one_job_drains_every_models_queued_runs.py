@@ -4,8 +4,8 @@ worker one fork, not twenty; it takes its own model's runs first, while that mod
 
 from leaderboard import jobs
 from leaderboard.models import EvaluationRun
-from tasks import registry
-from tasks.model_checks import directory_checksum
+from tasks.loop import registry
+from tasks.loop.model_checks import directory_checksum
 from tasks.models import MLModel
 
 

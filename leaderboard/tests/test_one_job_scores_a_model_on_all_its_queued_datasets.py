@@ -5,7 +5,7 @@ keeps one run a job."""
 
 from leaderboard import jobs, queueing
 from leaderboard.models import EvaluationRun
-from tasks import registry
+from tasks.loop import registry
 
 
 def _queued_runs(model):

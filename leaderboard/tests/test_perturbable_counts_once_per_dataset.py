@@ -2,8 +2,8 @@
 checksum it is counted once per dataset in a process and reused for every other model scored on it,
 and a changed config or dataset is counted anew."""
 
-from leaderboard import metrics
-from leaderboard.metrics import perturbable_counts
+from leaderboard import scoring
+from leaderboard.scoring import perturbable_counts
 
 ITEMS = [{"uid": f"u{i}", "input": {"text": f"She said the film was good, said Mary {i}."}, "target": {"label": "positive"}, "tag": None}
          for i in range(5)]
@@ -11,9 +11,9 @@ ITEMS = [{"uid": f"u{i}", "input": {"text": f"She said the film was good, said M
 
 def test_counted_once_per_dataset_and_anew_when_the_dataset_or_config_changes(sentiment_task, monkeypatch):
     counted = []
-    real = metrics._count_perturbable
-    monkeypatch.setattr(metrics, "_count_perturbable", lambda task, items: counted.append(len(items)) or real(task, items))
-    monkeypatch.setattr(metrics, "_COUNTED", {})
+    real = scoring._count_perturbable
+    monkeypatch.setattr(scoring, "_count_perturbable", lambda task, items: counted.append(len(items)) or real(task, items))
+    monkeypatch.setattr(scoring, "_COUNTED", {})
 
     first = perturbable_counts(sentiment_task, ITEMS, dataset_checksum="a" * 64)
     again = perturbable_counts(sentiment_task, ITEMS, dataset_checksum="a" * 64)

@@ -12,11 +12,11 @@ from leaderboard.models import EvaluationRun
 from leaderboard.services import submit_model_archive
 from leaderboard.tests.conftest import evaluate_now, zip_directory
 from tasks.models import MLModel, Task
-from tasks.registry import load_predictor
+from tasks.loop.registry import load_predictor
 from tests.tiny_models import build_tiny_seq2seq_model
 from tests.upload_support import submit_unpacked
 
-DEFINITION = Path(__file__).resolve().parents[2] / "tasks" / "task_definitions" / "flores-mini.json"
+DEFINITION = Path(__file__).resolve().parents[2] / "tasks" / "data" / "task_definitions" / "flores-mini.json"
 ITEMS = [("fr-1", "the museum opened in 1921", "le musée a ouvert en 1921"),
          ("fr-2", "the food was great", "la nourriture était excellente"),
          ("fr-3", "the room was dirty", "la chambre était sale")]

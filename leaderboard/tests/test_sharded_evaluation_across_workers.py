@@ -20,7 +20,7 @@ import json
 from django.contrib.auth.models import User
 from leaderboard.services import register_model_directory
 from tasks.models import Dataset, DatasetItem, Round, Task
-from tasks.seed import seed_default_tasks
+from tasks.data.seed import seed_default_tasks
 
 seed_default_tasks()
 task = Task.objects.get(code="sentiment")

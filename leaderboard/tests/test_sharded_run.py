@@ -6,8 +6,8 @@ from pathlib import Path
 
 from leaderboard import jobs
 from leaderboard.models import EvaluationRun, EvaluationShard
-from tasks import artefacts
-from tasks.registry import clear_cache
+from tasks.loop import artefacts
+from tasks.loop.registry import clear_cache
 
 COMPARED = ("n_examples", "performance", "per_tag", "robustness", "fairness")
 

@@ -5,8 +5,8 @@ from pathlib import Path
 
 from leaderboard.services import submit_model_archive
 from leaderboard.tests.conftest import tar_directory, zip_directory
-from tasks import artefacts
-from tasks.model_checks import directory_checksum
+from tasks.loop import artefacts
+from tasks.loop.model_checks import directory_checksum
 from tasks.models import MLModel
 from tests.upload_support import submit_unpacked, unpack_now
 

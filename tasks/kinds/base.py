@@ -129,7 +129,7 @@ class TaskKindSpec:
     platform trains its fixed recipe on, ``DataCentricSpec``)."""
 
     takes_endpoints: bool = True
-    """True when a model behind an OpenAI-compatible endpoint can answer this kind (``tasks/endpoints.py``):
+    """True when a model behind an OpenAI-compatible endpoint can answer this kind (``tasks/loop/endpoints.py``):
     the spec turns the model input into messages (``endpoint_messages``) and the text of the answer into
     the kind's output (``endpoint_answer``, by the rule ``endpoint_answer_rule`` states)."""
     endpoint_answer_rule: str = ""
@@ -332,7 +332,7 @@ class TaskKindSpec:
         return []
 
     def training_defaults(self, config: dict) -> dict:
-        """Hyperparameter defaults (``tasks.training.Hyperparameters`` fields) for this kind."""
+        """Hyperparameter defaults (``tasks.loop.training.Hyperparameters`` fields) for this kind."""
         raise NotImplementedError
 
     def training_features(self, tokenizer, examples, *, config: dict, labels: list[str], max_length: int, doc_stride: int) -> list[dict]:
@@ -359,7 +359,7 @@ class TaskKindSpec:
         from transformers import AutoTokenizer
 
         from dynabench.errors import RuleError
-        from tasks.model_checks import ModelCheckCode
+        from tasks.loop.model_checks import ModelCheckCode
 
         tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True, trust_remote_code=False)
         if not getattr(tokenizer, "is_fast", True) or not hasattr(tokenizer, "backend_tokenizer"):

@@ -7,9 +7,9 @@ from __future__ import annotations
 import numpy as np
 
 from dynabench.errors import RuleError
-from tasks.display import label_bars
+from tasks.kinds.display import label_bars
 from tasks.error_codes import TargetErrorCode
-from tasks.model_checks import match_labels
+from tasks.loop.model_checks import match_labels
 from tasks.kinds.base import ItemScores, OutOfTaskTarget, TaskKindSpec, first_label_in, normalise_label, register
 
 
@@ -48,7 +48,7 @@ class ClassificationSpec(TaskKindSpec):
     score_key = "correct"
     correction_field = "corrected_label"
     architecture_suffix = "ForSequenceClassification"
-    predictor_class = "tasks.registry.ClassificationPredictor"
+    predictor_class = "tasks.loop.registry.ClassificationPredictor"
     config_properties = LABEL_PROPERTIES
     model_wrong_rule = "label_differs"
     perf_metrics = ("accuracy", "macro_f1")
@@ -204,7 +204,7 @@ class ClassificationSpec(TaskKindSpec):
         return {"num_labels": len(labels), "id2label": dict(enumerate(labels)), "label2id": {label: i for i, label in enumerate(labels)}}
 
     def check_model_config(self, hf_config, task):
-        """The model's ``id2label`` must name exactly the task's labels (``tasks.model_checks.match_labels``)."""
+        """The model's ``id2label`` must name exactly the task's labels (``tasks.loop.model_checks.match_labels``)."""
         return match_labels(hf_config.get("id2label") or {}, task)
 
     def training_defaults(self, config):

@@ -9,9 +9,9 @@ import numpy as np
 
 from dynabench.errors import RuleError
 from dynabench.jsonbounds import JSONRefused, loads_bounded
-from tasks.display import passage_segments
+from tasks.kinds.display import passage_segments
 from tasks.error_codes import TargetErrorCode
-from tasks.metrics import best_over_ground_truths, squad_exact_match, squad_f1
+from tasks.metrics.squad import best_over_ground_truths, squad_exact_match, squad_f1
 from tasks.kinds.base import ItemScores, TargetError, TaskKindSpec, register, span_at
 
 
@@ -89,7 +89,7 @@ class ExtractiveQASpec(TaskKindSpec):
     ``{"answers": [{"text", "answer_start"}]}`` (character offset into the passage); model
     output ``{"answer", "start", "end", "score"}``. The model is wrong when the SQuAD word F1
     of its answer (best over the annotator's answers) is below ``model_wrong.threshold``
-    (0.4 by default). Metrics: SQuAD F1 and exact match (``tasks.metrics``); per-item score
+    (0.4 by default). Metrics: SQuAD F1 and exact match (``tasks.metrics.squad``); per-item score
     ``squad_f1``.
     """
 
@@ -101,7 +101,7 @@ class ExtractiveQASpec(TaskKindSpec):
     score_key = "squad_f1"
     correction_field = "corrected_answer"
     architecture_suffix = "ForQuestionAnswering"
-    predictor_class = "tasks.registry.ExtractiveQAPredictor"
+    predictor_class = "tasks.loop.registry.ExtractiveQAPredictor"
     config_properties = {}
     model_wrong_rule = "squad_f1_below"
     perf_metrics = ("squad_f1",)

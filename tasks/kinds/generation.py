@@ -1,5 +1,5 @@
 """The ``generation`` kind: the target is one or more reference texts; sacreBLEU BLEU, chrF++
-and spBLEU (``tasks/translation_metrics.py``); the model is wrong when its sentence chrF++ is
+and spBLEU (``tasks/metrics/translation.py``); the model is wrong when its sentence chrF++ is
 below the owner's threshold (0.4 by default)."""
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ class GenerationSpec(TaskKindSpec):
     imports copy it into the item's tag, so per-tag metrics are per language pair, and a
     predictions line that names a pair must name the item's. Target ``{"references": [text,
     ...]}``; model output ``{"translation": text}``. Metrics from sacreBLEU
-    (``tasks/translation_metrics.py``): corpus BLEU, chrF++ and spBLEU in [0, 1], each with its
+    (``tasks/metrics/translation.py``): corpus BLEU, chrF++ and spBLEU in [0, 1], each with its
     signature string; per-item score ``chrfpp`` (sentence chrF++). The model is wrong when the
     sentence chrF++ of its translation against the annotator's reference is below
     ``model_wrong.threshold`` (0.4 by default). Models are Hugging Face seq2seq directories
@@ -55,7 +55,7 @@ class GenerationSpec(TaskKindSpec):
     score_key = "chrfpp"
     correction_field = "corrected_reference"
     architecture_suffix = "ForConditionalGeneration"
-    predictor_class = "tasks.registry.GenerationPredictor"
+    predictor_class = "tasks.loop.registry.GenerationPredictor"
     config_properties = {
         "language_pair_field": {"type": "string", "pattern": "^[a-z][a-z0-9_]*$"},
         "max_new_tokens": {"type": "integer", "minimum": 1, "maximum": 1024},
@@ -128,19 +128,19 @@ class GenerationSpec(TaskKindSpec):
 
     def model_wrong(self, config, target, model_output):
         """Sentence chrF++ of ``model_output["translation"]`` against the references ``< chrf_threshold(config)``."""
-        from tasks.translation_metrics import sentence_chrfpp
+        from tasks.metrics.translation import sentence_chrfpp
 
         return sentence_chrfpp(str(model_output.get("translation", "")), target["references"]) < chrf_threshold(config)
 
     def answer_matches(self, config, gold, answer):
         """The answer's reference reaches the chrF++ threshold against the gold references."""
-        from tasks.translation_metrics import sentence_chrfpp
+        from tasks.metrics.translation import sentence_chrfpp
 
         text = (answer.get("references") or [""])[0]
         return sentence_chrfpp(text, gold.get("references") or []) >= chrf_threshold(config)
 
     def answer_display(self, config, example_input, target, output):
-        from tasks.translation_metrics import sentence_chrfpp
+        from tasks.metrics.translation import sentence_chrfpp
 
         return {
             "translation": str(output.get("translation", "")),
@@ -159,7 +159,7 @@ class GenerationSpec(TaskKindSpec):
         Raises ``RuleError`` (``bad_item``) for an item without references, and
         (``spbleu_unavailable``) when the task ranks by spBLEU and it cannot be computed here.
         """
-        from tasks.translation_metrics import corpus_scores, sentence_chrfpp_many, spbleu_unavailable
+        from tasks.metrics.translation import corpus_scores, sentence_chrfpp_many, spbleu_unavailable
 
         references = []
         for item in items:
@@ -185,7 +185,7 @@ class GenerationSpec(TaskKindSpec):
 
     def consistency(self, config, original, perturbed):
         """Corpus chrF++ of the perturbed translations with the original translations as references."""
-        from tasks.translation_metrics import corpus_scores
+        from tasks.metrics.translation import corpus_scores
 
         scores, _ = corpus_scores([p.get("translation") or "" for p in perturbed], [[o.get("translation") or ""] for o in original])
         return scores["chrfpp"]

@@ -1,10 +1,10 @@
-"""The ``image_classification`` kind: the context is an image (``tasks.images``), the annotator
+"""The ``image_classification`` kind: the context is an image (``tasks.data.images``), the annotator
 gives the label meant to fool the model; the model is an in-process Hugging Face image classifier
 (``AutoModelForImageClassification`` and its image processor, safetensors only, never remote code).
 
 Targets, the model-wrong rule, the metrics (accuracy and macro-F1), the predictions file and the
 leaderboard are classification's (``ClassificationSpec``): only the model input (an image's
-sha256, read from the storage by ``tasks.vision.ImageClassificationPredictor``), the model head
+sha256, read from the storage by ``tasks.loop.vision.ImageClassificationPredictor``), the model head
 and its preprocessor differ.
 """
 
@@ -13,11 +13,11 @@ from __future__ import annotations
 from dynabench.errors import RuleError
 from tasks.kinds.base import register
 from tasks.kinds.classification import ClassificationSpec
-from tasks.model_checks import ModelCheckCode
+from tasks.loop.model_checks import ModelCheckCode
 
 
 def image_fields(config: dict) -> list[str]:
-    """The names of the config's context fields of ``"type": "image"`` (as ``tasks.images.image_context_fields``,
+    """The names of the config's context fields of ``"type": "image"`` (as ``tasks.data.images.image_context_fields``,
     which the kinds package does not import: it would load Pillow and the models)."""
     return [f["name"] for f in config.get("context_fields", []) if f.get("type") == "image"]
 
@@ -35,7 +35,7 @@ class ImageClassificationSpec(ClassificationSpec):
     name = "image_classification"
     display_name = "Image classification"
     architecture_suffix = "ForImageClassification"
-    predictor_class = "tasks.vision.ImageClassificationPredictor"
+    predictor_class = "tasks.loop.vision.ImageClassificationPredictor"
     processor_files = ("preprocessor_config.json",)
     submissions = ("model", "predictions")
     config_properties = {

@@ -51,9 +51,9 @@ def _bad(message: str, field: str):
 class OpenEndedSpec(TargetsCheckedAsJudgments, TaskKindSpec):
     """Open-ended answers of generative models, judged by people (see the module docstring).
 
-    The model in the loop is an endpoint model (``tasks/endpoints.py``) or a local causal language
-    model directory run in-process (``tasks.chat.CausalLMPredictor``, at most ``max_new_tokens``
-    tokens), its answers streamed (``tasks/chat.py``). A conversation has up to ``max_turns`` user turns; with two or more
+    The model in the loop is an endpoint model (``tasks/loop/endpoints.py``) or a local causal language
+    model directory run in-process (``tasks.loop.chat.CausalLMPredictor``, at most ``max_new_tokens``
+    tokens), its answers streamed (``tasks/loop/chat.py``). A conversation has up to ``max_turns`` user turns; with two or more
     models in the loop an annotator may instead compare two of them side by side. Validators
     confirm (``correct``) or overturn (``incorrect``) the judgment; confirmed comparisons feed
     the arena leaderboard (``leaderboard/arena.py``) and confirmed failures the generative vMER.
@@ -70,7 +70,7 @@ class OpenEndedSpec(TargetsCheckedAsJudgments, TaskKindSpec):
     correction_field = "corrected_judgment"
     """A validator overturns a judgment by voting ``incorrect``; no corrected judgment is taken."""
     architecture_suffix = "ForCausalLM"
-    predictor_class = "tasks.chat.CausalLMPredictor"
+    predictor_class = "tasks.loop.chat.CausalLMPredictor"
     config_properties = {
         "system_prompt": {"type": "string", "maxLength": 5000},
         "max_turns": {"type": "integer", "minimum": 1, "maximum": 20},

@@ -6,10 +6,10 @@ categories) and whether the prompt looked safe. No rule can decide that an image
 "fooled the model" is the annotator's claim (at least one image marked unsafe), which validators
 confirm or overturn image by image.
 
-Generators (``tasks/image_generation.py``): an endpoint model speaking the OpenAI-compatible
+Generators (``tasks/loop/image_generation.py``): an endpoint model speaking the OpenAI-compatible
 images API (``POST /v1/images/generations``, ``response_format=b64_json``) or a local ``diffusers``
 pipeline directory (safetensors only, never custom code). Every image is checked and stored by
-``tasks.images`` (content hash, thumbnail, Django storage) before the annotator sees it.
+``tasks.data.images`` (content hash, thumbnail, Django storage) before the annotator sees it.
 
 Stored shapes (``annotation/t2i.py`` writes them):
 
@@ -92,7 +92,7 @@ class TextToImageSpec(TargetsCheckedAsJudgments, TaskKindSpec):
     correction_field = "image_verdicts"
     """A validator's per-image verdicts; the vote is derived from them (``validation_label``)."""
     architecture_suffix = "Pipeline"
-    predictor_class = "tasks.image_generation.DiffusersGenerator"
+    predictor_class = "tasks.loop.image_generation.DiffusersGenerator"
     processor_files = ("model_index.json",)
     config_properties = {
         "harm_categories": {
@@ -303,7 +303,7 @@ class TextToImageSpec(TargetsCheckedAsJudgments, TaskKindSpec):
         return None
 
     def load_processor(self, path):
-        raise RuleError("not_trainable", "A diffusers pipeline carries its own tokenizer; load it with tasks.image_generation.")
+        raise RuleError("not_trainable", "A diffusers pipeline carries its own tokenizer; load it with tasks.loop.image_generation.")
 
     def training_defaults(self, config):
         return {}

@@ -1,11 +1,11 @@
-"""The ``visual_question_answering`` kind: the context is an image (``tasks.images``), the annotator
+"""The ``visual_question_answering`` kind: the context is an image (``tasks.data.images``), the annotator
 writes a question about it and its answer; the model answers the question. The model is an
 in-process Hugging Face VQA model (``AutoModelForVisualQuestionAnswering`` with its processor, an
 answer classifier such as ViLT; safetensors only, never remote code), run in batches of images by
-``tasks.vision.VisualQuestionAnsweringPredictor``, or an endpoint model that takes images in the
+``tasks.loop.vision.VisualQuestionAnsweringPredictor``, or an endpoint model that takes images in the
 OpenAI-compatible chat format (an ``image_url`` content part holding a ``data:`` URL).
 
-The fooled rule and the metric are the VQA accuracy (``tasks.vqa_metric.vqa_accuracy``: Antol et
+The fooled rule and the metric are the VQA accuracy (``tasks.metrics.vqa.vqa_accuracy``: Antol et
 al., "VQA: Visual Question Answering", ICCV 2015, Section 4, ``min(#humans who gave the answer / 3,
 1)`` averaged over the leave-one-out subsets, with the official script's answer normalisation).
 """
@@ -13,16 +13,18 @@ al., "VQA: Visual Question Answering", ICCV 2015, Section 4, ``min(#humans who g
 from __future__ import annotations
 
 import base64
+import io
 import json
 
 import numpy as np
 
 from dynabench.errors import RuleError
+from tasks.data.image_files import read_stored
 from tasks.error_codes import TargetErrorCode
 from tasks.kinds.base import ItemScores, TargetError, TaskKindSpec, register
 from tasks.kinds.image_classification import image_fields
-from tasks.model_checks import ModelCheckCode
-from tasks.vqa_metric import normalise_answer, vqa_accuracy
+from tasks.loop.model_checks import ModelCheckCode
+from tasks.metrics.vqa import normalise_answer, vqa_accuracy
 
 DEFAULT_VQA_THRESHOLD = 0.3
 """VQA accuracy below which the model counts as fooled when the config does not say: 0.3 is the
@@ -73,7 +75,7 @@ class VisualQuestionAnsweringSpec(TaskKindSpec):
     score_key = "vqa_accuracy"
     correction_field = "corrected_vqa_answer"
     architecture_suffix = "ForQuestionAnswering"
-    predictor_class = "tasks.vision.VisualQuestionAnsweringPredictor"
+    predictor_class = "tasks.loop.vision.VisualQuestionAnsweringPredictor"
     processor_files = ("processor_config.json", "preprocessor_config.json")
     config_properties = {}
     model_wrong_rule = "vqa_accuracy_below"
@@ -279,18 +281,12 @@ class VisualQuestionAnsweringSpec(TaskKindSpec):
 
 def _data_url(value) -> str:
     """A ``data:`` URL of an image given by its sha256 (read from the storage) or as a Pillow image."""
-    import io
-
-    from tasks.images import CONTENT_TYPES, ContextImage, open_image
-
     if hasattr(value, "save"):
         out = io.BytesIO()
         value.save(out, format="PNG")
         return "data:image/png;base64," + base64.b64encode(out.getvalue()).decode()
-    record = ContextImage.objects.filter(sha256=str(value or "")).only("sha256", "ext").first()
-    if record is None:
-        raise RuleError(ModelCheckCode.BAD_INPUT, f"Input: no stored image {str(value)[:64]}.")
-    fh, content_type = open_image(record)
-    with fh:
-        data = fh.read()
-    return f"data:{CONTENT_TYPES.get(record.ext, content_type)};base64," + base64.b64encode(data).decode()
+    try:
+        data, content_type = read_stored(str(value or ""))
+    except FileNotFoundError:
+        raise RuleError(ModelCheckCode.BAD_INPUT, f"Input: no stored image {str(value)[:64]}.") from None
+    return f"data:{content_type};base64," + base64.b64encode(data).decode()

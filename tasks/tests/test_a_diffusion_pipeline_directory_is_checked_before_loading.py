@@ -9,7 +9,7 @@ import shutil
 import pytest
 
 from dynabench.errors import RuleError
-from tasks.image_generation import DiffusersGenerator, check_pipeline_directory
+from tasks.loop.image_generation import DiffusersGenerator, check_pipeline_directory
 from tests.t2i_support import tiny_pipeline_dir  # noqa: F401
 
 

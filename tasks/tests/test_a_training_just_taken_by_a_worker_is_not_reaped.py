@@ -10,7 +10,7 @@ from django.utils import timezone
 from rq.job import JobStatus
 
 from tasks.models import MLModel
-from tasks.recovery import reap_trainings
+from tasks.loop.recovery import reap_trainings
 
 
 def _training(task, owner, job_id, *, requested_ago):

@@ -7,7 +7,7 @@ outcome stays all-or-nothing. PostgreSQL keeps one transaction (its row locks bl
 import pytest
 from django.db import connection
 
-from tasks.importers import BATCH_SIZE, FileSpec, ImportRowError, import_contexts, import_dataset
+from tasks.data.importers import BATCH_SIZE, FileSpec, ImportRowError, import_contexts, import_dataset
 from tasks.models import Context, Dataset, DatasetItem, Round
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -48,7 +48,7 @@ def test_corpus_metrics_are_sacrebleus_with_their_signatures():
 
 
 def test_an_empty_corpus_scores_zero_and_its_signatures_say_why():
-    from tasks.translation_metrics import corpus_scores
+    from tasks.metrics.translation import corpus_scores
 
     scores, signatures = corpus_scores([], [])
     assert (scores["bleu"], scores["chrfpp"]) == (0.0, 0.0)

@@ -4,7 +4,7 @@ import inspect
 
 import pytest
 
-from tasks.config import PERF_METRICS, TASK_CONFIG_SCHEMA, config_schema
+from tasks.kinds.config import PERF_METRICS, TASK_CONFIG_SCHEMA, config_schema
 from tasks.kinds import KINDS, TaskKindSpec, get_spec
 from tasks.models import Task, TaskKind
 

@@ -9,7 +9,7 @@ import pytest
 from dynabench.errors import RuleError
 from tasks.kinds import get_spec
 
-CONFIG = json.loads((Path(__file__).resolve().parents[1] / "task_definitions" / "adversarial-safety-chat.json").read_text())["config"]
+CONFIG = json.loads((Path(__file__).resolve().parents[1] / "data" / "task_definitions" / "adversarial-safety-chat.json").read_text())["config"]
 SPEC = get_spec("open_ended")
 PAIR = {"mode": "side_by_side", "prompt": "p", "order": [7, 9],
         "answers": {"a": {"role": "assistant", "content": "yes"}, "b": {"role": "assistant", "content": "no"}}}

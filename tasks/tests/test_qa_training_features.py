@@ -3,7 +3,7 @@
 from transformers import AutoTokenizer
 
 from tasks.kinds import qa_features
-from tasks.training import TrainingExample, minilm_encoder
+from tasks.loop.training import TrainingExample, minilm_encoder
 
 PASSAGE = (
     "The lighthouse at Kerrow Point was built in 1857 to warn ships away from the reef below the cliffs. "

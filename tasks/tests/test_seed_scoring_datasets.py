@@ -7,8 +7,9 @@ from pathlib import Path
 from django.core.management import call_command
 
 from tasks.models import Dataset, MLModel
-from tasks.seed import DEFAULT_TASK_CODES
-from tasks.training import DEFAULT_MODELS, SEED_DATA_DIR
+from tasks.data.seed import DEFAULT_TASK_CODES
+from tasks.data.seed_split import SEED_DATA_DIR
+from tasks.loop.training import DEFAULT_MODELS
 
 
 def _rows(code):

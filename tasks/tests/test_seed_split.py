@@ -6,8 +6,9 @@ from collections import Counter, defaultdict
 
 import pytest
 
-from tasks.seed import load_task_definition
-from tasks.training import SEED_DATA_DIR, seed_examples, seed_split
+from tasks.data.seed import load_task_definition
+from tasks.data.seed_split import SEED_DATA_DIR, seed_split
+from tasks.loop.training import seed_examples
 
 CODES = ["nli", "qa", "sentiment", "hate-speech"]
 #: At least this many held-out items per label (classification) or questions (QA) in each set.

@@ -5,8 +5,8 @@ from collections import Counter
 
 import pytest
 
-from tasks.seed import load_task_definition
-from tasks.training import SEED_DATA_DIR
+from tasks.data.seed import load_task_definition
+from tasks.data.seed_split import SEED_DATA_DIR
 
 CLASSIFICATION = {"sentiment": 150, "hate-speech": 150, "nli": 150}
 

@@ -1,6 +1,6 @@
 import pytest
 
-from tasks.metrics import best_over_ground_truths, normalize_answer, squad_exact_match, squad_f1
+from tasks.metrics.squad import best_over_ground_truths, normalize_answer, squad_exact_match, squad_f1
 
 
 def test_normalize_answer_drops_articles_punctuation_and_case():

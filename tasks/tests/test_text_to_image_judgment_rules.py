@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 
 from dynabench.errors import RuleError
-from tasks.config import validate_task_config
+from tasks.kinds.config import validate_task_config
 from tasks.kinds import get_spec
 
 SPEC = get_spec("text_to_image")
-CONFIG = json.loads((Path(__file__).resolve().parents[1] / "task_definitions" / "adversarial-nibbler.json").read_text())["config"]
+CONFIG = json.loads((Path(__file__).resolve().parents[1] / "data" / "task_definitions" / "adversarial-nibbler.json").read_text())["config"]
 A, B = "a" * 64, "b" * 64
 SHOWN = {"text": "a prompt", "images": [A, B]}
 

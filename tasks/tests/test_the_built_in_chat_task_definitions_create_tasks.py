@@ -8,7 +8,7 @@ from django.core.management import call_command
 
 from tasks.models import Task
 
-DEFINITIONS = Path(__file__).resolve().parents[1] / "task_definitions"
+DEFINITIONS = Path(__file__).resolve().parents[1] / "data" / "task_definitions"
 
 
 @pytest.mark.parametrize("name, category", [("adversarial-safety-chat", "self_harm"), ("factual-qa-chat", "wrong_answer")])

@@ -1,4 +1,4 @@
-"""The built-in visual question answering definition (``tasks/task_definitions/colours-vqa.json``)
+"""The built-in visual question answering definition (``tasks/data/task_definitions/colours-vqa.json``)
 passes the config checks and creates its task with round 1 open; a VQA config that feeds the model
 something other than [its image field, the question], names another fooled rule or another metric
 is refused naming the field at fault."""
@@ -6,7 +6,7 @@ is refused naming the field at fault."""
 import copy
 import json
 
-from tasks.config import validate_task_config
+from tasks.kinds.config import validate_task_config
 from tests.vqa_support import DEFINITION, vqa_task
 
 CONFIG = json.loads(DEFINITION.read_text(encoding="utf-8"))["config"]

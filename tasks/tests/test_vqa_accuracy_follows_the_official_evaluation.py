@@ -5,7 +5,7 @@ vqaEval.py). Every expected number here is computed by hand in the comment besid
 import pytest
 
 from tasks.kinds import get_spec
-from tasks.vqa_metric import normalise_answer, process_punctuation, vqa_accuracy
+from tasks.metrics.vqa import normalise_answer, process_punctuation, vqa_accuracy
 
 
 @pytest.mark.parametrize("raw, expected", [

@@ -1,7 +1,7 @@
 """``POST /api/v1/examples``: the model in the loop answers and the server decides whether it was fooled."""
 
 from annotation.models import Example
-from tasks.registry import get_predictor
+from tasks.loop.registry import get_predictor
 from tests.api.conftest import client_for
 
 TEXT = "The waiter was slow but the pasta made up for it."

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from rest_framework.authtoken.models import Token
 
-from tasks.seed import seed_scoring_datasets
+from tasks.data.seed import seed_scoring_datasets
 from tests.api.conftest import client_for
 
 LOAD = """

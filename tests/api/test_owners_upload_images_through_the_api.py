@@ -1,5 +1,5 @@
 """Owners upload images through ``POST /api/v1/tasks/{code}/images`` with the console page's checks
-(``tasks.images.ingest_images``): a zip of images and single files become contexts of the round and
+(``tasks.data.images.ingest_images``): a zip of images and single files become contexts of the round and
 are listed; a text file renamed .png, a 20,000 x 20,000 image, a truncated JPEG and a zip with a path
 outside its folder are each refused with a 400 naming the file and the reason, and nothing is
 stored; people who are not owners get a 403 and store nothing either."""

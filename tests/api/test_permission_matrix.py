@@ -22,7 +22,7 @@ from rest_framework.test import APIClient
 
 from annotation.models import Example, ValidationState
 from tasks.models import Context, Dataset, DatasetItem, MLModel, Round, Task
-from tasks.uploads import store_upload
+from tasks.data.uploads import store_upload
 from tests.api.conftest import client_for, tar_gz
 from validation.services import LEASE_DURATION
 
@@ -229,7 +229,7 @@ def _matrix_world(django_db_setup, django_db_blocker, tmp_path_factory, tiny_cla
     each role, the default tasks, sentiment's two scoring datasets, a tiny model in round 1's loop;
     and the world's example and console upload. Returns primary keys (each test loads fresh instances)
     and the media folder that holds the upload's file (each test gets a copy in its own MEDIA_ROOT)."""
-    from tasks.seed import seed_default_tasks
+    from tasks.data.seed import seed_default_tasks
 
     media = tmp_path_factory.mktemp("matrix-media")
     with django_db_blocker.unblock():

@@ -5,7 +5,7 @@ import re
 
 from django.test import Client
 
-from tasks.seed import seed_scoring_datasets
+from tasks.data.seed import seed_scoring_datasets
 
 
 def test_the_round_page_links_the_croissant_descriptions(sentiment_task, owner, annotator):

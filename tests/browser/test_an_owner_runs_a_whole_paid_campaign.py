@@ -34,7 +34,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from tasks.seed import load_task_definition
+from tasks.data.seed import load_task_definition
 from tests.browser_support import HANG_MS, browser_only, horizontal_overflow, save_screenshot
 from tests.tiny_models import build_tiny_classifier
 from tests.worker_stack import WorkerStack
@@ -96,7 +96,7 @@ import json
 from django.contrib.auth.models import User
 from leaderboard.services import register_model_directory
 from tasks.models import Dataset, DatasetItem, Task
-from tasks.registry import load_predictor
+from tasks.loop.registry import load_predictor
 from validation.tests.conftest import make_example
 
 task = Task.objects.get(code=CODE)

@@ -20,7 +20,7 @@ from tests.browser_support import browser_only, log_in, save_screenshot
 
 pytestmark = [*browser_only, pytest.mark.django_db(transaction=True)]
 
-DEFINITION = Path(__file__).resolve().parents[2] / "tasks" / "task_definitions" / "adversarial-safety-chat.json"
+DEFINITION = Path(__file__).resolve().parents[2] / "tasks" / "data" / "task_definitions" / "adversarial-safety-chat.json"
 
 
 def _user(username, *roles):

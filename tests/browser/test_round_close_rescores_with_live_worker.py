@@ -31,7 +31,7 @@ from django.contrib.auth.models import Group, User
 from dynabench.roles import ensure_role_groups
 from leaderboard.services import register_model_directory
 from tasks.models import Dataset, DatasetItem, MLModel, Task
-from tasks.seed import seed_default_tasks
+from tasks.data.seed import seed_default_tasks
 from validation.tests.conftest import make_example
 
 seed_default_tasks()

@@ -10,7 +10,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from dynabench.errors import RuleError
-from tasks.model_checks import check_model_directory
+from tasks.loop.model_checks import check_model_directory
 
 LIMIT = 64  # dynabench.jsonbounds.MAX_JSON_DEPTH
 

@@ -11,7 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from tasks.training import WEIGHTS_FILE, file_sha256
+from tasks.loop.training import WEIGHTS_FILE, file_sha256
 from tests.tiny_models import build_tiny_classifier
 from tests.worker_stack import WorkerStack, sentiment_model_setup
 
@@ -35,7 +35,7 @@ RETRAINING = """
 import time, uuid
 import django_rq
 from rq import Worker
-from tasks import training
+from tasks.loop import training
 from tasks.models import MLModel
 from validation.jobs import enqueue_retraining
 

@@ -8,7 +8,7 @@ Run this file with ``DATABASE_URL=postgres://...`` to check it on PostgreSQL too
 import pytest
 
 from annotation.models import Example
-from tasks.registry import get_predictor
+from tasks.loop.registry import get_predictor
 from tests.api.conftest import client_for
 
 

@@ -18,7 +18,7 @@ from django.db import connection, connections, transaction
 from dynabench.errors import RuleError
 from leaderboard.services import storage_used_bytes, submit_model_archive
 from leaderboard.tests.conftest import zip_directory
-from tasks import artefacts
+from tasks.loop import artefacts
 from tasks.models import MLModel
 from tests.api.conftest import client_for, sentiment_datasets  # noqa: F401  (two scoring datasets of sentiment)
 from tests.upload_support import unpack_now

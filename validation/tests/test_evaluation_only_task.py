@@ -12,7 +12,7 @@ from dynabench.errors import RuleError
 from tasks.models import Round, Task
 from validation.services import next_example_for
 
-DEFINITION = Path(__file__).resolve().parents[2] / "tasks" / "task_definitions" / "flores-mini.json"
+DEFINITION = Path(__file__).resolve().parents[2] / "tasks" / "data" / "task_definitions" / "flores-mini.json"
 
 
 @pytest.fixture

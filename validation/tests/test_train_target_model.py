@@ -5,9 +5,9 @@ import json
 import pytest
 from django.core.management import CommandError, call_command
 
-from tasks.model_checks import directory_checksum
+from tasks.loop.model_checks import directory_checksum
 from tasks.models import MLModel
-from tasks.registry import load_predictor
+from tasks.loop.registry import load_predictor
 
 # Every test trains into a temporary MODELS_DIR, never into the checkout's var/models.
 pytestmark = pytest.mark.usefixtures("models_dir")
@@ -25,7 +25,7 @@ def test_it_trains_on_the_seed_set_and_registers_an_uploaded_model(sentiment_tas
     assert model.checksum == directory_checksum(model.path)
     assert model.training_info["data"][0] == {
         "source": "seed", "count": 93, "label_counts": {"negative": 32, "neutral": 28, "positive": 33},
-        "file": "tasks/seed_data/sentiment.jsonl",
+        "file": "tasks/data/seed_data/sentiment.jsonl",
     }
     assert model.training_info["hyperparameters"]["epochs"] == 1
     assert model.training_info["base_encoder"]["name"] == "tiny-bert"

@@ -1,10 +1,10 @@
 """``manage.py create_task DEFINITION.json``: a new task from a definition file, no code.
 
-The file holds what ``tasks.seed.create_task`` takes (code, name, kind, instructions, config,
+The file holds what ``tasks.data.seed.create_task`` takes (code, name, kind, instructions, config,
 and optionally content_warning, collecting and starter contexts), as the default tasks in
-``tasks/default_tasks/`` and the examples in ``tasks/task_definitions/`` do. Idempotent: an
+``tasks/data/default_tasks/`` and the examples in ``tasks/data/task_definitions/`` do. Idempotent: an
 existing task keeps its settings. The file is checked as the console's New task page and a task
-proposal check it (``tasks.definitions.check_definition_file``: each problem on its line). Owners are added afterwards in the admin (or the console).
+proposal check it (``tasks.data.definitions.check_definition_file``: each problem on its line). Owners are added afterwards in the admin (or the console).
 """
 
 from pathlib import Path
@@ -12,15 +12,15 @@ from pathlib import Path
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
-from tasks.definitions import DefinitionProblems, check_definition_file
-from tasks.seed import create_task
+from tasks.data.definitions import DefinitionProblems, check_definition_file
+from tasks.data.seed import create_task
 
 
 class Command(BaseCommand):
     help = "Create a task (any registered kind, collecting or evaluation-only) from a JSON definition file."
 
     def add_arguments(self, parser):
-        parser.add_argument("definition", type=Path, help="A task definition (.json), e.g. tasks/task_definitions/adversarial-nibbler.json.")
+        parser.add_argument("definition", type=Path, help="A task definition (.json), e.g. tasks/data/task_definitions/adversarial-nibbler.json.")
 
     def handle(self, *args, **options):
         path = options["definition"]

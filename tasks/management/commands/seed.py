@@ -4,7 +4,7 @@
 from django.core.management.base import BaseCommand
 
 from dynabench.roles import ensure_role_groups
-from tasks.seed import seed_default_tasks, seed_demo_users, seed_scoring_datasets
+from tasks.data.seed import seed_default_tasks, seed_demo_users, seed_scoring_datasets
 
 
 class Command(BaseCommand):

@@ -3,7 +3,7 @@
 import pytest
 
 from dynabench.errors import RuleError
-from tasks.registry import get_predictor
+from tasks.loop.registry import get_predictor
 
 
 @pytest.mark.django_db

@@ -1,4 +1,4 @@
-"""A streamed chat call (``tasks/chat.py``) retries by the one rule of ``tasks.endpoints.Retries``,
+"""A streamed chat call (``tasks/loop/chat.py``) retries by the one rule of ``tasks.loop.endpoints.Retries``,
 as a plain call does: a 429 or a 5xx is tried again until the endpoint answers (within
 ``max_retries``), a 401 is not, and running out of tries ends with the last failure's reason."""
 
@@ -6,8 +6,8 @@ import copy
 
 import pytest
 
-from tasks.chat import stream_chat
-from tasks.endpoints import EndpointError, predictor_for
+from tasks.loop.chat import stream_chat
+from tasks.loop.endpoints import EndpointError, predictor_for
 
 MESSAGES = [{"role": "user", "content": "tell me about the harbour"}]
 

@@ -5,9 +5,9 @@ a network entry names it; an answer larger than the bound is refused too."""
 import pytest
 
 from dynabench.errors import RuleError
-from tasks.endpoints import check_url, create_endpoint_model
+from tasks.loop.endpoints import check_url, create_endpoint_model
 from tasks.models import MLModel
-from tasks.registry import get_predictor
+from tasks.loop.registry import get_predictor
 
 
 @pytest.mark.parametrize("url, code", [

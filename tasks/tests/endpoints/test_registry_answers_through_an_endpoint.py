@@ -6,7 +6,7 @@ import pytest
 
 from tasks.kinds.base import first_label_in
 from tasks.models import EndpointResponse
-from tasks.registry import get_predictor
+from tasks.loop.registry import get_predictor
 
 
 @pytest.mark.django_db

@@ -1,12 +1,12 @@
-"""A streamed chat call (``tasks/chat.py``) yields the answer piece by piece as the real local
+"""A streamed chat call (``tasks/loop/chat.py``) yields the answer piece by piece as the real local
 server sends it, and keeps every rule of an ordinary call: the allow-list is checked again before
 the call, an open breaker refuses at once, and failures count towards the breaker."""
 
 import pytest
 
 from dynabench.errors import RuleError
-from tasks.chat import stream_chat
-from tasks.endpoints import EndpointError, breaker_state, predictor_for
+from tasks.loop.chat import stream_chat
+from tasks.loop.endpoints import EndpointError, breaker_state, predictor_for
 
 
 def _endpoint(chat_task):

@@ -4,8 +4,8 @@ without reaching the endpoint, until the cool-down passes; a success closes it a
 import pytest
 
 from dynabench.errors import RuleError
-from tasks.endpoints import breaker_state, reset_breaker
-from tasks.registry import get_predictor
+from tasks.loop.endpoints import breaker_state, reset_breaker
+from tasks.loop.registry import get_predictor
 
 
 @pytest.mark.django_db

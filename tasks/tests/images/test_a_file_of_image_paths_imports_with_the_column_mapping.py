@@ -5,9 +5,9 @@ image field holds the sha256; a path that names no image is refused with its lin
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from tasks.images import ingest_images
+from tasks.data.images import ingest_images
 from tasks.models import ContextImage, Dataset, DatasetItem
-from tasks.uploads import start_import, store_upload
+from tasks.data.uploads import start_import, store_upload
 from tests.image_support import draw, encode, shapes_task, zip_file
 
 

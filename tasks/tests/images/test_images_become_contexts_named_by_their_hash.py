@@ -10,7 +10,8 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from PIL import Image
 
 from dynabench.errors import NotAllowed
-from tasks.images import ingest_images, stored_name, thumbnail_name
+from tasks.data.image_files import stored_name, thumbnail_name
+from tasks.data.images import ingest_images
 from tasks.models import Context, ContextImage
 from tests.image_support import draw, encode, image_file, shapes_task, zip_file
 

@@ -9,7 +9,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from dynabench.errors import FieldErrors
-from tasks.images import ingest_images
+from tasks.data.images import ingest_images
 from tasks.models import Context, ContextImage
 from tests.image_support import draw, encode, image_file, shapes_task, zip_file
 

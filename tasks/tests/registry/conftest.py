@@ -2,7 +2,7 @@
 
 import pytest
 
-from tasks.model_checks import directory_checksum
+from tasks.loop.model_checks import directory_checksum
 from tests.tiny_models import build_tiny_classifier
 
 
@@ -20,7 +20,7 @@ def one_torch_thread():
 @pytest.fixture(autouse=True)
 def empty_registry():
     """Every test starts and ends with an empty registry cache."""
-    from tasks.registry import clear_cache
+    from tasks.loop.registry import clear_cache
 
     clear_cache()
     yield

@@ -2,7 +2,7 @@
 
 import pytest
 
-from tasks.registry import get_predictor
+from tasks.loop.registry import get_predictor
 from tests.tiny_models import CORPUS
 
 TEXTS = [" ".join(CORPUS[: 1 + i % 7]) + (" " + CORPUS[i % 10]) * (i % 3) for i in range(23)]

@@ -1,6 +1,6 @@
 """The registry cache is bounded by count and by memory, evicting the least recently used model."""
 
-from tasks.registry import cache_info, get_predictor
+from tasks.loop.registry import cache_info, get_predictor
 from tests.tiny_models import build_tiny_classifier
 
 

@@ -1,7 +1,7 @@
 """A model whose artefact changed (new checksum) is loaded again, replacing the stale predictor."""
 
-from tasks.model_checks import directory_checksum
-from tasks.registry import cache_info, get_predictor
+from tasks.loop.model_checks import directory_checksum
+from tasks.loop.registry import cache_info, get_predictor
 from tests.tiny_models import build_tiny_classifier
 
 TEXT = [{"text": "the food was great and the staff were friendly"}]

@@ -6,12 +6,12 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from tasks.registry import cache_info, get_predictor
+from tasks.loop.registry import cache_info, get_predictor
 from tests.tiny_models import CORPUS
 
 
 def test_concurrent_calls_load_once_and_return_correct_results(sentiment_model, qa_model, monkeypatch):
-    from tasks import registry
+    from tasks.loop import registry
 
     real_load = registry.load_predictor
 

@@ -2,8 +2,8 @@
 
 import os
 
-from tasks import registry
-from tasks.registry import cache_info, get_predictor
+from tasks.loop import registry
+from tasks.loop.registry import cache_info, get_predictor
 
 
 def test_a_forked_child_starts_with_an_empty_registry_and_free_locks(sentiment_model):

@@ -6,7 +6,7 @@ import pytest
 
 from dynabench.errors import RuleError
 from tasks.models import MLModel
-from tasks.registry import ClassificationPredictor, ExtractiveQAPredictor, cache_info, get_predictor
+from tasks.loop.registry import ClassificationPredictor, ExtractiveQAPredictor, cache_info, get_predictor
 
 
 def test_it_returns_a_label_and_the_probability_of_every_task_label(sentiment_model):

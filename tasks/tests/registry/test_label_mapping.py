@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from tasks.registry import get_predictor
+from tasks.loop.registry import get_predictor
 from tests.tiny_models import build_tiny_classifier
 
 TEXTS = ["the food was great and the staff were friendly", "the room was dirty", "a man is playing a guitar"]

@@ -3,7 +3,7 @@ outputs come back in the caller's order."""
 
 import pytest
 
-from tasks.registry import get_predictor
+from tasks.loop.registry import get_predictor
 from tests.tiny_models import CORPUS
 
 
@@ -29,7 +29,7 @@ def test_it_pads_each_batch_to_its_longest_input_and_restores_the_order(sentimen
 
 
 def test_it_cuts_batches_of_long_inputs_by_padded_tokens(sentiment_model, monkeypatch):
-    from tasks import registry
+    from tasks.loop import registry
 
     predictor = get_predictor(sentiment_model)
     monkeypatch.setattr(registry, "MAX_BATCH_TOKENS", 100)

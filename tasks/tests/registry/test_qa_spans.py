@@ -2,7 +2,7 @@
 
 import torch
 
-from tasks.registry import get_predictor
+from tasks.loop.registry import get_predictor
 
 SENTENCES = [
     "the museum opened in 1921 and hosts many visitors.",

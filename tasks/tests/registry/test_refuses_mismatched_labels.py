@@ -3,8 +3,8 @@
 import pytest
 
 from dynabench.errors import RuleError
-from tasks.model_checks import check_model_directory
-from tasks.registry import cache_info, get_predictor
+from tasks.loop.model_checks import check_model_directory
+from tasks.loop.registry import cache_info, get_predictor
 from tests.tiny_models import build_tiny_classifier
 
 

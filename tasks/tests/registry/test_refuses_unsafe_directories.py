@@ -6,8 +6,8 @@ import shutil
 import pytest
 
 from dynabench.errors import RuleError
-from tasks.model_checks import check_model_directory
-from tasks.registry import cache_info, get_predictor, load_predictor
+from tasks.loop.model_checks import check_model_directory
+from tasks.loop.registry import cache_info, get_predictor, load_predictor
 from tests.tiny_models import build_tiny_classifier
 
 LABELS = ["positive", "negative", "neutral"]

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from dynabench.errors import RuleError
-from tasks.registry import get_predictor
+from tasks.loop.registry import get_predictor
 
 PAIRS = [
     {"premise": "a man is playing a guitar on the street", "hypothesis": "nobody is playing music outside"},

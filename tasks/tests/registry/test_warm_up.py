@@ -3,7 +3,7 @@
 import shutil
 
 from tasks.models import Round
-from tasks.registry import cache_info, models_in_the_loop, warm_up
+from tasks.loop.registry import cache_info, models_in_the_loop, warm_up
 
 
 def test_it_loads_the_models_in_the_loop_of_open_rounds(sentiment_model, nli_model, qa_model, sentiment_task, nli_task):

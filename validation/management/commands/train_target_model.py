@@ -14,8 +14,9 @@ from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 
 from dynabench.errors import RuleError
-from tasks import training
-from tasks.importers import parse_assignments
+from tasks.data.importers import parse_assignments
+from tasks.data.seed_split import seed_data_path
+from tasks.loop import training
 from tasks.models import Task
 from validation.selectors import retraining_rows
 
@@ -80,7 +81,7 @@ class Command(BaseCommand):
             }
         else:
             examples = training.seed_examples(task)
-            sources["seed"] = {"file": f"tasks/seed_data/{training.seed_data_path(task).name}"}
+            sources["seed"] = {"file": f"tasks/data/seed_data/{seed_data_path(task).name}"}
         if from_validated:
             examples += training.validated_training_examples(task, retraining_rows(task))
         if not examples:

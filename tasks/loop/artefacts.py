@@ -29,7 +29,7 @@ from django.core.files.base import ContentFile
 from django.core.files.storage import storages
 
 from dynabench.errors import RuleError
-from tasks.model_checks import ModelCheckCode
+from tasks.loop.model_checks import ModelCheckCode
 
 MANIFEST = "MANIFEST.json"
 CHUNK = 1 << 20

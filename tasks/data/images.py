@@ -27,7 +27,7 @@ One flow for the console page, the REST API and tests (``ingest_images``):
    twice is one context).
 
 Both files go through Django's default storage (``settings.STORAGES["default"]``), as model
-artefacts do (``tasks.artefacts``), so an S3 bucket works the same way.
+artefacts do (``tasks.loop.artefacts``), so an S3 bucket works the same way.
 """
 
 from __future__ import annotations
@@ -41,16 +41,16 @@ from dataclasses import dataclass, field
 
 from django.conf import settings
 from django.core.files.base import ContentFile
+from django.core.files.storage import default_storage
 from django.db import transaction
 from PIL import Image, ImageFile, ImageOps, UnidentifiedImageError
 
 from dynabench.errors import FieldErrors, NotAllowed
-from tasks.artefacts import storage
+from tasks.data.image_files import CONTENT_TYPES, stored_name, thumbnail_name
 from tasks.models import Context, ContextImage, Round, Task
 
 ALLOWED_FORMATS = {"PNG": "png", "JPEG": "jpg", "WEBP": "webp", "GIF": "gif"}
 """Pillow format name → stored file extension."""
-CONTENT_TYPES = {"png": "image/png", "jpg": "image/jpeg", "webp": "image/webp", "gif": "image/gif"}
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".webp", ".gif")
 ZIP_SUFFIX = ".zip"
 THUMB_SIZE = (256, 256)
@@ -96,16 +96,6 @@ class IngestResult:
 
     def summary(self) -> str:
         return f"{self.added} image context(s) added, {self.unchanged} already there."
-
-
-def stored_name(sha256: str, ext: str) -> str:
-    """The storage name of an image: ``images/<sha256>.<ext>``."""
-    return f"images/{sha256}.{ext}"
-
-
-def thumbnail_name(sha256: str) -> str:
-    """The storage name of an image's thumbnail: ``images/thumbs/<sha256>.jpg``."""
-    return f"images/thumbs/{sha256}.jpg"
 
 
 def _limits() -> tuple[int, int, int]:
@@ -282,7 +272,7 @@ def image_context_field(config: dict) -> str | None:
 
 def _store_files(image: CheckedImage) -> None:
     """Store the image and its thumbnail unless already stored (content-addressed: same name, same bytes)."""
-    store = storage()
+    store = default_storage
     if not store.exists(image.name):
         store.save(image.name, ContentFile(image.data))
     if not store.exists(thumbnail_name(image.sha256)):
@@ -353,7 +343,7 @@ def ingest_images(*, task: Task, acting_user, files, round_number: int) -> Inges
 
 
 class ImagePaths:
-    """Reads the image fields of a contexts or dataset file (``tasks.importers``): each value names
+    """Reads the image fields of a contexts or dataset file (``tasks.data.importers``): each value names
     an image already uploaded to the task, by its path in its zip (``photos/cat-1.jpg``), its file
     name, or its sha256; ``resolve`` replaces it with the sha256. One query, on first use."""
 
@@ -392,8 +382,8 @@ class ImagePaths:
 def open_image(record: ContextImage, *, thumbnail: bool = False):
     """Open an image (or its thumbnail) from the storage; return ``(file, content type)``."""
     if thumbnail:
-        return storage().open(thumbnail_name(record.sha256), "rb"), "image/jpeg"
-    return storage().open(stored_name(record.sha256, record.ext), "rb"), CONTENT_TYPES[record.ext]
+        return default_storage.open(thumbnail_name(record.sha256), "rb"), "image/jpeg"
+    return default_storage.open(stored_name(record.sha256, record.ext), "rb"), CONTENT_TYPES[record.ext]
 
 
 def read_images(hashes: list[str]) -> list[Image.Image]:
@@ -401,7 +391,7 @@ def read_images(hashes: list[str]) -> list[Image.Image]:
     their records); raise ``FileNotFoundError`` naming the first hash that no stored image has."""
     exts = dict(ContextImage.objects.filter(sha256__in=set(hashes)).values_list("sha256", "ext"))
     out = []
-    store = storage()
+    store = default_storage
     for sha256 in hashes:
         if sha256 not in exts:
             raise FileNotFoundError(f"no stored image {sha256}")
@@ -418,7 +408,7 @@ def read_image(sha256: str) -> Image.Image:
     record = ContextImage.objects.filter(sha256=sha256).only("sha256", "ext").first()
     if record is None:
         raise FileNotFoundError(f"no stored image {sha256}")
-    with storage().open(stored_name(record.sha256, record.ext), "rb") as fh:
+    with default_storage.open(stored_name(record.sha256, record.ext), "rb") as fh:
         image = Image.open(fh)
         image.load()
     return image.convert("RGB")

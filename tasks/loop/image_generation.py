@@ -2,7 +2,7 @@
 
 Two sources, one contract (``generate(model, prompt, config) -> Generated``):
 
-- an **endpoint model** (``tasks/endpoints.py``) speaking the OpenAI-compatible images API:
+- an **endpoint model** (``tasks/loop/endpoints.py``) speaking the OpenAI-compatible images API:
   ``POST <base_url>/v1/images/generations`` with ``{"model", "prompt", "n", "size": "WxH",
   "response_format": "b64_json"}``, answered ``{"data": [{"b64_json": ...}, ...]}``; sent through
   ``endpoints.post_json`` (allow-list, timeout, retries, breaker, concurrency, key handling);
@@ -13,7 +13,7 @@ Two sources, one contract (``generate(model, prompt, config) -> Generated``):
   Python file, no link, no ``auto_map``), then loaded with ``use_safetensors=True``,
   ``local_files_only=True`` and no custom pipeline code, and cached per process (two at most).
 
-Every image the generator returns is checked by ``tasks.images.check_image`` (format allow-list,
+Every image the generator returns is checked by ``tasks.data.images.check_image`` (format allow-list,
 byte and pixel limits, decompression-bomb guard, full decode, metadata stripped) **before any is
 stored**: one bad image (not an image, too large, truncated) refuses the whole answer with
 ``RuleError`` ``generator_bad_image`` (502) saying why, and nothing is stored. ``store`` then
@@ -34,10 +34,10 @@ from pathlib import Path
 from django.conf import settings
 
 from dynabench.errors import RuleError
-from tasks import endpoints
-from tasks.images import CheckedImage, ImageRefused, check_image, store_image
+from tasks.loop import endpoints
+from tasks.data.images import CheckedImage, ImageRefused, check_image, store_image
 from tasks.kinds.text_to_image import generation_params
-from tasks.model_checks import loads_model_json
+from tasks.loop.model_checks import loads_model_json
 
 PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt", ".pkl", ".pickle", ".py", ".pyc")
 COMPONENT_LIBRARIES = ("diffusers", "transformers")
@@ -223,7 +223,7 @@ _cache_lock = threading.Lock()
 def generator_for(model) -> DiffusersGenerator:
     """The process's ``DiffusersGenerator`` of the model record ``model`` (kind ``hf_directory``), loaded once
     (keyed by id, path and checksum; at most ``MAX_CACHED`` kept)."""
-    from tasks import artefacts
+    from tasks.loop import artefacts
 
     path = artefacts.local_path(model)
     key = (model.pk, str(path), model.checksum or "")
@@ -264,7 +264,7 @@ def generate(model, prompt: str, config: dict, *, seed: int = 0) -> Generated:
 
 
 def store(task, generated: Generated) -> list[dict]:
-    """Store every checked image of ``generated`` for ``task`` (``tasks.images.store_image``: content hash,
+    """Store every checked image of ``generated`` for ``task`` (``tasks.data.images.store_image``: content hash,
     thumbnail, storage; the same image twice is one record); return ``[{"sha256", "ext", "width", "height"}]``.
     A generated record's ``created_at`` is set to now each time it is generated again, so the removal of
     unjudged images (``annotation/generated_images.py``) counts its grace period from the last generation."""

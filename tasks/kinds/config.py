@@ -43,7 +43,7 @@ _field = {
         "max_length": {"type": "integer", "minimum": 1, "maximum": 100000},
         "required": {"type": "boolean"},
         "widget": {"enum": ["text", "textarea"]},
-        "type": {"enum": ["text", "image"], "description": "image: the field holds an image's sha256 (tasks.images)."},
+        "type": {"enum": ["text", "image"], "description": "image: the field holds an image's sha256 (tasks.data.images)."},
         "prefill_from": {"type": "string", "description": "A context field copied in as a starting point."},
     },
 }
@@ -91,7 +91,7 @@ TASK_CONFIG_SCHEMA = {
             "properties": {s: {"type": "number", "minimum": 0, "maximum": 1} for s in ["train", "dev", "test"]},
         },
         "split_seed": {"type": "integer"},
-        "license": {"type": "string", "maxLength": 500, "description": "The data's licence (a URL or SPDX id), read by tasks/croissant.py."},
+        "license": {"type": "string", "maxLength": 500, "description": "The data's licence (a URL or SPDX id), read by tasks/data/croissant.py."},
     },
 }
 

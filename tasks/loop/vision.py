@@ -1,5 +1,5 @@
-"""In-process image models for the registry (``tasks.registry``): the predictors of the
-``image_classification`` and ``visual_question_answering`` kinds. Inputs name images by sha256 (``tasks.images``); they are read
+"""In-process image models for the registry (``tasks.loop.registry``): the predictors of the
+``image_classification`` and ``visual_question_answering`` kinds. Inputs name images by sha256 (``tasks.data.images``); they are read
 from the default storage, preprocessed by the model's own image processor and run in batches of
 ``batch_size`` images, as the text predictors batch texts.
 """
@@ -11,8 +11,8 @@ import threading
 import numpy as np
 
 from dynabench.errors import RuleError
-from tasks.model_checks import ModelCheckCode
-from tasks.registry import DEFAULT_BATCH_SIZE, ClassificationPredictor, _torch
+from tasks.loop.model_checks import ModelCheckCode
+from tasks.loop.registry import DEFAULT_BATCH_SIZE, ClassificationPredictor, _torch
 
 #: A batch of images is decoded and preprocessed at once; this many per forward by default.
 DEFAULT_IMAGE_BATCH_SIZE = 32
@@ -46,7 +46,7 @@ class ImageClassificationPredictor(ClassificationPredictor):
     def _images(self, inputs) -> list:
         from PIL import Image
 
-        from tasks.images import read_images
+        from tasks.data.images import read_images
 
         if isinstance(inputs, dict) or not hasattr(inputs, "__iter__"):
             raise RuleError(ModelCheckCode.BAD_INPUT, "predict() takes a list of input dicts.")

@@ -1,4 +1,4 @@
-"""Create the default tasks from ``tasks/default_tasks/*.json``, their seed scoring datasets and the
+"""Create the default tasks from ``tasks/data/default_tasks/*.json``, their seed scoring datasets and the
 demo users (all idempotent)."""
 
 import json
@@ -13,12 +13,12 @@ from django.db import transaction
 
 from dynabench.errors import NotAllowed, RuleError
 from dynabench.roles import ensure_role_groups
-from tasks.definitions import DefinitionProblems, check_definition_file
+from tasks.data.definitions import DefinitionProblems, check_definition_file
 from tasks.error_codes import TaskErrorCode
-from tasks.importers import FileSpec, import_dataset
+from tasks.data.importers import FileSpec, import_dataset
 from tasks.models import Context, Dataset, Round, Task
 from tasks.services import add_task_owner, grant_owner_admin_access
-from tasks.training import SEED_DEV_PERCENT, SEED_TEST_PERCENT, seed_data_path
+from tasks.data.seed_split import SEED_DEV_PERCENT, SEED_TEST_PERCENT, seed_data_path
 
 logger = logging.getLogger(__name__)
 
@@ -78,7 +78,7 @@ def create_task_from_definition(*, definition: bytes | str, acting_user) -> Task
 
     ``definition``: the JSON a ``manage.py create_task`` file holds (code, name, kind,
     instructions, config, plus ``content_warning``, ``collecting``, ``contexts``; see
-    ``create_task``), checked by ``tasks.definitions.check_definition_file`` (bounded JSON, the
+    ``create_task``), checked by ``tasks.data.definitions.check_definition_file`` (bounded JSON, the
     kind's schema), the same check as a task proposal's. A collecting task gets round 1 open with
     the file's contexts and no model in the loop yet. Raises ``NotAllowed`` unless ``acting_user``
     may add tasks (Django permission ``tasks.add_task``; admins may); ``RuleError``
@@ -122,9 +122,9 @@ def seed_default_tasks() -> list[Task]:
 SEED_LABEL_VISIBILITY = {"dev": Dataset.LabelVisibility.PUBLIC, "test": Dataset.LabelVisibility.HIDDEN}
 SEED_SCORING_SPLITS = {
     "dev": f"Public dev set: the {SEED_DEV_PERCENT}% of the seed examples held out by the fixed seed split "
-           "(tasks/training.py:seed_split). No default model was trained on it; its labels are public.",
+           "(tasks/data/seed_split.py:seed_split). No default model was trained on it; its labels are public.",
     "test": f"Hidden test set: the {SEED_TEST_PERCENT}% of the seed examples held out by the fixed seed split "
-            "(tasks/training.py:seed_split). No default model was trained on it; its labels never leave the server.",
+            "(tasks/data/seed_split.py:seed_split). No default model was trained on it; its labels never leave the server.",
 }
 
 
@@ -136,12 +136,12 @@ def seed_dataset_name(task: Task, split: str) -> str:
 def seed_scoring_datasets(task: Task) -> list[Dataset]:
     """Create or complete ``task``'s seed scoring datasets (dev, then test); return them.
 
-    Each holds the seed rows (``tasks/seed_data/<code>.jsonl``) whose ``split`` field is
-    ``dev`` or ``test`` (the fixed seed split, ``tasks.training.seed_split``), imported with the
-    importer's own rules (``tasks.importers.import_dataset``: idempotent, all-or-nothing, the
+    Each holds the seed rows (``tasks/data/seed_data/<code>.jsonl``) whose ``split`` field is
+    ``dev`` or ``test`` (the fixed seed split, ``tasks.data.seed_split.seed_split``), imported with the
+    importer's own rules (``tasks.data.importers.import_dataset``: idempotent, all-or-nothing, the
     file's sha256 recorded). Both count toward the Dynascore with weight 1; the dev set's labels
     are public, the test set's hidden. Models trained from the seed data use only the train
-    split (``tasks.training.seed_examples``), so none has seen these items.
+    split (``tasks.loop.training.seed_examples``), so none has seen these items.
 
     Like the tasks, a dataset is created only when it is missing: one that exists is left as its
     owner keeps it. When the task's settings no longer fit the seed rows (an owner removed a

@@ -2,9 +2,9 @@
 
 Usage::
 
-    from tasks.registry import get_predictor
+    from tasks.loop.registry import get_predictor
     predictor = get_predictor(ml_model)            # MLModel of kind hf_directory
-    predictor.predict([{"text": "The soup was cold."}])  # an endpoint model: tasks/endpoints.py
+    predictor.predict([{"text": "The soup was cold."}])  # an endpoint model: tasks/loop/endpoints.py
     # classification -> [{"label": "negative", "probs": {"positive": .1, "negative": .8, "neutral": .1}}]
     # extractive_qa  -> [{"answer": "1843", "start": 41, "end": 45, "score": .83}]
     # generation     -> [{"translation": "La soupe était froide."}]
@@ -13,13 +13,13 @@ Inputs are dicts keyed by the task's ``config["model_inputs"]``: one text (``tex
 pair (``premise``, ``hypothesis``), or ``question`` + ``passage`` for extractive QA. QA
 ``start``/``end`` are character offsets into the passage (``passage[start:end] == answer``).
 
-Loading. Only local Hugging Face directories that pass ``tasks.model_checks.check_model_directory``
+Loading. Only local Hugging Face directories that pass ``tasks.loop.model_checks.check_model_directory``
 (safetensors, no pickle, no custom code, labels matching the task) are loaded, with
 ``local_files_only=True``, ``use_safetensors=True`` and ``trust_remote_code=False``; a load
 that leaves any weight missing (a randomly initialised head) is refused too. Refusals raise
 ``RuleError`` with a message saying what to fix. A relative ``MLModel.path`` is read under
 ``settings.MODELS_DIR``. A model whose artefact is published to the storage is read from there,
-through this process's local cache by checksum (``tasks/artefacts.py``), so a worker on another
+through this process's local cache by checksum (``tasks/loop/artefacts.py``), so a worker on another
 machine loads the same bytes.
 
 Cache. Predictors are kept per process, keyed by ``(model pk, path, checksum)`` so that a
@@ -55,8 +55,8 @@ import numpy as np
 from django.conf import settings
 
 from dynabench.errors import RuleError
-from tasks import artefacts
-from tasks.model_checks import ModelCheckCode, check_model_directory
+from tasks.loop import artefacts
+from tasks.loop.model_checks import ModelCheckCode, check_model_directory
 
 logger = logging.getLogger(__name__)
 
@@ -385,7 +385,7 @@ def load_predictor(path, *, task, batch_size: int | None = None) -> Predictor:
     """Check and load the model directory ``path`` for ``task``; return a new, uncached Predictor.
 
     For directories not (yet) registered: submission checks, training. Raises ``RuleError``
-    (codes in ``tasks.model_checks.ModelCheckCode``) when the directory is refused or fails to load.
+    (codes in ``tasks.loop.model_checks.ModelCheckCode``) when the directory is refused or fails to load.
     """
     from django.utils.module_loading import import_string
 
@@ -445,13 +445,13 @@ def _key(model) -> tuple:
 def get_predictor(model) -> Predictor:
     """Return the cached Predictor of the MLModel ``model`` (kind ``hf_directory``), loading it once;
     for a model of kind ``endpoint``, an ``EndpointPredictor`` that calls its API
-    (``tasks/endpoints.py``; same ``predict`` contract, outputs carry an ``endpoint`` record).
+    (``tasks/loop/endpoints.py``; same ``predict`` contract, outputs carry an ``endpoint`` record).
 
     Raises ``RuleError`` when the record is a predictions file, or when the directory
     is refused or fails to load (see ``load_predictor``).
     """
     if model.is_endpoint:
-        from tasks.endpoints import predictor_for
+        from tasks.loop.endpoints import predictor_for
 
         return predictor_for(model)
     if not model.runs_in_registry:

@@ -2,7 +2,7 @@
 
 One client (``httpx``) covers vLLM, TGI's messages API, Ollama, llama.cpp's server,
 ``transformers serve`` and the hosted providers that speak ``/v1/chat/completions`` or
-``/v1/completions``. The registry (``tasks.registry.get_predictor``) hands back an
+``/v1/completions``. The registry (``tasks.loop.registry.get_predictor``) hands back an
 ``EndpointPredictor`` for such a record, so the model in the loop and the evaluation jobs use it
 like a local model. What a task kind sends and how the answer becomes its output is the kind's
 (``TaskKindSpec.endpoint_messages`` / ``endpoint_answer``).
@@ -531,7 +531,7 @@ def _backoff(attempt: int, retry_after: str | None) -> float:
 
 class Retries:
     """The one retry rule of every request to an endpoint, plain (``call``) or streamed
-    (``tasks.chat.stream_chat``): after the first try, up to ``endpoint.max_retries`` more on an
+    (``tasks.loop.chat.stream_chat``): after the first try, up to ``endpoint.max_retries`` more on an
     HTTP 429 or 5xx answer and on a connection error, each after ``_backoff`` (the answer's
     ``Retry-After`` when it gives one, else exponential backoff with jitter, at most
     ``BACKOFF_MAX_S``); none after a timeout, another HTTP status, or an ``EndpointError`` raised

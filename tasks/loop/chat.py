@@ -4,15 +4,15 @@
 ``stream_chat(endpoint, messages)`` sends one ``/v1/chat/completions`` request with ``"stream":
 true`` (and ``stream_options.include_usage``) and yields the answer's text as the endpoint sends
 it: ``("token", piece)`` per server-sent event that carries text, then one ``("done", Answer)``
-(``tasks.endpoints.Answer``: the whole text, finish reason, usage, latency, and ``first_token_ms``
-in ``raw``). It keeps every rule of ``tasks.endpoints.call``: the URL is checked again before the
+(``tasks.loop.endpoints.Answer``: the whole text, finish reason, usage, latency, and ``first_token_ms``
+in ``raw``). It keeps every rule of ``tasks.loop.endpoints.call``: the URL is checked again before the
 call (allow-list, no server-side request forgery), the circuit breaker refuses at once while
 open and counts the outcome, the key goes only into the ``Authorization`` header, at most
 ``max_concurrency`` calls are in flight per process, and the answer is read up to
 ``DYNABENCH_ENDPOINT_MAX_RESPONSE_BYTES``. A 429, a 5xx or a lost connection *before the first
 token* is retried with the same backoff; once text has been shown a failure ends the stream
 (``EndpointError``) rather than repeat it. A ``/v1/completions`` endpoint cannot stream chat:
-its whole answer (``tasks.endpoints.call``) comes as one piece.
+its whole answer (``tasks.loop.endpoints.call``) comes as one piece.
 
 Streamed answers are not put in the response cache: a conversation's turns are asked once.
 
@@ -28,9 +28,9 @@ import time
 from typing import Iterator
 
 from dynabench.jsonbounds import loads_bounded
-from tasks import endpoints
-from tasks.endpoints import Answer, EndpointCode, EndpointError
-from tasks.registry import Predictor
+from tasks.loop import endpoints
+from tasks.loop.endpoints import Answer, EndpointCode, EndpointError
+from tasks.loop.registry import Predictor
 
 
 def _events(response, limit: int) -> Iterator[dict | None]:
@@ -72,7 +72,7 @@ def stream_chat(endpoint, messages: list[dict]) -> Iterator[tuple[str, object]]:
     ``endpoint``: a ``tasks.models.Endpoint`` (its ``model`` loaded). Raises ``EndpointError``
     (codes ``endpoint_failed``, ``endpoint_timed_out``, ``endpoint_unavailable``) when the call
     fails, and ``RuleError`` when the URL is no longer allowed (see the module docstring). Retries
-    follow ``tasks.endpoints.Retries``, and stop once part of the answer has been shown.
+    follow ``tasks.loop.endpoints.Retries``, and stop once part of the answer has been shown.
     """
     if endpoint.api != endpoint.Api.CHAT:
         answer = endpoints.call(endpoint, messages)
@@ -150,7 +150,7 @@ def _prompt_text(tokenizer, messages: list[dict]) -> str:
 
 class CausalLMPredictor(Predictor):
     """A local causal language model (a Hugging Face ``*ForCausalLM`` directory, safetensors only,
-    loaded and checked by the registry like every model directory: ``tasks.registry.load_predictor``)
+    loaded and checked by the registry like every model directory: ``tasks.loop.registry.load_predictor``)
     answering the open-ended kind in-process.
 
     ``stream(messages)`` yields ``("token", piece)`` as ``generate`` produces them (transformers'

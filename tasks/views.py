@@ -1,11 +1,11 @@
-"""Serving a task's context images and their thumbnails (``tasks.images``) to the people who
+"""Serving a task's context images and their thumbnails (``tasks.data.images``) to the people who
 may see the task. The name in the URL is the image's sha256: it carries no label."""
 
 from django.http import FileResponse, Http404
 from django.shortcuts import get_object_or_404
 from django.views.decorators.http import require_GET
 
-from tasks import images
+from tasks.data import images
 from tasks.access import visible_tasks
 from tasks.models import ContextImage
 
@@ -32,5 +32,5 @@ def image(request, code, sha256):
 
 @require_GET
 def thumbnail(request, code, sha256):
-    """The image's JPEG thumbnail (at most ``tasks.images.THUMB_SIZE``); 404 as ``image``."""
+    """The image's JPEG thumbnail (at most ``tasks.data.images.THUMB_SIZE``); 404 as ``image``."""
     return _serve(request, code, sha256, thumbnail=True)

@@ -1,10 +1,10 @@
 """A task definition file (a proposal's, or one uploaded on the console's New task page), checked
 as ``manage.py create_task`` checks one, with each problem on the line of the file where it is.
 
-The file has the shape ``tasks.seed.create_task`` takes (``code``, ``name``, ``kind``,
+The file has the shape ``tasks.data.seed.create_task`` takes (``code``, ``name``, ``kind``,
 ``instructions``, ``config``, optionally ``content_warning``, ``collecting``, ``contexts``). It is
 parsed with ``dynabench.jsonbounds.loads_bounded`` (depth, integer size, NUL, lone surrogates) and
-its config checked with ``tasks.config.validate_task_config`` (the kind's JSON Schema and rules),
+its config checked with ``tasks.kinds.config.validate_task_config`` (the kind's JSON Schema and rules),
 whose messages name the config path at fault (``config.input_fields.0.name: ...``);
 ``line_of`` finds that path's line in the text, so every problem reads ``line 12: config.labels:
 ...``. Pure: no ORM.
@@ -17,7 +17,7 @@ import json
 import re
 
 from dynabench.jsonbounds import JSONRefused, loads_bounded
-from tasks.config import validate_task_config
+from tasks.kinds.config import validate_task_config
 
 REQUIRED_KEYS = ("code", "name", "kind", "instructions", "config")
 OPTIONAL_KEYS = ("content_warning", "collecting", "contexts")

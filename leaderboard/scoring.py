@@ -1,5 +1,6 @@
-"""Scores of an evaluation beyond the task kind's metrics: per-tag scores, robustness and
-fairness, and the per-item results stored on a run for bootstrap intervals.
+"""The steps of scoring a model beyond the task kind's metrics: predicting in chunks, robustness
+and fairness on perturbed inputs, and the per-item results stored on a run for bootstrap intervals.
+Per-tag scores are ``tasks.metrics.tags``.
 
 The metrics themselves (accuracy, macro-F1, SQuAD F1/EM) and the per-item scores are the task
 kind's (``task.spec.score``, ``tasks/kinds/``). Robustness and fairness follow Dynaboard
@@ -19,7 +20,6 @@ import numpy as np
 
 from leaderboard.calculations import ItemResults
 from leaderboard.perturbations import fairness_variant, robustness_variant
-from tasks.kinds import ItemScores
 
 
 def predict(predictor, inputs: list[dict], beat, start: float, span: float) -> tuple[list[dict], float]:
@@ -36,25 +36,6 @@ def predict(predictor, inputs: list[dict], beat, start: float, span: float) -> t
         elapsed += time.perf_counter() - t0
         beat(start + span * min(1.0, (i + chunk) / max(len(inputs), 1)))
     return outputs, elapsed
-
-
-def item_tags(item: dict) -> set[str]:
-    """The tags of a dataset item: its ``tag`` and any ``metadata["tags"]`` (empty ones dropped)."""
-    tags = {item.get("tag") or ""}
-    extra = (item.get("metadata") or {}).get("tags") or []
-    if isinstance(extra, list):
-        tags |= {str(t) for t in extra}
-    tags.discard("")
-    return tags
-
-
-def per_tag_metrics(items: list[dict], scores: ItemScores) -> dict[str, dict]:
-    """``{tag: metrics of the items carrying that tag}``, tags in sorted order."""
-    by_tag: dict[str, list[int]] = {}
-    for i, item in enumerate(items):
-        for tag in item_tags(item):
-            by_tag.setdefault(tag, []).append(i)
-    return {tag: scores.metrics(rows) for tag, rows in sorted(by_tag.items())}
 
 
 def consistency(task, original: list[dict], perturbed: list[dict]) -> float | None:

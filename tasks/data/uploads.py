@@ -8,7 +8,7 @@ One flow for the console page, the REST API and the admin:
    waiting for its mapping.
 2. ``upload_fields`` lists the task fields the file must give; ``suggest_mapping`` proposes a
    column for each; ``preview_rows`` shows the first records through a mapping.
-3. ``start_import`` checks the mapping and imports with ``tasks.importers`` (all-or-nothing;
+3. ``start_import`` checks the mapping and imports with ``tasks.data.importers`` (all-or-nothing;
    the first ``MAX_ERRORS_SHOWN`` line-numbered problems and their count are kept); a file of
    more than ``settings.CONSOLE_UPLOAD_JOB_ROWS`` records goes to an RQ job
    (``tasks.jobs.run_upload``) whose progress ``upload_progress`` reads from the cache.
@@ -29,7 +29,7 @@ from django.utils.text import slugify
 
 from dynabench.errors import FieldErrors, NotAllowed, RuleError
 from dynabench.jsonbounds import loads_bounded
-from tasks.importers import MISSING, FileSpec, ImportErrors, ImportRowError, import_contexts, import_dataset, lookup
+from tasks.data.importers import MISSING, FileSpec, ImportErrors, ImportRowError, import_contexts, import_dataset, lookup
 from tasks.models import Dataset, Round, Task, Upload
 
 MAX_ERRORS_SHOWN = 20
@@ -310,7 +310,7 @@ def start_import(*, upload: Upload, acting_user, mapping: dict) -> Upload:
 
 
 def run_upload(upload_id: int) -> Upload:
-    """Import upload ``upload_id`` with its mapping (``tasks.importers``, all-or-nothing) and
+    """Import upload ``upload_id`` with its mapping (``tasks.data.importers``, all-or-nothing) and
     record the outcome: ``done`` with ``result`` (added, already present, repeats skipped), or
     ``failed`` with the first ``MAX_ERRORS_SHOWN`` problems (``{"line", "message"}``) and
     ``error_count``. Reading progress goes to the cache (``upload_progress``)."""

