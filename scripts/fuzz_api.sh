@@ -30,7 +30,7 @@ curl -sf --max-time 120 -o "$schema" "$base/api/schema/" || { echo "could not fe
 # One worker: schemathesis' workers are threads of one process, and CPython 3.11's ast.parse keeps
 # its recursion depth in state the threads share, so two threads parsing at once (hypothesis reads
 # the source of schemathesis' filter lambdas) can fail the run with "SystemError: AST constructor
-# recursion depth mismatch" (seen in CI on 26 November; python/cpython#106905 is the same message).
+# recursion depth mismatch" (python/cpython#106905).
 timeout $((seconds + 60)) .venv/bin/schemathesis run "$schema" \
     --url "$base" \
     --header "Authorization: Token $token" \

@@ -12,7 +12,7 @@
 # it, prints "Stopped." and exits 0; it exits 1 if a server stopped on its own.
 #
 # Environment: HOST (127.0.0.1), PORT (8000), WEB_WORKERS (2), WEB_THREADS (4), RQ_WORKERS (1),
-# plus the platform's own settings (DATABASE_URL, REDIS_URL, ... see README.md).
+# plus the platform's own settings (DATABASE_URL, REDIS_URL, ...: docs/operate/configuration.md).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
