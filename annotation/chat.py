@@ -18,13 +18,15 @@ recorded as A and B; the annotator sees "A" and "B" only.
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
 import logging
-import queue
 import random
 import threading
 import time
 from collections import Counter
 
+from asgiref.sync import sync_to_async
 from django.core import signing
 
 from annotation import qualification, services
@@ -33,9 +35,10 @@ from annotation.models import Example
 from dynabench import idempotency
 from dynabench.errors import NotAllowed, RuleError
 from tasks import access
-from tasks.loop import endpoints
+from tasks.loop.endpoints.breaker import breaker_open_for
+from tasks.loop.endpoints.budget import charge_round, check_round_budget
 from tasks.loop.chat import stream_chat
-from tasks.loop.endpoints import EndpointError
+from tasks.loop.endpoints.base import EndpointError
 from tasks.models import Context, MLModel, Round, Task
 from tasks.loop.registry import get_predictor
 from tasks.loop.training import model_ready
@@ -43,7 +46,7 @@ from tasks.loop.training import model_ready
 logger = logging.getLogger(__name__)
 
 #: Seconds a turn waits for the next piece of any answer before it gives up (the endpoint's own
-#: timeout and retries end a call sooner; this only keeps a web thread from waiting for ever).
+#: timeout and retries end a call sooner; this bounds a turn whose model stalls without failing).
 TURN_STALL_SECONDS = 300
 
 STATE_MAX_AGE_S = 6 * 3600
@@ -81,7 +84,7 @@ def loop_models(round: Round) -> list[MLModel]:
     """The round's models in the loop that can answer now (ready; an endpoint's breaker closed), by id:
     endpoint models and local causal language model directories."""
     models = round.target_models.filter(kind__in=[MLModel.Kind.ENDPOINT, MLModel.Kind.HF_DIRECTORY]).order_by("pk")
-    return [m for m in models if model_ready(m) and not (m.is_endpoint and endpoints.breaker_open_for(m) > 0)]
+    return [m for m in models if model_ready(m) and not (m.is_endpoint and breaker_open_for(m) > 0)]
 
 
 def _draw_pair(round: Round, models: list[MLModel]) -> list[MLModel]:
@@ -146,13 +149,24 @@ def _history(state: dict, side: int) -> list[dict]:
     return turns
 
 
-def take_turn(*, user, task: Task, state: dict, prompt: str):
-    """Send the annotator's ``prompt`` to the model(s) and yield the answers as they stream:
-    ``("token", side, piece)`` (side 0, or 0/1 for A/B), then ``("done", new state)``, or
-    ``("error", message)`` when a model fails mid-answer (the turn is then not counted; the
-    earlier state stays valid). Checks (``RuleError``, before anything is sent): the writer's
-    role, the round still open, the turn limit, the prompt (the task's prompt field rules), the
-    submission rate, and each endpoint's budget in the round; answers are charged to it."""
+@dataclasses.dataclass
+class Turn:
+    """A checked turn, ready to send (``prepare_turn``): the conversation's ``state``, its ``round``,
+    the cleaned prompt ``text``, and per side its model, predictor and messages."""
+
+    state: dict
+    round: Round
+    text: str
+    sides: list
+    predictors: list
+    messages: list
+
+
+def prepare_turn(*, user, task: Task, state: dict, prompt: str) -> Turn:
+    """Check a turn and gather what it needs; raise ``RuleError`` before anything is sent: the
+    writer's role, the round still open, the turn limit, the prompt (the task's prompt field
+    rules), the submission rate, and each endpoint's budget in the round. Sync: it reads the
+    database and may load a local model."""
     _check_writer(user, task)
     context = Context.objects.select_related("round__task").get(pk=state["context"], round__task=task)
     round = context.round
@@ -168,50 +182,98 @@ def take_turn(*, user, task: Task, state: dict, prompt: str):
     predictors = [get_predictor(models[pk]) for pk in state["models"]]  # endpoints, or local models loaded by the registry
     for pk in state["models"]:
         if models[pk].is_endpoint:
-            endpoints.check_round_budget(round, models[pk])
-    spec, config = task.spec, task.config
-    events: queue.Queue = queue.Queue()
+            check_round_budget(round, models[pk])
+    messages = [task.spec.chat_messages(task.config, context.data, _history(state, side) + [{"role": "user", "content": text}])
+                for side in range(len(predictors))]
+    return Turn(state=state, round=round, text=text, sides=[models[pk] for pk in state["models"]], predictors=predictors,
+                messages=messages)
 
-    def run(side: int, predictor):
-        messages = spec.chat_messages(config, context.data, _history(state, side) + [{"role": "user", "content": text}])
+
+def _charge(round: Round, models: list[MLModel], answers: dict) -> None:
+    """Count each endpoint's answer against ``round``'s budget (``answers``: side -> ``Answer``)."""
+    for side, answer in answers.items():
+        if models[side].is_endpoint:
+            output = {"endpoint": {"cached": False, "prompt_tokens": answer.prompt_tokens, "completion_tokens": answer.completion_tokens}}
+            charge_round(round, models[side], output)
+
+
+async def _in_thread(stream, messages: list[dict]):
+    """Relay a local model's blocking ``stream(messages)`` (generation runs on its own thread) to the
+    event loop, item by item."""
+    loop, relay = asyncio.get_running_loop(), asyncio.Queue()
+
+    def send(message) -> None:
+        if not loop.is_closed():  # the turn may end (and its loop close) before the model's last step
+            loop.call_soon_threadsafe(relay.put_nowait, message)
+
+    def pump():
         try:
-            steps = stream_chat(predictor.endpoint, messages) if models[state["models"][side]].is_endpoint else predictor.stream(messages)
-            for step, value in steps:
-                events.put((step, side, value))
-        except EndpointError as error:
-            events.put(("failed", side, error.message))
-        except RuleError as error:
-            events.put(("failed", side, error.message))
+            for item in stream(messages):
+                send(("item", item))
+        except Exception as error:  # noqa: BLE001 - raised again on the loop
+            send(("error", error))
+        else:
+            send(("end", None))
+
+    threading.Thread(target=pump, daemon=True, name="local-model-stream").start()
+    while True:
+        kind, value = await relay.get()
+        if kind == "end":
+            return
+        if kind == "error":
+            raise value
+        yield value
+
+
+async def take_turn(turn: Turn):
+    """Send a checked turn (``prepare_turn``) to the model(s) and yield the answers as they stream (an
+    async generator, run on the event loop: waiting on an endpoint holds no thread):
+    ``("token", side, piece)`` (side 0, or 0/1 for A/B), then ``("done", new state)``, or
+    ``("error", message)`` when a model fails mid-answer (the turn is then not counted; the
+    earlier state stays valid). Endpoint answers are charged to the round's budget. Nothing starts
+    before the first step is asked for; closing the generator early (the annotator left) cancels
+    the calls."""
+    state, sides, predictors, messages = turn.state, turn.sides, turn.predictors, turn.messages
+    events: asyncio.Queue = asyncio.Queue()
+
+    async def run(side: int, predictor):
+        try:
+            if sides[side].is_endpoint:
+                steps = stream_chat(predictor.endpoint, messages[side])
+            else:
+                steps = _in_thread(predictor.stream, messages[side])
+            async for step, value in steps:
+                await events.put((step, side, value))
+        except (EndpointError, RuleError) as error:
+            await events.put(("failed", side, error.message))
         except Exception as error:  # a side that dies must still end the turn, never leave it waiting
             logger.exception("model %s failed mid-answer", state["models"][side])
-            events.put(("failed", side, f"the model's call failed ({type(error).__name__})."))
+            await events.put(("failed", side, f"the model's call failed ({type(error).__name__})."))
 
-    threads = [threading.Thread(target=run, args=(i, p), daemon=True) for i, p in enumerate(predictors)]
-    for thread in threads:
-        thread.start()
-    answers, failure, open_sides = {}, None, len(threads)
-    while open_sides:
-        try:
-            step, side, value = events.get(timeout=TURN_STALL_SECONDS)
-        except queue.Empty:
-            failure, open_sides = failure or f"no answer for {TURN_STALL_SECONDS} s.", 0
-            break
-        if step == "token":
-            yield "token", side, value
-        elif step == "done":
-            answers[side], open_sides = value, open_sides - 1
-        else:
-            failure, open_sides = failure or value, open_sides - 1
-    for side, answer in answers.items():
-        model = models[state["models"][side]]
-        if model.is_endpoint:
-            output = {"endpoint": {"cached": False, "prompt_tokens": answer.prompt_tokens, "completion_tokens": answer.completion_tokens}}
-            endpoints.charge_round(round, model, output)
+    runners = [asyncio.create_task(run(i, p)) for i, p in enumerate(predictors)]
+    answers, failure, open_sides = {}, None, len(runners)
+    try:
+        while open_sides:
+            try:
+                step, side, value = await asyncio.wait_for(events.get(), TURN_STALL_SECONDS)
+            except asyncio.TimeoutError:
+                failure, open_sides = failure or f"no answer for {TURN_STALL_SECONDS} s.", 0
+                break
+            if step == "token":
+                yield "token", side, value
+            elif step == "done":
+                answers[side], open_sides = value, open_sides - 1
+            else:
+                failure, open_sides = failure or value, open_sides - 1
+    finally:
+        for runner in runners:
+            runner.cancel()
+    await sync_to_async(_charge)(turn.round, sides, answers)
     if failure is not None:
         yield "error", None, f"The model did not finish its answer: {failure} Your prompt was not counted; send it again."
         return
-    records = [_turn_record(models[state["models"][i]], predictors[i], answers[i]) for i in range(len(predictors))]
-    yield "done", None, {**state, "turns": [*state["turns"], text], "answers": [*state["answers"], records]}
+    records = [_turn_record(sides[i], predictors[i], answers[i]) for i in range(len(predictors))]
+    yield "done", None, {**state, "turns": [*state["turns"], turn.text], "answers": [*state["answers"], records]}
 
 
 def transcript(task: Task, state: dict, context_data: dict) -> list[dict]:

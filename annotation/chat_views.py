@@ -7,6 +7,7 @@ piece as the endpoint sends it, then ``done`` with the page's new chat fragment,
 without JavaScript the same POST answers with the whole page once the answer is complete.
 """
 
+from asgiref.sync import sync_to_async
 from django.http import Http404, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
@@ -14,7 +15,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from annotation import chat
-from annotation.htmx_views import _active_task, _annotator_page, _content_warning_page, _my_progress, _saved_example
+from annotation.htmx_views import _active_task, _annotator_page, _log_in_first, _content_warning_page, _my_progress, _saved_example
 from annotation.models import Example
 from dynabench.errors import RuleError
 from tasks.loop.chat import sse
@@ -76,53 +77,61 @@ def chat_page(request, code):
     return _page(request, task, data)
 
 
-def _stream(request, task, state: dict, events, first):
-    """The server-sent events of one turn (see the module docstring)."""
+async def _stream(request, task, state: dict, events):
+    """The server-sent events of one turn (see the module docstring), rendered off the event loop.
+    The turn starts here, in the loop that serves the stream."""
+    fragment = sync_to_async(lambda state, problem="": render_to_string(
+        "annotation/_chat.html", _fragment(request, task, state, problem=problem), request=request))
     try:
-        event = first
-        while event is not None:
-            step, side, value = event
+        async for step, side, value in events:
             if step == "token":
                 yield sse("token", {"side": side, "t": value})
             elif step == "error":
-                html = render_to_string("annotation/_chat.html", _fragment(request, task, state, problem=value), request=request)
-                yield sse("problem", {"message": value, "html": html})
+                yield sse("problem", {"message": value, "html": await fragment(state, problem=value)})
             else:
-                html = render_to_string("annotation/_chat.html", _fragment(request, task, value), request=request)
-                yield sse("done", {"html": html})
-            event = next(events, None)
+                yield sse("done", {"html": await fragment(value)})
     except RuleError as error:
         yield sse("problem", {"message": error.message, "html": ""})
+    finally:
+        await events.aclose()
 
 
 @require_POST
-@_annotator_page
-def chat_turn(request, code):
-    """One turn: the prompt goes to the model(s); streamed (SSE) or, without JavaScript, the whole page."""
-    task = _task(code)
+async def chat_turn(request, code):
+    """One turn: the prompt goes to the model(s); streamed (SSE) or, without JavaScript, the whole page.
+
+    An async view: between the checks and the last piece of the answer it holds no thread, so the
+    people waiting on models never hold up anyone else's pages (``dynabench/asgi.py``)."""
+    user = await request.auser()
+    if not user.is_authenticated:
+        return _log_in_first(request)
+    task = await sync_to_async(_task)(code)
     prompt = request.POST.get("prompt", "")
+    state = None
     try:
-        state = chat.read_state(user=request.user, task=task, token=request.POST.get("state", ""))
-        events = chat.take_turn(user=request.user, task=task, state=state, prompt=prompt)
-        first = next(events)  # the checks run here: a refusal is an ordinary 4xx page
-    except RuleError as error:
-        if "state" not in locals():
-            return _page(request, task, {"problem": error.message, "choose": True}, status=error.status_code)
-        return _page(request, task, _fragment(request, task, state, problem=error.message, values={"prompt": prompt}),
-                     status=error.status_code)
+        state = chat.read_state(user=user, task=task, token=request.POST.get("state", ""))
+        turn = await sync_to_async(chat.prepare_turn)(user=user, task=task, state=state, prompt=prompt)
+    except RuleError as error:  # refused before anything is sent: an ordinary 4xx page
+        message, status = error.message, error.status_code
+        if state is None:
+            return await sync_to_async(_page)(request, task, {"problem": message, "choose": True}, status=status)
+        return await sync_to_async(lambda: _page(request, task, _fragment(request, task, state, problem=message,
+                                                                          values={"prompt": prompt}), status=status))()
+    events = chat.take_turn(turn)
     if "text/event-stream" in request.headers.get("Accept", ""):
-        response = StreamingHttpResponse(_stream(request, task, state, events, first), content_type="text/event-stream")
+        response = StreamingHttpResponse(_stream(request, task, state, events), content_type="text/event-stream")
         response["Cache-Control"] = "no-cache"
         response["X-Accel-Buffering"] = "no"  # a proxy in front must not hold the stream back
         return response
     new_state, problem = state, ""
-    for step, _side, value in [first, *events]:
+    async for step, _side, value in events:
         if step == "done":
             new_state = value
         elif step == "error":
             problem = value
-    return _page(request, task, _fragment(request, task, new_state, problem=problem,
-                                          values={"prompt": prompt} if problem else None), status=503 if problem else 200)
+    return await sync_to_async(lambda: _page(request, task, _fragment(request, task, new_state, problem=problem,
+                                                                      values={"prompt": prompt} if problem else None),
+                                             status=503 if problem else 200))()
 
 
 @require_POST

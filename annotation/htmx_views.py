@@ -79,13 +79,18 @@ def _annotator_page(view):
     def wrapper(request, *args, **kwargs):
         if request.user.is_authenticated:
             return view(request, *args, **kwargs)
-        if request.htmx:
-            page = request.htmx.current_url_abs_path or request.get_full_path()
-            login = f"{resolve_url(settings.LOGIN_URL)}?{urlencode({'next': page})}"
-            return HttpResponse("Log in to write examples.", status=401, headers={"HX-Redirect": login})
-        return redirect_to_login(request.get_full_path())
+        return _log_in_first(request)
 
     return wrapper
+
+
+def _log_in_first(request) -> HttpResponse:
+    """The answer to a visitor: the log-in page, or for an HTMX request a 401 with ``HX-Redirect`` to it."""
+    if request.htmx:
+        page = request.htmx.current_url_abs_path or request.get_full_path()
+        login = f"{resolve_url(settings.LOGIN_URL)}?{urlencode({'next': page})}"
+        return HttpResponse("Log in to write examples.", status=401, headers={"HX-Redirect": login})
+    return redirect_to_login(request.get_full_path())
 
 
 def _active_task(code: str) -> Task:

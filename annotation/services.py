@@ -25,7 +25,8 @@ from dynabench import hotsql, idempotency
 from dynabench.errors import NotAllowed, RateLimited, RuleError
 from dynabench.ratelimits import count_hit, hits
 from tasks import access
-from tasks.loop import endpoints
+from tasks.loop.endpoints.breaker import breaker_open_for
+from tasks.loop.endpoints.budget import charge_round, check_round_budget
 from tasks.models import Context, MLModel, Round, Task
 from tasks.loop.registry import get_predictor
 from tasks.loop.training import model_ready
@@ -408,7 +409,7 @@ def model_in_loop(round: Round) -> MLModel:
     """Return the model in the loop that answers the next example of ``round``.
 
     The candidates are the round's target models that are model directories or endpoints
-    (``tasks/loop/endpoints.py``; one whose circuit breaker is open is left out while another can
+    (``tasks/loop/endpoints/``; one whose circuit breaker is open is left out while another can
     answer). With one, it answers. With several, the round's ``loop_rule`` (chosen by the owner, ``Round.LoopRule``)
     decides, from one aggregate over the round's examples per model:
 
@@ -439,7 +440,7 @@ def model_in_loop(round: Round) -> MLModel:
     # An endpoint whose circuit breaker is open is out of rotation while another model can answer;
     # when none can, it stays the choice and the call is refused with the reason (``_predict``).
     if len(ready) > 1:
-        ready = [m for m in ready if not (m.is_endpoint and endpoints.breaker_open_for(m) > 0)] or ready
+        ready = [m for m in ready if not (m.is_endpoint and breaker_open_for(m) > 0)] or ready
     models = ready
     if len(models) == 1:
         return models[0]
@@ -495,19 +496,19 @@ class ModelNotReady(RuleError):
 def _predict(model: MLModel, inputs: dict, *, round: Round | None = None) -> tuple[dict, float]:
     """Return the model's output for one input and the seconds the registry took (load included).
 
-    An endpoint model (``tasks/loop/endpoints.py``) is first checked against ``round``'s budget of calls
+    An endpoint model (``tasks/loop/endpoints/``) is first checked against ``round``'s budget of calls
     and tokens (``endpoint_budget_spent``, 409), and its answer is counted against it. When it does
     not answer (timed out, failing, its circuit breaker open) the example is refused (503) with the
     reason: nothing is saved, and the create page keeps the annotator's text in the form to submit again.
     """
     started = time.perf_counter()
     if model.is_endpoint and round is not None:
-        endpoints.check_round_budget(round, model)
+        check_round_budget(round, model)
     try:
         output = get_predictor(model).predict([inputs])[0]
     except RuleError as error:
         if model.is_endpoint and error.status_code == 503:
-            wait = endpoints.breaker_open_for(model)
+            wait = breaker_open_for(model)
             again = f"submit it again in {wait:.0f} s" if wait > 0 else "submit it again in a moment"
             raise RuleError(
                 error.code, f"{error.message} Nothing was saved; your text stays in the form: {again}.", status_code=503,
@@ -522,14 +523,14 @@ def _predict(model: MLModel, inputs: dict, *, round: Round | None = None) -> tup
             status_code=503,
         )
     if model.is_endpoint and round is not None:
-        endpoints.charge_round(round, model, output)
+        charge_round(round, model, output)
     return output, time.perf_counter() - started
 
 
 def loop_notice(model: MLModel) -> str:
     """A notice for the create page when ``model`` (``model_in_loop``'s choice) is an endpoint taken out
     of rotation (its circuit breaker is open), else ''. Writing stays open; submitting is refused until it answers."""
-    wait = endpoints.breaker_open_for(model) if model.is_endpoint else 0.0
+    wait = breaker_open_for(model) if model.is_endpoint else 0.0
     if wait <= 0:
         return ""
     return (f"The model in the loop ({model.name}) is not answering right now; the platform tries it again in "

@@ -27,7 +27,8 @@ from annotation.error_codes import AnnotationErrorCode as Code
 from annotation.models import Example
 from dynabench import idempotency
 from dynabench.errors import RuleError
-from tasks.loop import endpoints, image_generation
+from tasks.loop import image_generation
+from tasks.loop.endpoints.budget import charge_round, check_round_budget
 from tasks.models import Context, MLModel, Task
 
 sign_state, read_state = chat.sign_state, chat.read_state
@@ -78,10 +79,10 @@ def generate(*, user, task: Task, state: dict, prompt: str) -> dict:
         raise RuleError(Code.NO_MODEL_IN_LOOP, "The generator of this attempt was removed; start a new one.", status_code=409)
     services.check_submission_rate(key=f"user:{user.pk}")
     if model.is_endpoint:
-        endpoints.check_round_budget(context.round, model)
+        check_round_budget(context.round, model)
     generated = image_generation.generate(model, text, task.config, seed=random.randrange(2**31))
     if model.is_endpoint:
-        endpoints.charge_round(context.round, model, {"endpoint": {"cached": False}})
+        charge_round(context.round, model, {"endpoint": {"cached": False}})
     stored = image_generation.store(task, generated)
     return {**state, "prompt": text, "images": stored, "generator": generated.generator}
 

@@ -84,7 +84,8 @@ def texts(n: int, offset: int = 0) -> list[str]:
 def figure_1(url: str, n_items: int, concurrency: int) -> None:
     from leaderboard.jobs import evaluate_model, evaluate_run
     from leaderboard.models import EvaluationRun
-    from tasks.loop.endpoints import create_endpoint_model, request_body
+    from tasks.loop.endpoints.calls import request_body
+    from tasks.loop.endpoints.records import create_endpoint_model
     from tasks.models import Dataset, DatasetItem, Task
     from tasks.loop.registry import get_predictor
 
@@ -148,7 +149,7 @@ def figure_2(url: str, n: int) -> None:
     from django.test import Client
 
     from annotation.models import Example
-    from tasks.loop.endpoints import create_endpoint_model
+    from tasks.loop.endpoints.records import create_endpoint_model
     from tasks.models import MLModel, Task
     from tests.tiny_models import build_tiny_classifier
 

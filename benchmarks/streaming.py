@@ -82,7 +82,7 @@ def prepare(args, server_url: str):
     from django.core.management import call_command
 
     from dynabench.roles import ensure_role_groups
-    from tasks.loop.endpoints import create_endpoint_model
+    from tasks.loop.endpoints.records import create_endpoint_model
     from tasks.data.seed import create_task
 
     call_command("migrate", verbosity=0)

@@ -116,7 +116,7 @@ class OpenRoundForm(forms.Form):
 
 
 class EndpointModelForm(forms.Form):
-    """A model behind an OpenAI-compatible endpoint (``tasks.loop.endpoints.create_endpoint_model``). The key
+    """A model behind an OpenAI-compatible endpoint (``tasks.loop.endpoints.records.create_endpoint_model``). The key
     field is write-only: it is never rendered back."""
 
     name = forms.CharField(max_length=200)

@@ -36,7 +36,8 @@ from console.forms import (
 from dynabench.errors import FieldErrors, RuleError
 from dynabench.params import whole_number
 from tasks import access
-from tasks.loop import endpoints
+from tasks.loop.endpoints.budget import round_usage
+from tasks.loop.endpoints.records import create_endpoint_model
 from tasks.data import uploads
 from tasks import services as task_services
 from tasks.data.seed import create_task_from_definition
@@ -141,11 +142,11 @@ def settings_preview(request, task):
 
 
 def _with_endpoint_usage(rounds) -> list[Round]:
-    """The rounds, each open one carrying ``endpoint_use`` (``tasks.loop.endpoints.round_usage``: calls and
+    """The rounds, each open one carrying ``endpoint_use`` (``tasks.loop.endpoints.budget.round_usage``: calls and
     tokens of endpoint models against the round's budget)."""
     rounds = list(rounds)
     for round in rounds:
-        round.endpoint_use = endpoints.round_usage(round) if round.status == Round.Status.OPEN else {}
+        round.endpoint_use = round_usage(round) if round.status == Round.Status.OPEN else {}
     return rounds
 
 
@@ -174,13 +175,13 @@ def rounds_page(request, task):
 @owner_console
 @require_POST
 def add_endpoint(request, task):
-    """Add a model behind an OpenAI-compatible endpoint to the task (``tasks.loop.endpoints.create_endpoint_model``);
+    """Add a model behind an OpenAI-compatible endpoint to the task (``tasks.loop.endpoints.records.create_endpoint_model``);
     it can then be put in the loop of the next round. Refusals (a URL off the allow-list, ...) show on the form."""
     form = EndpointModelForm(request.POST)
     status = 400
     if form.is_valid():
         try:
-            model = endpoints.create_endpoint_model(task=task, owner=request.user, **form.arguments())
+            model = create_endpoint_model(task=task, owner=request.user, **form.arguments())
         except RuleError as refused:
             form.add_error(refused.field if refused.field in form.fields else None, refused.message)
             status = refused.status_code
@@ -479,4 +480,4 @@ def dashboard(request, task, number=None):
         unsafe = image_judgments.unsafe_rates(task, round=round, generator=whole_number(request.GET.get("generator") or "", minimum=1))
     return _page(request, task, "dashboard.html", "dashboard", round=round, board=board, counts=counts,
                  per_hour_svg=per_hour_svg, vmer_svg=vmer_svg, rounds=task.rounds.order_by("-number"),
-                 endpoint_use=endpoints.round_usage(round), unsafe=unsafe)
+                 endpoint_use=round_usage(round), unsafe=unsafe)

@@ -356,11 +356,11 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
-    # httpx logs a line per request at INFO (endpoint models, tasks/loop/endpoints.py): failures are logged there instead.
+    # httpx logs a line per request at INFO (endpoint models, tasks/loop/endpoints/): failures are logged there instead.
     "loggers": {"django.db.backends": {"level": "INFO"}, "httpx": {"level": "WARNING"}, "httpcore": {"level": "WARNING"}},
 }
 
-# Models behind endpoints (tasks/loop/endpoints.py). The allow-list: host names, *.suffix patterns or networks
+# Models behind endpoints (tasks/loop/endpoints/). The allow-list: host names, *.suffix patterns or networks
 # (comma-separated), e.g. "api.openai.com,*.together.xyz,10.20.0.0/16"; empty: no endpoint may be called.
 # Link-local and metadata addresses are always refused; addresses inside the platform's own networks
 # (DYNABENCH_ENDPOINT_BLOCKED_NETWORKS, loopback and private ranges by default) only when a network

@@ -14,7 +14,7 @@ on a refusal nothing is stored (no row, no file).
 - :func:`submit_predictions`: a JSONL prediction file covering every item of the task's
   scoring datasets (checked by ``leaderboard.predictions``).
 - :func:`register_model_directory`: a task owner registers a directory already on the server.
-- :func:`submit_endpoint`: a model behind an OpenAI-compatible endpoint (``tasks/loop/endpoints.py``).
+- :func:`submit_endpoint`: a model behind an OpenAI-compatible endpoint (``tasks/loop/endpoints/``).
 - :func:`set_model_visibility`: publish / anonymise (owner only).
 """
 
@@ -345,7 +345,7 @@ def submit_endpoint(
 ) -> MLModel:
     """Submit a model behind an OpenAI-compatible endpoint instead of an archive; queue its evaluation.
 
-    The connection is checked (``tasks.loop.endpoints.create_endpoint_model``: the URL against the admin's
+    The connection is checked (``tasks.loop.endpoints.records.create_endpoint_model``: the URL against the admin's
     allow-list, no link-local, private or file URLs; parameters, prompt overrides, timeout, retries,
     concurrency) and ``api_key`` is stored encrypted, never shown back. A researcher cannot name an
     environment variable for the key (only the platform's admins and task owners set those, through
@@ -353,7 +353,7 @@ def submit_endpoint(
     send the scoring datasets' inputs (never their labels) within ``max_concurrency``. Raises
     ``RateLimited`` (daily limit) and ``RuleError`` (``wrong_submission``, ``endpoint_*`` codes).
     """
-    from tasks.loop.endpoints import create_endpoint_model
+    from tasks.loop.endpoints.records import create_endpoint_model
 
     name = check_can_submit(user=user, task=task, name=name, rate_limited=rate_limited, submission="endpoint")
     with transaction.atomic():

@@ -116,8 +116,11 @@ echo "== Starting the web server ($WEB_WORKERS workers) and $RQ_WORKERS RQ worke
 # master: a quick shutdown that ended in "Worker ... was sent SIGKILL!"); cleanup() stops them.
 # Web processes warm the models in the loop as they start (DYNABENCH_WARM_MODELS=0 turns it off), so
 # the first example per process does not wait seconds for a model to load; workers load their own.
-DYNABENCH_WARM_MODELS="${DYNABENCH_WARM_MODELS:-1}" setsid .venv/bin/gunicorn dynabench.wsgi:application \
-    --bind "$HOST:$PORT" --workers "$WEB_WORKERS" --threads "$WEB_THREADS" --timeout 120 \
+# ASGI under uvicorn workers (dynabench/asgi.py): async views wait on models without a thread; the
+# other views run on WEB_THREADS threads per process.
+WEB_THREADS="$WEB_THREADS" DYNABENCH_WARM_MODELS="${DYNABENCH_WARM_MODELS:-1}" setsid .venv/bin/gunicorn \
+    dynabench.asgi:application --worker-class uvicorn_worker.UvicornWorker \
+    --bind "$HOST:$PORT" --workers "$WEB_WORKERS" --timeout 120 \
     --graceful-timeout "$GRACEFUL_TIMEOUT" --no-control-socket --access-logfile - &
 pids+=($!)
 # The training queue first: on a first run the models in the loop are trained before anything is

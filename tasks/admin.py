@@ -220,7 +220,7 @@ class ContextAdmin(OwnerScopedAdmin):
 
 
 class EndpointAdminForm(forms.ModelForm):
-    """An endpoint model's connection, checked as everywhere (``tasks/loop/endpoints.py``: the allow-list, the
+    """An endpoint model's connection, checked as everywhere (``tasks/loop/endpoints/``: the allow-list, the
     parameters, the key's variable name). The key itself is write-only: typed here, stored encrypted,
     never shown (leave it empty to keep the stored one)."""
 
@@ -231,7 +231,7 @@ class EndpointAdminForm(forms.ModelForm):
         fields = ("base_url", "api", "model_name", "params", "prompt", "api_key_env", "timeout_s", "max_retries", "max_concurrency")
 
     def clean_base_url(self):
-        from tasks.loop.endpoints import check_url
+        from tasks.loop.endpoints.urls import check_url
 
         try:
             return check_url(self.cleaned_data["base_url"])
@@ -239,7 +239,7 @@ class EndpointAdminForm(forms.ModelForm):
             raise forms.ValidationError(refused.message) from None
 
     def clean_params(self):
-        from tasks.loop.endpoints import clean_params
+        from tasks.loop.endpoints.records import clean_params
 
         try:
             return clean_params(self.cleaned_data["params"])
@@ -247,7 +247,7 @@ class EndpointAdminForm(forms.ModelForm):
             raise forms.ValidationError(refused.message) from None
 
     def clean_api_key_env(self):
-        from tasks.loop.endpoints import check_key_env
+        from tasks.loop.endpoints.keys import check_key_env
 
         try:
             return check_key_env(self.cleaned_data["api_key_env"])
@@ -255,7 +255,7 @@ class EndpointAdminForm(forms.ModelForm):
             raise forms.ValidationError(refused.message) from None
 
     def save(self, commit=True):
-        from tasks.loop.endpoints import set_api_key
+        from tasks.loop.endpoints.keys import set_api_key
 
         if self.cleaned_data.get("api_key"):
             set_api_key(self.instance, self.cleaned_data["api_key"])

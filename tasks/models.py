@@ -246,7 +246,7 @@ class MLModel(models.Model):
 
     @property
     def is_endpoint(self) -> bool:
-        """True for a connection to an OpenAI-compatible API (its ``endpoint`` row, ``tasks/loop/endpoints.py``)."""
+        """True for a connection to an OpenAI-compatible API (its ``endpoint`` row, ``tasks/loop/endpoints/``)."""
         return self.Kind(self.kind) is self.Kind.ENDPOINT
 
     @property
@@ -463,7 +463,7 @@ class Endpoint(models.Model):
     ``api_key_encrypted`` (Fernet under a key derived from ``SECRET_KEY``) or read from the
     environment variable ``api_key_env`` (its name must start with
     ``settings.DYNABENCH_ENDPOINT_KEY_ENV_PREFIX``); it is never shown back (no serializer,
-    page, admin field, export or log line carries it). Rules: ``tasks/loop/endpoints.py``.
+    page, admin field, export or log line carries it). Rules: ``tasks/loop/endpoints/``.
     """
 
     class Api(models.TextChoices):

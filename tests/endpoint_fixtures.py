@@ -32,7 +32,8 @@ def endpoint_server(_shared_endpoint_server, settings):
 def make_endpoint_model(endpoint_server, db):
     """``make_endpoint_model(task, **fields)``: an endpoint model of ``task`` served by ``endpoint_server``
     (a fresh breaker: model ids are reused between tests)."""
-    from tasks.loop.endpoints import create_endpoint_model, reset_breaker
+    from tasks.loop.endpoints.breaker import reset_breaker
+    from tasks.loop.endpoints.records import create_endpoint_model
 
     def make(task, *, name="tiny-gpt2-endpoint", url=None, **fields):
         fields.setdefault("model_name", "tiny-gpt2")

@@ -60,7 +60,8 @@ def diffusers_generator(task, path, name="tiny-sd-local"):
 
 def endpoint_generator(task, url, name="tiny-sd-endpoint", **fields):
     """An endpoint model of ``task`` answering the images API at ``url`` (a fresh breaker), in round 1's loop."""
-    from tasks.loop.endpoints import create_endpoint_model, reset_breaker
+    from tasks.loop.endpoints.breaker import reset_breaker
+    from tasks.loop.endpoints.records import create_endpoint_model
 
     fields.setdefault("timeout_s", 60)
     fields.setdefault("max_retries", 0)

@@ -8,6 +8,7 @@ import re
 from django.urls import reverse
 
 from annotation.models import Example
+from tests.generative_support import read_stream
 
 
 def _state(html: str) -> str:
@@ -38,7 +39,7 @@ def test_three_streamed_turns_then_a_judgment_store_the_transcript(client, annot
         response = client.post(reverse("annotation:chat_turn", args=[code]), {"state": state, "prompt": prompt},
                                HTTP_ACCEPT="text/event-stream")
         assert response["Content-Type"] == "text/event-stream"
-        events = _events(b"".join(response.streaming_content))
+        events = _events(read_stream(response))
         tokens = [e["t"] for name, e in events if name == "token"]
         assert tokens and events[-1][0] == "done"
         streamed.append("".join(tokens))

@@ -7,6 +7,7 @@ import re
 from django.urls import reverse
 
 from annotation.models import Example
+from tests.generative_support import read_stream
 
 
 def _state(html):
@@ -14,7 +15,7 @@ def _state(html):
 
 
 def _events(response):
-    body = b"".join(response.streaming_content).decode()
+    body = read_stream(response).decode()
     return [(re.search(r"^event: (.*)$", b, re.M).group(1), json.loads(re.search(r"^data: (.*)$", b, re.M).group(1)))
             for b in body.strip().split("\n\n")]
 

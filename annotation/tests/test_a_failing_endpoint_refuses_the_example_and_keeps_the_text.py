@@ -6,7 +6,7 @@ import pytest
 
 from annotation.models import Example
 from annotation.tests.helpers import HTMX, token_of
-from tasks.loop.endpoints import breaker_state
+from tasks.loop.endpoints.breaker import breaker_state
 
 TEXT = "the service was slow and the room was dirty"
 

@@ -6,7 +6,7 @@ import pytest
 
 from annotation.models import Example
 from annotation.tests.helpers import HTMX, token_of
-from tasks.loop.endpoints import round_usage
+from tasks.loop.endpoints.budget import round_usage
 from tasks.kinds.base import first_label_in
 
 TEXT = "the food was great and the staff were friendly"

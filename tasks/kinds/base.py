@@ -129,7 +129,7 @@ class TaskKindSpec:
     platform trains its fixed recipe on, ``DataCentricSpec``)."""
 
     takes_endpoints: bool = True
-    """True when a model behind an OpenAI-compatible endpoint can answer this kind (``tasks/loop/endpoints.py``):
+    """True when a model behind an OpenAI-compatible endpoint can answer this kind (``tasks/loop/endpoints/``):
     the spec turns the model input into messages (``endpoint_messages``) and the text of the answer into
     the kind's output (``endpoint_answer``, by the rule ``endpoint_answer_rule`` states)."""
     endpoint_answer_rule: str = ""

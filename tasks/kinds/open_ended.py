@@ -51,7 +51,7 @@ def _bad(message: str, field: str):
 class OpenEndedSpec(TargetsCheckedAsJudgments, TaskKindSpec):
     """Open-ended answers of generative models, judged by people (see the module docstring).
 
-    The model in the loop is an endpoint model (``tasks/loop/endpoints.py``) or a local causal language
+    The model in the loop is an endpoint model (``tasks/loop/endpoints/``) or a local causal language
     model directory run in-process (``tasks.loop.chat.CausalLMPredictor``, at most ``max_new_tokens``
     tokens), its answers streamed (``tasks/loop/chat.py``). A conversation has up to ``max_turns`` user turns; with two or more
     models in the loop an annotator may instead compare two of them side by side. Validators

@@ -4,15 +4,16 @@
 ``stream_chat(endpoint, messages)`` sends one ``/v1/chat/completions`` request with ``"stream":
 true`` (and ``stream_options.include_usage``) and yields the answer's text as the endpoint sends
 it: ``("token", piece)`` per server-sent event that carries text, then one ``("done", Answer)``
-(``tasks.loop.endpoints.Answer``: the whole text, finish reason, usage, latency, and ``first_token_ms``
-in ``raw``). It keeps every rule of ``tasks.loop.endpoints.call``: the URL is checked again before the
+(``tasks.loop.endpoints.base.Answer``: the whole text, finish reason, usage, latency, and ``first_token_ms``
+in ``raw``). It keeps every rule of ``tasks.loop.endpoints.calls.call``: the URL is checked again before the
 call (allow-list, no server-side request forgery), the circuit breaker refuses at once while
 open and counts the outcome, the key goes only into the ``Authorization`` header, at most
-``max_concurrency`` calls are in flight per process, and the answer is read up to
+``max_concurrency`` calls are in flight across all processes (``tasks.loop.endpoints.slots``), and the answer is read up to
 ``DYNABENCH_ENDPOINT_MAX_RESPONSE_BYTES``. A 429, a 5xx or a lost connection *before the first
 token* is retried with the same backoff; once text has been shown a failure ends the stream
 (``EndpointError``) rather than repeat it. A ``/v1/completions`` endpoint cannot stream chat:
-its whole answer (``tasks.loop.endpoints.call``) comes as one piece.
+its whole answer (``tasks.loop.endpoints.aio.acall``) comes as one piece. It runs on the event
+loop (an async generator): waiting on the endpoint holds no thread.
 
 Streamed answers are not put in the response cache: a conversation's turns are asked once.
 
@@ -25,18 +26,22 @@ from __future__ import annotations
 import json
 import threading
 import time
-from typing import Iterator
+from typing import AsyncIterator, Iterator
 
 from dynabench.jsonbounds import loads_bounded
-from tasks.loop import endpoints
-from tasks.loop.endpoints import Answer, EndpointCode, EndpointError
+from tasks.loop.endpoints.aio import acall, acheck, async_client_for, headers_for
+from tasks.loop.endpoints.base import Answer, EndpointCode, EndpointError, setting
+from tasks.loop.endpoints.breaker import record_outcome
+from tasks.loop.endpoints.calls import Retries, request_body
+from tasks.loop.endpoints.slots import slots
+from tasks.loop.endpoints.urls import api_url
 from tasks.loop.registry import Predictor
 
 
-def _events(response, limit: int) -> Iterator[dict | None]:
+async def _events(response, limit: int) -> AsyncIterator[dict | None]:
     """The JSON payloads of a server-sent event stream (``None`` for ``[DONE]``), read up to ``limit`` bytes."""
     size = 0
-    for line in response.iter_lines():
+    async for line in response.aiter_lines():
         size += len(line) + 1
         if size > limit:
             raise EndpointError(EndpointCode.FAILED, f"The endpoint's answer is larger than {limit} bytes.")
@@ -66,68 +71,72 @@ def _count(usage: dict, name: str) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
 
-def stream_chat(endpoint, messages: list[dict]) -> Iterator[tuple[str, object]]:
-    """Yield ``("token", str)`` for each piece of the answer as it arrives, then ``("done", Answer)``.
+async def stream_chat(endpoint, messages: list[dict]) -> AsyncIterator[tuple[str, object]]:
+    """Yield ``("token", str)`` for each piece of the answer as it arrives, then ``("done", Answer)``,
+    from the event loop: while the endpoint thinks, no thread is held.
 
     ``endpoint``: a ``tasks.models.Endpoint`` (its ``model`` loaded). Raises ``EndpointError``
     (codes ``endpoint_failed``, ``endpoint_timed_out``, ``endpoint_unavailable``) when the call
     fails, and ``RuleError`` when the URL is no longer allowed (see the module docstring). Retries
-    follow ``tasks.loop.endpoints.Retries``, and stop once part of the answer has been shown.
+    follow ``tasks.loop.endpoints.calls.Retries``, and stop once part of the answer has been shown.
+    The slot of the endpoint's shared concurrency limit is renewed as the stream is read.
     """
     if endpoint.api != endpoint.Api.CHAT:
-        answer = endpoints.call(endpoint, messages)
+        answer = await acall(endpoint, messages)
         answer.raw["first_token_ms"] = answer.latency_ms
         yield "token", answer.text
         yield "done", answer
         return
-    model = endpoint.model  # cached on the predictor's endpoint (predictor_for): no query from this thread
-    if endpoints.breaker_open_for(model) > 0:
-        raise EndpointError(EndpointCode.UNAVAILABLE, "The endpoint's circuit breaker is open after repeated failures.")
-    url = endpoints.api_url(endpoint)
-    endpoints.check_url(endpoint.base_url)
-    client, semaphore = endpoints._client(endpoint)
-    key = endpoints.api_key(endpoint)
-    headers = {"Authorization": f"Bearer {key}", "Accept": "text/event-stream"} if key else {"Accept": "text/event-stream"}
-    body = endpoints.request_body(endpoint, messages) | {"stream": True, "stream_options": {"include_usage": True}}
-    limit = int(endpoints._setting("DYNABENCH_ENDPOINT_MAX_RESPONSE_BYTES", 2**20))
+    model = endpoint.model  # cached on the predictor's endpoint (predictor_for): no query here
+    await acheck(endpoint)
+    url, client = api_url(endpoint), async_client_for(endpoint)
+    headers = headers_for(endpoint, Accept="text/event-stream")
+    body = request_body(endpoint, messages) | {"stream": True, "stream_options": {"include_usage": True}}
+    limit = int(setting("DYNABENCH_ENDPOINT_MAX_RESPONSE_BYTES", 2**20))
+    renew_every = slots(endpoint).lease_s / 3
     started = time.perf_counter()
     shown = False
-    tries = endpoints.Retries(endpoint)
-    for _ in tries:
-        with tries.guard(), semaphore, client.stream("POST", url, json=body, headers=headers) as response:
-            if response.status_code == 200:
-                text, usage, finish, first_ms, chunk_id = [], {}, "", None, ""
-                for event in _events(response, limit):
-                    if event is None:
-                        break
-                    if not isinstance(event, dict):
-                        raise EndpointError(EndpointCode.FAILED, "The endpoint's stream is not an OpenAI-style chat stream.")
-                    chunk_id = chunk_id or str(event.get("id", ""))[:200]
-                    if isinstance(event.get("usage"), dict):
-                        usage = event["usage"]
-                    choices = event.get("choices") or []
-                    if choices and isinstance(choices[0], dict) and choices[0].get("finish_reason"):
-                        finish = str(choices[0]["finish_reason"])[:50]
-                    piece = _piece(event) if choices else ""
-                    if piece:
-                        if first_ms is None:
-                            first_ms = (time.perf_counter() - started) * 1000
-                        shown = True
-                        text.append(piece)
-                        yield "token", piece
-                latency_ms = (time.perf_counter() - started) * 1000
-                whole = "".join(text)
-                raw = {"id": chunk_id, "model": endpoint.model_name, "finish_reason": finish, "text": whole,
-                       "usage": usage, "stream": True, "first_token_ms": round(first_ms if first_ms is not None else latency_ms, 3)}
-                endpoints._record_outcome(model, True)
-                yield "done", Answer(text=whole, raw=raw, latency_ms=latency_ms, prompt_tokens=_count(usage, "prompt_tokens"),
-                                     completion_tokens=_count(usage, "completion_tokens"))
-                return
-            response.read()
-            tries.refused(response)
+    tries = Retries(endpoint)
+    async for _ in tries:
+        with tries.guard():
+            async with slots(endpoint).ahold() as renew, client.stream("POST", url, json=body, headers=headers) as response:
+                if response.status_code == 200:
+                    text, usage, finish, first_ms, chunk_id = [], {}, "", None, ""
+                    renewed = time.monotonic()
+                    async for event in _events(response, limit):
+                        if event is None:
+                            break
+                        if not isinstance(event, dict):
+                            raise EndpointError(EndpointCode.FAILED, "The endpoint's stream is not an OpenAI-style chat stream.")
+                        chunk_id = chunk_id or str(event.get("id", ""))[:200]
+                        if isinstance(event.get("usage"), dict):
+                            usage = event["usage"]
+                        choices = event.get("choices") or []
+                        if choices and isinstance(choices[0], dict) and choices[0].get("finish_reason"):
+                            finish = str(choices[0]["finish_reason"])[:50]
+                        piece = _piece(event) if choices else ""
+                        if piece:
+                            if first_ms is None:
+                                first_ms = (time.perf_counter() - started) * 1000
+                            shown = True
+                            text.append(piece)
+                            yield "token", piece
+                        if time.monotonic() - renewed > renew_every:
+                            await renew()
+                            renewed = time.monotonic()
+                    latency_ms = (time.perf_counter() - started) * 1000
+                    whole = "".join(text)
+                    raw = {"id": chunk_id, "model": endpoint.model_name, "finish_reason": finish, "text": whole,
+                           "usage": usage, "stream": True, "first_token_ms": round(first_ms if first_ms is not None else latency_ms, 3)}
+                    record_outcome(model, True)
+                    yield "done", Answer(text=whole, raw=raw, latency_ms=latency_ms, prompt_tokens=_count(usage, "prompt_tokens"),
+                                         completion_tokens=_count(usage, "completion_tokens"))
+                    return
+                await response.aread()
+                tries.refused(response)
         if shown:
             tries.stop()
-    endpoints._record_outcome(model, False, tries.error.message)
+    record_outcome(model, False, tries.error.message)
     raise tries.error
 
 

@@ -2,10 +2,10 @@
 
 Two sources, one contract (``generate(model, prompt, config) -> Generated``):
 
-- an **endpoint model** (``tasks/loop/endpoints.py``) speaking the OpenAI-compatible images API:
+- an **endpoint model** (``tasks/loop/endpoints/``) speaking the OpenAI-compatible images API:
   ``POST <base_url>/v1/images/generations`` with ``{"model", "prompt", "n", "size": "WxH",
   "response_format": "b64_json"}``, answered ``{"data": [{"b64_json": ...}, ...]}``; sent through
-  ``endpoints.post_json`` (allow-list, timeout, retries, breaker, concurrency, key handling);
+  ``post_json`` (allow-list, timeout, retries, breaker, concurrency, key handling);
   the answer is read up to ``settings.DYNABENCH_IMAGE_ENDPOINT_MAX_RESPONSE_BYTES`` (64 MiB);
 - a **local ``diffusers`` pipeline directory** (``DiffusersGenerator``): checked first
   (``check_pipeline_directory``: ``model_index.json`` naming a pipeline class of ``diffusers``
@@ -34,7 +34,10 @@ from pathlib import Path
 from django.conf import settings
 
 from dynabench.errors import RuleError
-from tasks.loop import endpoints
+from tasks.loop.endpoints.base import EndpointError
+from tasks.loop.endpoints.breaker import breaker_open_for
+from tasks.loop.endpoints.calls import post_json
+from tasks.loop.endpoints.predictor import predictor_for
 from tasks.data.images import CheckedImage, ImageRefused, check_image, store_image
 from tasks.kinds.text_to_image import generation_params
 from tasks.loop.model_checks import loads_model_json
@@ -84,16 +87,16 @@ def _refuse_images(model, raw: list[bytes]) -> list[CheckedImage]:
 
 
 def _endpoint_images(model, prompt: str, params: dict) -> tuple[list[bytes], dict]:
-    endpoint = endpoints.predictor_for(model).endpoint
+    endpoint = predictor_for(model).endpoint
     body = {"model": endpoint.model_name, "prompt": prompt, "n": params["n"], "size": f"{params['size']}x{params['size']}",
             "response_format": "b64_json"}
     if "seed" in endpoint.params:
         body["seed"] = endpoint.params["seed"]
     limit = int(getattr(settings, "DYNABENCH_IMAGE_ENDPOINT_MAX_RESPONSE_BYTES", 64 * 2**20))
     try:
-        answer, latency_ms = endpoints.post_json(endpoint, "images/generations", body, max_bytes=limit)
-    except endpoints.EndpointError as error:
-        wait = endpoints.breaker_open_for(model)
+        answer, latency_ms = post_json(endpoint, "images/generations", body, max_bytes=limit)
+    except EndpointError as error:
+        wait = breaker_open_for(model)
         again = f"try again in {wait:.0f} s" if wait > 0 else "try again in a moment"
         raise RuleError(error.code, f"The image generator '{model.name}' failed: {error.message} Nothing was saved; "
                                     f"your prompt stays in the form: {again}.", status_code=503) from None

@@ -4,7 +4,7 @@ Usage::
 
     from tasks.loop.registry import get_predictor
     predictor = get_predictor(ml_model)            # MLModel of kind hf_directory
-    predictor.predict([{"text": "The soup was cold."}])  # an endpoint model: tasks/loop/endpoints.py
+    predictor.predict([{"text": "The soup was cold."}])  # an endpoint model: tasks/loop/endpoints/
     # classification -> [{"label": "negative", "probs": {"positive": .1, "negative": .8, "neutral": .1}}]
     # extractive_qa  -> [{"answer": "1843", "start": 41, "end": 45, "score": .83}]
     # generation     -> [{"translation": "La soupe était froide."}]
@@ -445,13 +445,13 @@ def _key(model) -> tuple:
 def get_predictor(model) -> Predictor:
     """Return the cached Predictor of the MLModel ``model`` (kind ``hf_directory``), loading it once;
     for a model of kind ``endpoint``, an ``EndpointPredictor`` that calls its API
-    (``tasks/loop/endpoints.py``; same ``predict`` contract, outputs carry an ``endpoint`` record).
+    (``tasks/loop/endpoints/``; same ``predict`` contract, outputs carry an ``endpoint`` record).
 
     Raises ``RuleError`` when the record is a predictions file, or when the directory
     is refused or fails to load (see ``load_predictor``).
     """
     if model.is_endpoint:
-        from tasks.loop.endpoints import predictor_for
+        from tasks.loop.endpoints.predictor import predictor_for
 
         return predictor_for(model)
     if not model.runs_in_registry:

@@ -1,4 +1,4 @@
-"""A streamed chat call (``tasks/loop/chat.py``) retries by the one rule of ``tasks.loop.endpoints.Retries``,
+"""A streamed chat call (``tasks/loop/chat.py``) retries by the one rule of ``tasks.loop.endpoints.calls.Retries``,
 as a plain call does: a 429 or a 5xx is tried again until the endpoint answers (within
 ``max_retries``), a 401 is not, and running out of tries ends with the last failure's reason."""
 
@@ -6,10 +6,19 @@ import copy
 
 import pytest
 
+from asgiref.sync import async_to_sync
+
 from tasks.loop.chat import stream_chat
-from tasks.loop.endpoints import EndpointError, predictor_for
+from tasks.loop.endpoints.base import EndpointError
+from tasks.loop.endpoints.predictor import predictor_for
 
 MESSAGES = [{"role": "user", "content": "tell me about the harbour"}]
+
+
+@async_to_sync
+async def streamed(endpoint, messages) -> list[tuple]:
+    """Every step of ``stream_chat`` (an async generator), run to its end."""
+    return [step async for step in stream_chat(endpoint, messages)]
 
 
 @pytest.fixture
@@ -22,7 +31,7 @@ def endpoint(chat_task):
 def test_a_429_and_a_503_are_tried_again_and_the_answer_streams(endpoint, endpoint_server):
     endpoint_server.fail_next = [429, 503]
 
-    steps = list(stream_chat(endpoint, MESSAGES))
+    steps = streamed(endpoint, MESSAGES)
 
     assert len(endpoint_server.requests) == 3 and all(r["body"]["stream"] for r in endpoint_server.requests)
     (answer,) = [value for step, value in steps if step == "done"]
@@ -33,7 +42,7 @@ def test_a_401_is_not_tried_again(endpoint, endpoint_server):
     endpoint_server.fail_next = [401]
 
     with pytest.raises(EndpointError) as failed:
-        list(stream_chat(endpoint, MESSAGES))
+        streamed(endpoint, MESSAGES)
 
     assert failed.value.code == "endpoint_failed" and "HTTP 401" in failed.value.message
     assert len(endpoint_server.requests) == 1
@@ -43,6 +52,6 @@ def test_the_tries_end_at_max_retries_with_the_last_reason(endpoint, endpoint_se
     endpoint_server.fail_next = [503, 503, 502]
 
     with pytest.raises(EndpointError) as failed:
-        list(stream_chat(endpoint, MESSAGES))
+        streamed(endpoint, MESSAGES)
 
     assert "HTTP 502" in failed.value.message and len(endpoint_server.requests) == 3

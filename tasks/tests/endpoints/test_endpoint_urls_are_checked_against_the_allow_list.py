@@ -5,7 +5,8 @@ a network entry names it; an answer larger than the bound is refused too."""
 import pytest
 
 from dynabench.errors import RuleError
-from tasks.loop.endpoints import check_url, create_endpoint_model
+from tasks.loop.endpoints.records import create_endpoint_model
+from tasks.loop.endpoints.urls import check_url
 from tasks.models import MLModel
 from tasks.loop.registry import get_predictor
 

@@ -4,9 +4,19 @@ the call, an open breaker refuses at once, and failures count towards the breake
 
 import pytest
 
+from asgiref.sync import async_to_sync
+
 from dynabench.errors import RuleError
 from tasks.loop.chat import stream_chat
-from tasks.loop.endpoints import EndpointError, breaker_state, predictor_for
+from tasks.loop.endpoints.base import EndpointError
+from tasks.loop.endpoints.breaker import breaker_state
+from tasks.loop.endpoints.predictor import predictor_for
+
+
+@async_to_sync
+async def streamed(endpoint, messages) -> list[tuple]:
+    """Every step of ``stream_chat`` (an async generator), run to its end."""
+    return [step async for step in stream_chat(endpoint, messages)]
 
 
 def _endpoint(chat_task):
@@ -15,7 +25,7 @@ def _endpoint(chat_task):
 
 def test_the_answer_comes_piece_by_piece(chat_task, endpoint_server):
     endpoint = _endpoint(chat_task)
-    steps = list(stream_chat(endpoint, [{"role": "user", "content": "tell me about the museum"}]))
+    steps = streamed(endpoint, [{"role": "user", "content": "tell me about the museum"}])
     pieces = [value for step, value in steps if step == "token"]
     (answer,) = [value for step, value in steps if step == "done"]
     assert len(pieces) == 6 and "".join(pieces) == answer.text  # max_tokens 6, one event per token
@@ -28,16 +38,16 @@ def test_the_allow_list_and_the_breaker_hold(chat_task, endpoint_server, setting
     endpoint = _endpoint(chat_task)
     settings.DYNABENCH_ENDPOINT_ALLOWLIST = []
     with pytest.raises(RuleError) as refused:
-        list(stream_chat(endpoint, [{"role": "user", "content": "hi"}]))
+        streamed(endpoint, [{"role": "user", "content": "hi"}])
     assert refused.value.code == "endpoint_url_not_allowed"
     assert endpoint_server.requests == []
     settings.DYNABENCH_ENDPOINT_ALLOWLIST = ["127.0.0.1/32"]
     settings.DYNABENCH_ENDPOINT_BREAKER_FAILURES = 1
     endpoint_server.fail_next = [500] * 4
     with pytest.raises(EndpointError):
-        list(stream_chat(endpoint, [{"role": "user", "content": "hi"}]))
+        streamed(endpoint, [{"role": "user", "content": "hi"}])
     assert breaker_state(endpoint.model)["open"]
     asked = len(endpoint_server.requests)
     with pytest.raises(EndpointError) as unavailable:
-        list(stream_chat(endpoint, [{"role": "user", "content": "hi"}]))
+        streamed(endpoint, [{"role": "user", "content": "hi"}])
     assert unavailable.value.code == "endpoint_unavailable" and len(endpoint_server.requests) == asked

@@ -4,7 +4,7 @@ without reaching the endpoint, until the cool-down passes; a success closes it a
 import pytest
 
 from dynabench.errors import RuleError
-from tasks.loop.endpoints import breaker_state, reset_breaker
+from tasks.loop.endpoints.breaker import breaker_state, reset_breaker
 from tasks.loop.registry import get_predictor
 
 

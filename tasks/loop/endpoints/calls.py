@@ -1,0 +1,279 @@
+"""Calls to an endpoint from a thread: one process-wide ``httpx.Client`` per endpoint setting, the
+retry rule (shared with the event loop's calls, ``aio``), the request body, and the plain JSON calls."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import os
+import random
+import threading
+import time
+from contextlib import contextmanager
+
+
+from dynabench.errors import RuleError
+from dynabench.jsonbounds import loads_bounded
+from tasks.loop.endpoints.base import Answer, BACKOFF_BASE_S, BACKOFF_MAX_S, EndpointCode, EndpointError, logger, setting
+from tasks.loop.endpoints.breaker import breaker_open_for, record_outcome
+from tasks.loop.endpoints.keys import api_key
+from tasks.loop.endpoints.slots import slots
+from tasks.loop.endpoints.urls import api_url, check_url
+
+
+_clients: dict[tuple, object] = {}
+_clients_lock = threading.Lock()
+
+
+def _reset_after_fork() -> None:
+    global _clients_lock
+    _clients_lock = threading.Lock()
+    _clients.clear()
+
+
+os.register_at_fork(after_in_child=_reset_after_fork)
+
+
+def client_for(endpoint):
+    """The process's ``httpx.Client`` for the endpoint's current settings (a changed record gets a new one)."""
+    import httpx
+
+    key = (endpoint.model_id, endpoint.updated_at, endpoint.max_concurrency, endpoint.timeout_s)
+    with _clients_lock:
+        if key not in _clients:
+            for old in [k for k in _clients if k[0] == endpoint.model_id]:
+                _clients.pop(old).close()
+            limits = httpx.Limits(max_connections=endpoint.max_concurrency, max_keepalive_connections=endpoint.max_concurrency)
+            _clients[key] = httpx.Client(
+                timeout=httpx.Timeout(endpoint.timeout_s), limits=limits, follow_redirects=False, trust_env=False,
+            )
+        return _clients[key]
+
+
+def _text(content) -> str:
+    """A message's text for a completions prompt; content parts (an image) cannot go there: refused
+    (``create_endpoint_model`` keeps kinds that send images on the chat API; this catches an endpoint
+    switched to completions afterwards)."""
+    if isinstance(content, str):
+        return content
+    raise RuleError(EndpointCode.BAD_SETTINGS, "This task sends images, which only the chat API carries: set the endpoint's API to chat.",
+                    field="api")
+
+
+def request_body(endpoint, messages: list[dict]) -> dict:
+    """The JSON body of one call: chat messages, or for ``/v1/completions`` one prompt joining them."""
+    body = {"model": endpoint.model_name, **endpoint.params}
+    if endpoint.api == endpoint.Api.CHAT:
+        body["messages"] = messages
+    else:
+        body["prompt"] = "\n\n".join(_text(m["content"]) for m in messages) + "\n"
+    return body
+
+
+def cache_key(endpoint, messages: list[dict]) -> str:
+    """sha256 of the request that decides the answer (API, model name, parameters, messages)."""
+    return hashlib.sha256(json.dumps(request_body(endpoint, messages) | {"api": endpoint.api}, sort_keys=True).encode()).hexdigest()
+
+
+def read_bounded(response, limit: int) -> bytes:
+    chunks, size = [], 0
+    for chunk in response.iter_bytes():
+        size += len(chunk)
+        if size > limit:
+            raise EndpointError(EndpointCode.FAILED, f"The endpoint's answer is larger than {limit} bytes.")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def answer_of(endpoint, data: bytes, latency_ms: float) -> Answer:
+    try:
+        body = loads_bounded(data)
+        choice = body["choices"][0]
+        text = choice["message"]["content"] if endpoint.api == endpoint.Api.CHAT else choice["text"]
+        if not isinstance(text, str):
+            raise TypeError("the answer's text is not a string")
+    except (ValueError, KeyError, IndexError, TypeError) as error:
+        raise EndpointError(EndpointCode.FAILED, f"The endpoint's answer is not an OpenAI-style completion ({error}).") from None
+    usage = body.get("usage") if isinstance(body.get("usage"), dict) else {}
+
+    def count(name):
+        value = usage.get(name)
+        return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+    raw = {"id": str(body.get("id", ""))[:200], "model": str(body.get("model", ""))[:200],
+           "finish_reason": str(choice.get("finish_reason", ""))[:50], "text": text, "usage": usage}
+    return Answer(text=text, raw=raw, latency_ms=latency_ms, prompt_tokens=count("prompt_tokens"),
+                  completion_tokens=count("completion_tokens"))
+
+
+def backoff(attempt: int, retry_after: str | None) -> float:
+    if retry_after:
+        try:
+            return min(BACKOFF_MAX_S, max(0.0, float(retry_after)))
+        except ValueError:
+            pass
+    return min(BACKOFF_MAX_S, BACKOFF_BASE_S * 2**attempt) * (0.5 + random.random() / 2)
+
+
+class Retries:
+    """The one retry rule of every request to an endpoint, plain (``call``) or streamed
+    (``tasks.loop.chat.stream_chat``), from a thread (``for``) or a coroutine (``async for``): after the first try, up to ``endpoint.max_retries`` more on an
+    HTTP 429 or 5xx answer and on a connection error, each after ``backoff`` (the answer's
+    ``Retry-After`` when it gives one, else exponential backoff with jitter, at most
+    ``BACKOFF_MAX_S``); none after a timeout, another HTTP status, or an ``EndpointError`` raised
+    by the try itself (a malformed or oversized answer). ``error`` holds the last failure
+    (``EndpointError``); counting it in the circuit breaker is the caller's::
+
+        tries = Retries(endpoint)
+        for _ in tries:
+            with tries.guard():
+                ...  # one request; return on success, tries.refused(response) on another status
+        record_outcome(model, False, tries.error.message)
+        raise tries.error
+    """
+
+    def __init__(self, endpoint):
+        self.endpoint = endpoint
+        self.error: EndpointError | None = None
+        self._stop = False
+        self._retry_after: str | None = None
+
+    def __iter__(self):
+        for attempt in range(self.endpoint.max_retries + 1):
+            self._retry_after = None
+            yield attempt
+            if self._stop:
+                return
+            if attempt < self.endpoint.max_retries:
+                time.sleep(backoff(attempt, self._retry_after))
+
+    async def __aiter__(self):
+        """The same tries for a coroutine (``async for _ in tries``): the backoff awaits instead of sleeping."""
+        for attempt in range(self.endpoint.max_retries + 1):
+            self._retry_after = None
+            yield attempt
+            if self._stop:
+                return
+            if attempt < self.endpoint.max_retries:
+                await asyncio.sleep(backoff(attempt, self._retry_after))
+
+    def refused(self, response) -> None:
+        """Record an answer other than 200: retried when 429 or 5xx (after its ``Retry-After``)."""
+        self.error = EndpointError(EndpointCode.FAILED, f"The endpoint answered HTTP {response.status_code}.")
+        if response.status_code != 429 and response.status_code < 500:
+            self._stop = True
+        else:
+            self._retry_after = response.headers.get("retry-after")
+
+    def stop(self) -> None:
+        """No more tries (e.g. a stream that already showed part of its answer)."""
+        self._stop = True
+
+    @contextmanager
+    def guard(self):
+        """Run one try: a timeout, a connection error or an ``EndpointError`` inside becomes ``error``."""
+        import httpx
+
+        try:
+            yield
+        except httpx.TimeoutException:
+            self.error = EndpointError(EndpointCode.TIMED_OUT, f"The endpoint did not answer within {self.endpoint.timeout_s:g} s.")
+            self._stop = True
+        except httpx.TransportError as exc:
+            self.error = EndpointError(EndpointCode.FAILED, f"The connection to the endpoint failed ({type(exc).__name__}).")
+        except EndpointError as exc:
+            self.error = exc
+            self._stop = True
+
+
+def call(endpoint, messages: list[dict], *, checked: bool = False, failures_known: bool = True) -> Answer:
+    """Send one request to ``endpoint`` and return its ``Answer``; raise ``EndpointError`` when it fails.
+
+    Refuses at once while the breaker is open (``endpoint_unavailable``) and checks the URL again
+    (``check_url``, a ``RuleError``), unless the caller did both just before (``checked``); retries
+    429/5xx/connection errors with backoff; counts a failure in the breaker, and a success too when
+    the breaker may hold failures (``failures_known``; a caller that read it closed and clean passes
+    False and spares the shared cache a round trip). Thread-safe; blocks while ``max_concurrency``
+    calls are in flight. Retries follow ``Retries``.
+    """
+    model = endpoint.model
+    if not checked:
+        if breaker_open_for(model) > 0:
+            raise EndpointError(EndpointCode.UNAVAILABLE, "The endpoint's circuit breaker is open after repeated failures.")
+        check_url(endpoint.base_url)
+    url = api_url(endpoint)
+    client = client_for(endpoint)
+    key = api_key(endpoint)
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    body = request_body(endpoint, messages)
+    limit = int(setting("DYNABENCH_ENDPOINT_MAX_RESPONSE_BYTES", 2**20))
+    started = time.perf_counter()
+    tries = Retries(endpoint)
+    for _ in tries:
+        with tries.guard(), slots(endpoint).hold(), client.stream("POST", url, json=body, headers=headers) as response:
+            data = read_bounded(response, limit)
+            if response.status_code == 200:
+                answer = answer_of(endpoint, data, (time.perf_counter() - started) * 1000)
+                if failures_known:
+                    record_outcome(model, True)
+                return answer
+            tries.refused(response)
+    record_outcome(model, False, tries.error.message)
+    logger.warning("endpoint model %s: %s", model.pk, tries.error.message)
+    raise tries.error
+
+
+def post_json(endpoint, path: str, body: dict, *, max_bytes: int) -> tuple[dict, float]:
+    """POST ``body`` to ``<base_url>/v1/<path>`` (another API of the same server, e.g. ``images/generations``)
+    with every guard of ``call``: the breaker (refused at once while open), the allow-list (``check_url``,
+    checked before each call), the record's timeout, its retries with backoff after 429/5xx/lost
+    connections, its concurrency limit, the key in the header only; the answer read up to ``max_bytes``.
+    Returns ``(parsed JSON object, latency in ms)``; raises ``EndpointError`` (the failure counted in the
+    breaker) or ``RuleError`` (a URL the allow-list refuses)."""
+    import httpx
+
+    model = endpoint.model
+    if breaker_open_for(model) > 0:
+        raise EndpointError(EndpointCode.UNAVAILABLE, "The endpoint's circuit breaker is open after repeated failures.")
+    check_url(endpoint.base_url)
+    base = endpoint.base_url.rstrip("/")
+    url = (base if base.endswith("/v1") else base + "/v1") + "/" + path.lstrip("/")
+    client = client_for(endpoint)
+    key = api_key(endpoint)
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    started = time.perf_counter()
+    error = None
+    for attempt in range(endpoint.max_retries + 1):
+        retry_after = None
+        try:
+            with slots(endpoint).hold(), client.stream("POST", url, json=body, headers=headers) as response:
+                data = read_bounded(response, max_bytes)
+                if response.status_code == 200:
+                    try:
+                        parsed = loads_bounded(data)
+                    except ValueError as exc:
+                        error = EndpointError(EndpointCode.FAILED, f"The endpoint's answer is not JSON ({exc}).")
+                        break
+                    if not isinstance(parsed, dict):
+                        error = EndpointError(EndpointCode.FAILED, "The endpoint's answer is not a JSON object.")
+                        break
+                    record_outcome(model, True)
+                    return parsed, (time.perf_counter() - started) * 1000
+                error = EndpointError(EndpointCode.FAILED, f"The endpoint answered HTTP {response.status_code}.")
+                if response.status_code != 429 and response.status_code < 500:
+                    break
+                retry_after = response.headers.get("retry-after")
+        except httpx.TimeoutException:
+            error = EndpointError(EndpointCode.TIMED_OUT, f"The endpoint did not answer within {endpoint.timeout_s:g} s.")
+            break
+        except httpx.TransportError as exc:
+            error = EndpointError(EndpointCode.FAILED, f"The connection to the endpoint failed ({type(exc).__name__}).")
+        except EndpointError as exc:
+            error = exc
+            break
+        if attempt < endpoint.max_retries:
+            time.sleep(backoff(attempt, retry_after))
+    record_outcome(model, False, error.message)
+    logger.warning("endpoint model %s: %s", model.pk, error.message)
+    raise error

@@ -1,0 +1,128 @@
+"""The registry's predictor for an endpoint model: ``predict(inputs)`` like a local model, through the response cache."""
+
+from __future__ import annotations
+
+import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
+
+
+from dynabench.errors import RuleError
+from tasks.loop.endpoints.base import Answer, EndpointCode, EndpointError, STORE_EVERY, STORE_EVERY_S
+from tasks.loop.endpoints.breaker import breaker_state
+from tasks.loop.endpoints.calls import cache_key, call
+from tasks.loop.endpoints.urls import check_url
+
+
+class EndpointPredictor:
+    """The registry's predictor for an endpoint model: ``predict(inputs)`` like a local model.
+
+    Each input becomes messages (``task.spec.endpoint_messages``); answers already in the
+    response cache are reused, the others are asked concurrently (at most ``max_concurrency`` in
+    flight) and stored as they arrive (in the calling thread). Each output is the kind's
+    (``task.spec.endpoint_answer``) plus ``"endpoint"``: ``{"model_id", "model", "api", "params",
+    "raw", "latency_ms", "prompt_tokens", "completion_tokens", "cached"}``. When some calls fail,
+    the answers that came are stored first, then ``RuleError`` is raised with the first failure's
+    code (``endpoint_failed``, ``endpoint_timed_out``, ``endpoint_unavailable``; 503).
+    ``measures_memory`` is False: the model's memory lies outside the platform.
+    """
+
+    kind = "endpoint"
+    measures_memory = False
+    nbytes = 0
+
+    def __init__(self, model, endpoint):
+        self.model, self.endpoint, self.task = model, endpoint, model.task
+        self.batch_size = endpoint.max_concurrency
+
+    def predict(self, inputs: list[dict], *, batch_size: int | None = None) -> list[dict]:
+        from tasks.models import EndpointResponse
+
+        spec, config = self.task.spec, self.task.config
+        messages = [spec.endpoint_messages(config, item, self.endpoint.prompt) for item in inputs]
+        keys = [cache_key(self.endpoint, m) for m in messages]
+        answers: dict[str, Answer] = {}
+        for row in EndpointResponse.objects.filter(model=self.model, key__in=set(keys)):
+            answers[row.key] = Answer(row.text, row.raw, row.latency_ms, row.prompt_tokens, row.completion_tokens, cached=True)
+        todo = {}
+        for key, m in zip(keys, messages):
+            if key not in answers:
+                todo.setdefault(key, m)
+        failure = None
+        if todo:
+            failure = self._ask(todo, answers)
+        if failure is not None:
+            raise RuleError(failure.code, f"The endpoint model '{self.model.name}' failed: {failure.message}", status_code=503)
+        return [self._output(spec, config, item, answers[key]) for item, key in zip(inputs, keys)]
+
+    def _ask(self, todo: dict[str, list[dict]], answers: dict[str, Answer]) -> EndpointError | None:
+        """Ask the endpoint for every request of ``todo`` (key → messages), at most ``max_concurrency`` at
+        once; put the answers in ``answers`` and the response cache (written in batches of at most
+        ``STORE_EVERY`` answers or ``STORE_EVERY_S`` seconds, so a worker that dies loses at most that);
+        return the first failure (None when every call answered). The breaker is read and the URL
+        checked once for the whole batch; one request is sent from the calling thread."""
+        state = breaker_state(self.model)
+        if state["open"]:
+            return EndpointError(EndpointCode.UNAVAILABLE, "The endpoint's circuit breaker is open after repeated failures.")
+        try:
+            check_url(self.endpoint.base_url)
+        except RuleError as error:
+            return EndpointError(error.code, error.message)
+        ask = lambda m: call(self.endpoint, m, checked=True, failures_known=state["failures"] > 0)  # noqa: E731
+        if len(todo) == 1:
+            [(key, m)] = todo.items()
+            try:
+                answers[key] = ask(m)
+            except EndpointError as error:
+                return error
+            self._store([(key, answers[key])])
+            return None
+        failure, pending, flushed = None, [], time.monotonic()
+        workers = min(len(todo), self.endpoint.max_concurrency)
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix=f"endpoint-{self.model.pk}") as pool:
+            futures = {pool.submit(ask, m): key for key, m in todo.items()}
+            for future in as_completed(futures):
+                try:
+                    answer = future.result()
+                except EndpointError as error:
+                    failure = failure or error
+                    continue
+                key = futures[future]
+                answers[key] = answer
+                pending.append((key, answer))
+                if len(pending) >= STORE_EVERY or time.monotonic() - flushed >= STORE_EVERY_S:
+                    self._store(pending)
+                    pending, flushed = [], time.monotonic()
+        self._store(pending)
+        return failure
+
+    def _store(self, rows: list[tuple[str, Answer]]) -> None:
+        """Write answers to the response cache in one statement (an answer another process stored first is kept)."""
+        from tasks.models import EndpointResponse
+
+        if rows:
+            EndpointResponse.objects.bulk_create([
+                EndpointResponse(model=self.model, key=key, text=a.text, raw=a.raw, latency_ms=a.latency_ms,
+                                 prompt_tokens=a.prompt_tokens, completion_tokens=a.completion_tokens)
+                for key, a in rows
+            ], ignore_conflicts=True)
+
+    def _output(self, spec, config, item: dict, answer: Answer) -> dict:
+        output = spec.endpoint_answer(config, answer.text, item)
+        output["endpoint"] = {
+            "model_id": self.model.pk, "model": self.endpoint.model_name, "api": self.endpoint.api,
+            "params": self.endpoint.params, "raw": answer.raw, "latency_ms": round(answer.latency_ms, 3),
+            "prompt_tokens": answer.prompt_tokens, "completion_tokens": answer.completion_tokens, "cached": answer.cached,
+        }
+        return output
+
+
+def predictor_for(model) -> EndpointPredictor:
+    """A predictor for the endpoint model ``model`` (its ``Endpoint`` read now, so changes apply at once)."""
+    from tasks.models import Endpoint
+
+    try:
+        endpoint = Endpoint.objects.get(model_id=model.pk)
+    except Endpoint.DoesNotExist:
+        raise RuleError(EndpointCode.BAD_SETTINGS, f"The endpoint model '{model.name}' has no connection settings.") from None
+    endpoint.model = model
+    return EndpointPredictor(model, endpoint)
