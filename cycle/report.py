@@ -1,6 +1,6 @@
 """The cycle's report: ``report.json`` (every figure), ``report.md`` and small SVG charts.
 
-Pure functions of the figures dict built by ``cycle.driver``; no ORM, no HTTP.
+Pure functions of the figures dict built by ``cycle.driver`` (the task figures by ``cycle.figures``); no ORM, no HTTP.
 """
 
 from __future__ import annotations
@@ -66,7 +66,7 @@ def _num(value, digits: int = 3) -> str:
 def write_report(directory: Path, figures: dict) -> Path:
     """Write ``report.json``, ``report.md`` and the SVG charts of every task in ``figures`` under ``directory``.
 
-    ``figures``: ``{"run": {...}, "tasks": {code: task figures}}`` as built by ``cycle.driver``.
+    ``figures``: ``{"run": {...}, "tasks": {code: task figures}}`` as built by ``cycle.driver`` and ``cycle.figures``.
     Returns the path of ``report.md``.
     """
     directory.mkdir(parents=True, exist_ok=True)

@@ -2,7 +2,7 @@
 
 Rules are ``leaderboard/services.py``'s (``submit_model_archive``, ``submit_predictions``, ``submit_selection``,
 ``set_model_visibility``); rankings come from ``leaderboard/selectors.py`` (the Dynascore
-of ``leaderboard/calculations.py``). Views parse input, call one function, render the result.
+of ``leaderboard/dynascore.py``). Views parse input, call one function, render the result.
 """
 
 import dataclasses
@@ -24,7 +24,7 @@ from dynabench.api import query_bool, query_choice
 from dynabench.roles import has_role
 from leaderboard import preflight, services
 from leaderboard.arena_board import cached_arena_board
-from leaderboard.calculations import METRICS, MISSING_LEGACY, MISSING_PER_MODEL
+from leaderboard.metric_rules import METRICS, MISSING_LEGACY, MISSING_PER_MODEL
 from leaderboard.models import MissingMetric
 from leaderboard.selectors import cache_header, cached_leaderboard_table, model_runs, parse_weights
 from leaderboard.serializers import (

@@ -35,7 +35,7 @@ Bootstrap", 1993, ch. 13, percentile intervals): each replicate redraws as many 
 there were from the observed pair-outcome counts (a multinomial draw, identical in law to
 resampling the battle list), refits from the point estimate, and the central 95% of the
 replicates' strengths is each model's interval; rank ranges are the central 95% of the
-replicates' competition ranks (``leaderboard.calculations.competition_ranks``).
+replicates' competition ranks (``leaderboard.ranks.competition_ranks``).
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from leaderboard.calculations import competition_ranks
+from leaderboard.ranks import competition_ranks
 
 ELO_SCALE = 400 / math.log(10)
 ELO_BASE = 1000.0

@@ -35,7 +35,7 @@ from django.utils import timezone
 
 from dynabench.errors import RuleError
 from dynabench.version import code_version
-from leaderboard.calculations import ItemResults, bootstrap_performance
+from leaderboard.bootstrap import ItemResults, bootstrap_performance
 from leaderboard.scoring import (
     PERTURBATION_METRICS,
     load_item_results,

@@ -12,9 +12,9 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from dynabench.errors import RuleError
 from leaderboard import archives, services
 from leaderboard.arena_board import cached_arena_board
-from leaderboard.calculations import METRICS, MISSING_PER_MODEL
 from leaderboard.error_codes import LeaderboardErrorCode as Code
 from leaderboard.forms import SaveLeaderboardForm, SubmissionForm
+from leaderboard.metric_rules import METRICS, MISSING_PER_MODEL
 from leaderboard.models import EvaluationRun, LeaderboardConfig, MissingMetric
 from leaderboard.plots import performance_by_round_svg
 from leaderboard.selectors import (

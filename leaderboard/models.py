@@ -5,7 +5,7 @@ import secrets
 from django.conf import settings
 from django.db import models
 
-from leaderboard.calculations import MISSING_EXCLUDE_MODEL, MISSING_PER_MODEL
+from leaderboard.metric_rules import MISSING_EXCLUDE_MODEL, MISSING_PER_MODEL
 
 
 class EvaluationRun(models.Model):
@@ -130,8 +130,8 @@ def new_config_slug() -> str:
 
 class MissingMetric(models.TextChoices):
     """What the Dynascore does with a model that lacks a weighted delta metric (prediction-file
-    submissions have no throughput, memory, robustness or fairness): ``leaderboard.calculations.dynascore``'s
-    ``missing_metric``, decided per model (``calculations.PER_MODEL_RULE``). A metric that is not
+    submissions have no throughput, memory, robustness or fairness): ``leaderboard.dynascore.dynascore``'s
+    ``missing_metric``, decided per model (``leaderboard.metric_rules.PER_MODEL_RULE``). A metric that is not
     applicable on the datasets (fairness where no item has a gendered word or a name) is never
     "missing"."""
 

@@ -18,7 +18,7 @@ import time
 
 import numpy as np
 
-from leaderboard.calculations import ItemResults
+from leaderboard.bootstrap import ItemResults
 from leaderboard.perturbations import fairness_variant, robustness_variant
 
 

@@ -2,7 +2,7 @@
 
 ``leaderboard_table`` reads the task's ``LeaderboardCache`` (one query; rebuilt inline when
 missing) and the live published/anonymous flags of its models (one query), then ranks with
-the pure ``calculations.dynascore``; the bootstrap replicates give the performance
+the pure ``leaderboard.dynascore.dynascore``; the bootstrap replicates give the performance
 intervals and rank ranges under the same weights.
 """
 
@@ -21,24 +21,22 @@ from django.utils import timezone
 
 from dynabench.errors import RuleError
 from dynabench.version import code_version
-from leaderboard.calculations import (
+from leaderboard.bootstrap import percentile_interval
+from leaderboard.dynascore import ModelScores, dynascore, normalise_weights
+from leaderboard.error_codes import LeaderboardErrorCode
+from leaderboard.evaluation import rebuild_leaderboard
+from leaderboard.metric_rules import (
     DEFAULT_METRIC_WEIGHTS,
     METRICS,
     MISSING_EXCLUDE_MODEL,
     MISSING_PER_MODEL,
     PER_MODEL_RULE,
-    ModelScores,
     Rule,
-    Stability,
-    dynascore,
     missing_metric_choice,
-    normalise_weights,
-    percentile_interval,
-    rank_ranges,
 )
-from leaderboard.error_codes import LeaderboardErrorCode
-from leaderboard.evaluation import rebuild_leaderboard
 from leaderboard.models import EvaluationRun, LeaderboardCache
+from leaderboard.rank_ranges import rank_ranges
+from leaderboard.stability import Stability
 from tasks import access
 from tasks.selectors import can_see_labels
 from tasks.models import MLModel, Task

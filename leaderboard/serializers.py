@@ -3,7 +3,7 @@
 from rest_framework import serializers
 
 from dynabench.api import StrictSerializerMixin
-from leaderboard.calculations import METRICS
+from leaderboard.metric_rules import METRICS
 from leaderboard.models import EvaluationRun, MissingMetric
 from leaderboard.scheduling import evaluable_datasets
 from tasks import access

@@ -91,6 +91,6 @@ def breakdown_rows(table):
 
 def table_metrics(table):
     """The metric names in the order of the rows' precomputed cells."""
-    from leaderboard.calculations import METRICS
+    from leaderboard.metric_rules import METRICS
 
     return METRICS

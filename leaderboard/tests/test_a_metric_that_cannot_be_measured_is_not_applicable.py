@@ -4,7 +4,8 @@ applies nowhere, and never a reason to hold a model back as pending."""
 
 import pytest
 
-from leaderboard.calculations import DEFAULT_METRIC_WEIGHTS, MISSING_EXCLUDE_MODEL, ModelScores, Rule, dynascore
+from leaderboard.dynascore import ModelScores, dynascore
+from leaderboard.metric_rules import DEFAULT_METRIC_WEIGHTS, MISSING_EXCLUDE_MODEL, Rule
 from leaderboard.tests.test_dynascore import scores
 
 

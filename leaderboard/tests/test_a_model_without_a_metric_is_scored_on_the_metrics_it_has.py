@@ -1,16 +1,11 @@
-"""Models without a metric are ranked per model (``calculations.PER_MODEL_RULE``): a predictions file
+"""Models without a metric are ranked per model (``leaderboard.metric_rules.PER_MODEL_RULE``): a predictions file
 (no throughput, memory, robustness or fairness) is scored on what it has, and everybody else keeps
 every metric, so one such file changes no other model's Dynascore."""
 
 import pytest
 
-from leaderboard.calculations import (
-    DEFAULT_METRIC_WEIGHTS,
-    MISSING_EXCLUDE_MODEL,
-    ModelScores,
-    Rule,
-    dynascore,
-)
+from leaderboard.dynascore import ModelScores, dynascore
+from leaderboard.metric_rules import DEFAULT_METRIC_WEIGHTS, MISSING_EXCLUDE_MODEL, Rule
 from leaderboard.tests.test_dynascore import hand_rows, prediction_file, scores
 
 WEIGHTS = {"A": 1, "B": 3}

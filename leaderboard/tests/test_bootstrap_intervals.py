@@ -4,16 +4,14 @@ import numpy as np
 import pytest
 from sklearn.metrics import f1_score
 
-from leaderboard.calculations import (
+from leaderboard.bootstrap import (
     ItemResults,
-    ModelScores,
     _resampled_metric,
     bootstrap_performance,
-    dynascore,
     performance_intervals,
-    rank_ranges,
-    replicate_dynascores,
 )
+from leaderboard.dynascore import ModelScores, dynascore
+from leaderboard.rank_ranges import rank_ranges, replicate_dynascores
 
 rng = np.random.default_rng(7)
 GOLD = rng.integers(0, 3, size=400)

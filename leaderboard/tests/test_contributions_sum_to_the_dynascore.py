@@ -4,7 +4,8 @@ predictions file in the field, and with weights moved."""
 
 import pytest
 
-from leaderboard.calculations import DEFAULT_METRIC_WEIGHTS, dynascore
+from leaderboard.dynascore import dynascore
+from leaderboard.metric_rules import DEFAULT_METRIC_WEIGHTS
 from leaderboard.tests.test_dynascore import hand_rows, paper_rows, prediction_file
 
 

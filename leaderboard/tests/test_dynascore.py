@@ -3,14 +3,8 @@
 import pytest
 
 from dynabench.errors import RuleError
-from leaderboard.calculations import (
-    DEFAULT_METRIC_WEIGHTS,
-    MISSING_EXCLUDE_MODEL,
-    ModelScores,
-    Rule,
-    dynascore,
-    orientation,
-)
+from leaderboard.dynascore import ModelScores, dynascore, orientation
+from leaderboard.metric_rules import DEFAULT_METRIC_WEIGHTS, MISSING_EXCLUDE_MODEL, Rule
 
 # Ma et al. 2021 ("Dynaboard"), Table 1 (NLI), as rounded in Potts' CS224u dynascoring.ipynb.
 PAPER = {

@@ -6,16 +6,12 @@ import numpy as np
 import pytest
 from rest_framework.test import APIClient
 
-from leaderboard.calculations import (
-    ItemResults,
-    ModelScores,
-    bootstrap_performance,
-    competition_ranks,
-    dynascore,
-    rank_ranges,
-)
+from leaderboard.bootstrap import ItemResults, bootstrap_performance
+from leaderboard.dynascore import ModelScores, dynascore
 from leaderboard.jobs import evaluate_model, evaluate_run, recompute_leaderboard
 from leaderboard.models import EvaluationRun
+from leaderboard.rank_ranges import rank_ranges
+from leaderboard.ranks import competition_ranks
 from leaderboard.services import submit_predictions
 from tasks.models import Dataset, DatasetItem
 

@@ -2,7 +2,8 @@
 (fewer than three models with distinct performance), or from two models whose performance is nearly
 identical; with three well-separated models they are stable."""
 
-from leaderboard.calculations import DEFAULT_METRIC_WEIGHTS, ModelScores, dynascore
+from leaderboard.dynascore import ModelScores, dynascore
+from leaderboard.metric_rules import DEFAULT_METRIC_WEIGHTS
 from leaderboard.tests.test_dynascore import hand_rows, scores
 
 

@@ -1,7 +1,8 @@
 """``manage.py run_cycle --report DIR [--task sentiment|hate-speech|all] [--limit N] [--base-model DIR]
 [--epochs N] [--database-url URL] [--reset]``: one full cycle of dynamic adversarial data
 collection on real Dynabench data, through the REST API of a Gunicorn server and an RQ
-worker that it starts and stops. See ``cycle/driver.py`` for the steps.
+worker that it starts and stops. See ``cycle/driver.py`` for the run, ``cycle/sentiment.py`` and
+``cycle/hate_speech.py`` for the steps of each task.
 """
 
 import os
@@ -10,7 +11,8 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from cycle.driver import DEFAULT_EPOCHS, TASKS, CycleError, CycleOptions, run_cycle
+from cycle.driver import TASKS, run_cycle
+from cycle.platform import DEFAULT_EPOCHS, CycleError, CycleOptions
 
 
 class Command(BaseCommand):
