@@ -338,6 +338,36 @@ class WorkerStack:
         self.wait_for(up, timeout=timeout, what="the web server")
         return base
 
+    def asgi(self, *, threads: int = 1, timeout: float = 300) -> str:
+        """Start the platform as ``make run`` serves it (``dynabench.asgi`` under uvicorn, one worker
+        process, ``threads`` threads for the sync views) on a free port in the stack's environment;
+        wait until ``/healthz`` answers 200 and return its base URL. ``stop`` ends it; its log is
+        ``asgi.log``. ``timeout`` (s) only catches a hang."""
+        import socket
+        import urllib.request
+
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        log = self.root / "asgi.log"
+        with open(log, "w") as out:
+            self.workers["asgi"] = subprocess.Popen(
+                [sys.executable, "-m", "uvicorn", "dynabench.asgi:application", "--host", "127.0.0.1", "--port", str(port),
+                 "--workers", "1", "--log-level", "warning", "--no-access-log"],
+                cwd=ROOT, env={**self.env, "WEB_THREADS": str(threads)}, stdout=out, stderr=subprocess.STDOUT,
+            )
+        base = f"http://127.0.0.1:{port}"
+
+        def up():
+            try:
+                with urllib.request.urlopen(base + "/healthz", timeout=5) as response:
+                    return response.status == 200
+            except OSError:
+                return False
+
+        self.wait_for(up, timeout=timeout, what="the ASGI server")
+        return base
+
     def wait_listening(self, timeout: float = 300) -> None:
         """Wait until every worker started so far says it listens on its queues (RQ's "Listening
         on" line in its log), so that work enqueued afterwards is shared among all of them rather
