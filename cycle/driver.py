@@ -9,7 +9,7 @@ section 3: write examples against the model in the loop, validate them, retrain,
 
 1. Round 1: DynaSent round 1 dev enters round 1 with its five real crowd votes per sentence
    (``validation.imports.import_votes``), DynaSent round 1 test becomes a scoring dataset
-   (``tasks.data.importers.import_dataset``); the retraining job (``validation.services.request_retraining``
+   (``tasks.data.importers.datasets.import_dataset``); the retraining job (``validation.services.request_retraining``
    → ``validation.jobs.retrain_from_validated`` in the worker) trains model 1 on round 1's
    validated examples (plus the task's seed set). Its scores come from the evaluation job
    of step 5: the job evaluates a model on every dataset of the task at once, so model 1 is
@@ -71,7 +71,8 @@ from dynabench_client import BadRequest, DynabenchClient
 from cycle.report import write_report
 from cycle.stack import PlatformProcesses, child_environment
 from dynabench.roles import ensure_role_groups
-from tasks.data.importers import FileSpec, import_dataset
+from tasks.data.importers.datasets import import_dataset
+from tasks.data.importers.files import FileSpec
 from tasks.models import Dataset, MLModel, Round, Task
 from tasks.data.seed import seed_task
 from tasks.services import add_task_owner, set_round_status

@@ -418,7 +418,7 @@ PREDICTIONS_MAX_BYTES = int(os.environ.get("PREDICTIONS_MAX_BYTES", str(200 * 10
 # the number of records above which the import runs in an RQ job with a progress bar.
 CONSOLE_UPLOAD_MAX_BYTES = int(os.environ.get("CONSOLE_UPLOAD_MAX_BYTES", str(100 * 1024**2)))
 CONSOLE_UPLOAD_JOB_ROWS = int(os.environ.get("CONSOLE_UPLOAD_JOB_ROWS", "3000"))
-# SQLite imports commit each batch of 1,000 rows alone (tasks/data/importers.py:_Commits) and then leave the
+# SQLite imports commit each batch of 1,000 rows alone (tasks/data/importers/writing.py:Commits) and then leave the
 # write lock free this many times as long as the batch held it, so logins and other writes get in; 0: no pause.
 SQLITE_IMPORT_PAUSE_RATIO = float(os.environ.get("SQLITE_IMPORT_PAUSE_RATIO", "1.0"))
 

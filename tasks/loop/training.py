@@ -221,15 +221,17 @@ def file_examples(
     ``ImportRowError`` ("line N: ..."), like an import. Raises ``RuleError`` for a missing file
     or a mapping that names unknown fields.
     """
-    from tasks.data.importers import _MISSING, FileSpec, ImportRowError, _lookup, _Reader, _RowMapper
+    from tasks.data.importers.errors import ImportRowError
+    from tasks.data.importers.files import FileSpec, Reader
+    from tasks.data.importers.mapping import MISSING, RowMapper, lookup
 
     spec = FileSpec(
         path=Path(path), mapping=dict(mapping or {}), uid_field=uid_field or "uid", uid_from="field" if uid_field else "line",
     )
     model_inputs = list(task.config["model_inputs"])
     kind = task.spec
-    mapper = _RowMapper(spec, text_fields=model_inputs, optional_fields=[], extra_fields=[kind.target_field])
-    reader = _Reader(spec, progress=False)
+    mapper = RowMapper(spec, text_fields=model_inputs, optional_fields=[], extra_fields=[kind.target_field])
+    reader = Reader(spec, progress=False)
     result, seen = FileExamples(examples=[]), {}
     for line, record in reader:
         result.rows += 1
@@ -239,8 +241,8 @@ def file_examples(
             raise ImportRowError(line, f"uid '{uid}' repeats line {seen[uid]} of this file")
         seen[uid] = line
         source_field = mapper.source(kind.target_field)
-        raw = _lookup(record, source_field)
-        if raw is _MISSING:
+        raw = lookup(record, source_field)
+        if raw is MISSING:
             raise ImportRowError(line, f"missing field '{source_field}' (for {kind.target_field})")
         try:
             target = kind.import_target(task.config, raw, inputs, source=source_field)

@@ -14,7 +14,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 
 from dynabench.errors import RuleError
-from tasks.data.importers import parse_assignments
+from tasks.data.importers.files import parse_assignments
 from tasks.data.seed_split import seed_data_path
 from tasks.loop import training
 from tasks.models import Task
