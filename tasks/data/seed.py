@@ -142,7 +142,7 @@ def seed_scoring_datasets(task: Task) -> list[Dataset]:
     importer's own rules (``tasks.data.importers.datasets.import_dataset``: idempotent, all-or-nothing, the
     file's sha256 recorded). Both count toward the Dynascore with weight 1; the dev set's labels
     are public, the test set's hidden. Models trained from the seed data use only the train
-    split (``tasks.loop.training.seed_examples``), so none has seen these items.
+    split (``tasks.loop.training.examples.seed_examples``), so none has seen these items.
 
     Like the tasks, a dataset is created only when it is missing: one that exists is left as its
     owner keeps it. When the task's settings no longer fit the seed rows (an owner removed a
