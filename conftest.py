@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from django.contrib.auth.models import Group, User
 
-from tasks.loop.training import WEIGHTS_FILE, BaseEncoder, file_sha256
+from tasks.loop.training.base_encoder import WEIGHTS_FILE, BaseEncoder, file_sha256
 
 
 def pytest_sessionstart(session):

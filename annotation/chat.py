@@ -41,7 +41,7 @@ from tasks.loop.chat import stream_chat
 from tasks.loop.endpoints.base import EndpointError
 from tasks.models import Context, MLModel, Round, Task
 from tasks.loop.registry import get_predictor
-from tasks.loop.training import model_ready
+from tasks.loop.training.records import model_ready
 
 logger = logging.getLogger(__name__)
 

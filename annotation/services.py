@@ -29,7 +29,7 @@ from tasks.loop.endpoints.breaker import breaker_open_for
 from tasks.loop.endpoints.budget import charge_round, check_round_budget
 from tasks.models import Context, MLModel, Round, Task
 from tasks.loop.registry import get_predictor
-from tasks.loop.training import model_ready
+from tasks.loop.training.records import model_ready
 
 logger = logging.getLogger(__name__)
 
@@ -419,7 +419,7 @@ def model_in_loop(round: Round) -> MLModel:
       retracted examples left out; a model with none yet counts as 0), ties to the fewest
       answered, then the lowest id, so the strongest model faces the next annotator.
 
-    Only models that can answer count (``tasks.loop.training.model_ready``): a model still in
+    Only models that can answer count (``tasks.loop.training.records.model_ready``): a model still in
     training (the default models on a first ``make run``) waits. Raises ``RuleError``
     ``no_model_in_loop`` when the round has none, and ``ModelNotReady`` (``model_in_training``,
     409, with the record for its progress) when none of them is ready yet.

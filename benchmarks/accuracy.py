@@ -41,7 +41,8 @@ django.setup()
 from django.core.management import call_command  # noqa: E402
 from sklearn.metrics import accuracy_score, f1_score  # noqa: E402
 
-from tasks import training  # noqa: E402
+from tasks.loop.training.default_models import DEFAULT_MODEL_NAME  # noqa: E402
+from tasks.loop.training.records import model_files_intact  # noqa: E402
 from tasks.kinds import normalise_label  # noqa: E402
 from tasks.models import MLModel, Task  # noqa: E402
 from tasks.loop.registry import get_predictor  # noqa: E402
@@ -101,12 +102,12 @@ def score(label, model, inputs, gold):
 
 
 def default_model(code):
-    return MLModel.objects.get(task__code=code, name=training.DEFAULT_MODEL_NAME)
+    return MLModel.objects.get(task__code=code, name=DEFAULT_MODEL_NAME)
 
 
 def dynasent_trained_model(task, epochs):
     model = MLModel.objects.filter(task=task, name=DYNASENT_MODEL).first()
-    if model is not None and model.status == MLModel.Status.UPLOADED and training.model_files_intact(model):
+    if model is not None and model.status == MLModel.Status.UPLOADED and model_files_intact(model):
         print(f"(reusing {DYNASENT_MODEL}, model {model.pk}, trained in {model.training_info['duration_s']:.0f}s; "
               "delete it to train again)")
         return model

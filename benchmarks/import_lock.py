@@ -10,7 +10,7 @@ One command::
    redirect: the POST writes the session and ``last_login``, so it needs SQLite's write lock), timed.
 3. During: ``manage.py import_dataset`` of the file in a subprocess (its own process, as an RQ job or
    the command would be); logins run back to back until it ends. Each batch of the import commits
-   on its own (``tasks/data/importers.py:_Commits``), so a login waits for one batch at most. Meanwhile a
+   on its own (``tasks/data/importers/writing.py:Commits``), so a login waits for one batch at most. Meanwhile a
    probe in this process takes SQLite's write lock (``BEGIN IMMEDIATE; COMMIT``, 30 s busy timeout)
    every 50 ms and times how long it waited: the lock's share of a login's delay, apart from CPU.
 4. With ``--before-checkout PATH`` (a checkout of the code to compare with, e.g. ``/work/main``): the
@@ -47,7 +47,8 @@ ONE_TRANSACTION = """
 import sys, django
 django.setup()
 from django.db import transaction
-from tasks.data.importers import FileSpec, import_dataset
+from tasks.data.importers.datasets import import_dataset
+from tasks.data.importers.files import FileSpec
 from tasks.models import Task
 with transaction.atomic():
     result = import_dataset(task=Task.objects.get(code="sentiment"), name=sys.argv[2], spec=FileSpec(path=sys.argv[1]), split="dev")

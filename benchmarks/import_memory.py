@@ -31,7 +31,8 @@ django.setup()
 
 from django.core.management import call_command  # noqa: E402
 
-from tasks.data.importers import FileSpec, import_dataset  # noqa: E402
+from tasks.data.importers.datasets import import_dataset  # noqa: E402
+from tasks.data.importers.files import FileSpec  # noqa: E402
 from tasks.models import Task  # noqa: E402
 from tasks.data.seed import seed_default_tasks  # noqa: E402
 

@@ -4,7 +4,7 @@
 
 1. Round 1: DynaSent round 1 dev enters round 1 with its five real crowd votes per sentence
    (``validation.imports.import_votes``), DynaSent round 1 test becomes a scoring dataset
-   (``tasks.data.importers.import_dataset``); the retraining job (``validation.services.request_retraining``
+   (``tasks.data.importers.datasets.import_dataset``); the retraining job (``validation.services.request_retraining``
    → ``validation.jobs.retrain_from_validated`` in the worker) trains model 1 on round 1's
    validated examples (plus the task's seed set). Its scores come from the evaluation job
    of step 5: the job evaluates a model on every dataset of the task at once, so model 1 is

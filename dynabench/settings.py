@@ -403,7 +403,7 @@ PREDICTIONS_MAX_BYTES = int(os.environ.get("PREDICTIONS_MAX_BYTES", str(200 * 10
 # the number of records above which the import runs in an RQ job with a progress bar.
 CONSOLE_UPLOAD_MAX_BYTES = int(os.environ.get("CONSOLE_UPLOAD_MAX_BYTES", str(100 * 1024**2)))
 CONSOLE_UPLOAD_JOB_ROWS = int(os.environ.get("CONSOLE_UPLOAD_JOB_ROWS", "3000"))
-# SQLite imports commit each batch of 1,000 rows alone (tasks/data/importers.py:_Commits) and then leave the
+# SQLite imports commit each batch of 1,000 rows alone (tasks/data/importers/writing.py:Commits) and then leave the
 # write lock free this many times as long as the batch held it, so logins and other writes get in; 0: no pause.
 SQLITE_IMPORT_PAUSE_RATIO = float(os.environ.get("SQLITE_IMPORT_PAUSE_RATIO", "1.0"))
 
@@ -452,11 +452,11 @@ MODEL_STORAGE_QUOTA_BYTES = int(os.environ.get("MODEL_STORAGE_QUOTA_BYTES", str(
 EVALUATION_MACHINE_MEMORY_GIB = float(os.environ.get("EVALUATION_MACHINE_MEMORY_GIB", "0")) or None  # None: this machine's RAM
 LEADERBOARD_BOOTSTRAP_RESAMPLES = int(os.environ.get("LEADERBOARD_BOOTSTRAP_RESAMPLES", "1000"))
 
-# Training (tasks/loop/training.py): torch threads of one training. A fixed count (default 1), so that
+# Training (tasks/loop/training/hyperparameters.py): torch threads of one training. A fixed count (default 1), so that
 # the same data and seed give the same weights whatever the machine's load (the weights differ in
 # their last bits from one thread count to another); 0 follows the load (the cores not busy).
 DYNABENCH_TRAINING_THREADS = max(0, int(os.environ.get("DYNABENCH_TRAINING_THREADS", "1")))
-# Training (tasks/loop/training.py): train from another local encoder than MiniLM, pinned by the sha256
+# Training (tasks/loop/training/base_encoder.py): train from another local encoder than MiniLM, pinned by the sha256
 # of its model.safetensors (manage.py run_cycle --base-model passes these to its worker).
 if os.environ.get("DYNABENCH_TRAINING_BASE_ENCODER"):
     DYNABENCH_TRAINING_BASE_ENCODER = {

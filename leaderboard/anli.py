@@ -27,7 +27,8 @@ from dynabench.roles import ensure_role_groups
 from leaderboard.jobs import evaluate_model, evaluate_run, recompute_leaderboard, unpack_model
 from leaderboard.models import EvaluationRun
 from leaderboard.services import submit_model_archive, submit_predictions
-from tasks.data.importers import FileSpec, import_dataset
+from tasks.data.importers.datasets import import_dataset
+from tasks.data.importers.files import FileSpec
 from tasks.models import DatasetItem, MLModel, Round, Task
 
 ANLI_MODELS = (

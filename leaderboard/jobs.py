@@ -44,7 +44,8 @@ from leaderboard import arena_board, evaluation, sharding, unpacking
 from leaderboard.models import EvaluationRun
 from leaderboard import queueing
 from leaderboard.queueing import enqueue_merge, enqueue_recompute, enqueue_run, enqueue_shard
-from tasks.loop import artefacts, training
+from tasks.loop import artefacts
+from tasks.loop.training import runs as training_runs
 from tasks.models import MLModel
 
 logger = logging.getLogger(__name__)
@@ -201,7 +202,7 @@ def unpack_model(model_id: int) -> str:
 
 def train_selection(model_id: int) -> str:
     """Train a data-centric submission's selection with the task's fixed recipe and seed
-    (``tasks.loop.training.train_selection``). Training ends by sending
+    (``tasks.loop.training.runs.train_selection``). Training ends by sending
     ``tasks.signals.leaderboard_inputs_changed``, so the new model's evaluation runs are
     scheduled (``leaderboard.scheduling``) and their jobs enqueued once that commits. Returns a
     one-line summary; a refused selection or a failed training leaves the model ``failed`` with
@@ -209,7 +210,7 @@ def train_selection(model_id: int) -> str:
     """
     model = MLModel.objects.select_related("task").get(pk=model_id)
     try:
-        model = training.train_selection(model)
+        model = training_runs.train_selection(model)
     except RuleError as error:
         return f"selection model {model_id}: failed: {error.message}"
     runs = EvaluationRun.objects.filter(model=model).count()

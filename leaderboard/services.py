@@ -377,7 +377,7 @@ def check_selection_submission(*, user, task: Task, uids, name: str, rate_limite
     repeats, uids outside the pool). ``submit_selection`` and its dry run
     (``leaderboard.preflight.check_selection``) both call it; raises what ``submit_selection`` documents.
     """
-    from tasks.loop.training import check_model_name
+    from tasks.loop.training.records import check_model_name
 
     name = check_can_submit(user=user, task=task, name=name, rate_limited=rate_limited, submission="selection")
     name = check_model_name(task, name)
@@ -400,7 +400,7 @@ def submit_selection(
     model's directory, so it is a slug unique in the task. Returns a new ``MLModel`` (status
     ``training``) whose ``training_info["selection"]`` holds the uids; the RQ job
     ``leaderboard.jobs.train_selection`` trains the task's fixed recipe on exactly them with
-    its fixed seed (``tasks.loop.training.train_selection``) and queues the evaluation on the
+    its fixed seed (``tasks.loop.training.runs.train_selection``) and queues the evaluation on the
     scoring datasets, so the leaderboard ranks the selections.
 
     Raises ``RateLimited`` (daily limit) and ``RuleError``: ``wrong_submission`` (the task
@@ -408,7 +408,7 @@ def submit_selection(
     the first offender (not a list, over the budget, a repeated uid, a uid not in the pool),
     ``bad_model_name`` / ``model_name_taken``. Nothing is stored when it raises.
     """
-    from tasks.loop.training import model_directory
+    from tasks.loop.training.records import model_directory
 
     name, uids, pool_name = check_selection_submission(user=user, task=task, uids=uids, name=name, rate_limited=rate_limited)
     with transaction.atomic():

@@ -29,7 +29,8 @@ from django.contrib.auth.models import Group, User  # noqa: E402
 from django.core.management import call_command, get_commands  # noqa: E402
 from rest_framework.authtoken.models import Token  # noqa: E402
 
-from tasks.data.importers import FileSpec, import_dataset  # noqa: E402
+from tasks.data.importers.datasets import import_dataset  # noqa: E402
+from tasks.data.importers.files import FileSpec  # noqa: E402
 from tasks.models import Dataset, MLModel, Task  # noqa: E402
 from tasks.data.seed import seed_default_tasks  # noqa: E402
 from tests.shared_data import SHARED_DATA  # noqa: E402  (DYNABENCH_SHARED_DATA, ../shared/data or /work/shared/data)

@@ -34,7 +34,8 @@ from dynabench.params import whole_number
 from dynabench.permissions import IsTaskOwner
 from tasks import access, services
 from tasks.data import croissant, images, uploads
-from tasks.data.importers import FileSpec, import_contexts, parse_assignments
+from tasks.data.importers.contexts import import_contexts
+from tasks.data.importers.files import FileSpec, parse_assignments
 from tasks.models import Context, Dataset, Round, Upload
 from tasks.selectors import can_see_labels
 from tasks.serializers import (
@@ -130,7 +131,7 @@ class TaskViewSet(viewsets.ReadOnlyModelViewSet):
 class ContextViewSet(RoundScopedMixin, mixins.ListModelMixin, mixins.CreateModelMixin, viewsets.GenericViewSet):
     """A round's contexts, for the task's owners: list them, or upload more.
 
-    Uploads go through the foundation importer (``tasks.data.importers.import_contexts``):
+    Uploads go through the foundation importer (``tasks.data.importers.contexts.import_contexts``):
     all-or-nothing, idempotent by uid, with a line-numbered message for a bad row.
     """
 

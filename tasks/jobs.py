@@ -2,11 +2,11 @@
 importing a large console upload (``run_upload``).
 
 ``manage.py ensure_default_models`` (which ``make run`` calls before the web server starts)
-creates each default task's default model records (``tasks.loop.training.DEFAULT_MODELS``, status
+creates each default task's default model records (``tasks.loop.training.default_models.DEFAULT_MODELS``, status
 ``training``) and queues one ``train_default_model`` job per record that needs training on the
 ``training`` queue, so pages are served at once while the worker trains. The record's
 ``progress`` (0..1) moves while it trains; the write page and the task pages show it
-(``tasks.loop.training.model_ready``). When a model is trained, ``tasks.loop.training.train_model_record``
+(``tasks.loop.training.records.model_ready``). When a model is trained, ``tasks.loop.training.runs.train_model_record``
 announces it with ``tasks.signals.leaderboard_inputs_changed``, and the leaderboard app queues
 its missing evaluation runs on the seed scoring datasets
 (``leaderboard.scheduling.schedule_evaluations``), so each leaderboard fills by itself.
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import uuid
 
-from tasks.loop import training
+from tasks.loop.training import default_models
 from tasks.data import uploads
 from tasks.models import MLModel
 
@@ -26,12 +26,12 @@ _ALIVE = ("queued", "started", "deferred", "scheduled")
 
 
 def train_default_model(model_id: int, *, epochs: int | None = None) -> str:
-    """Train default model record ``model_id`` (``tasks.loop.training.train_default_model``; its evaluations
+    """Train default model record ``model_id`` (``tasks.loop.training.default_models.train_default_model``; its evaluations
     are queued when it is stored). Returns a one-line summary. A failure leaves the record
     ``failed`` with its reason and is raised again for RQ to record.
     """
     model = MLModel.objects.select_related("task").get(pk=model_id)
-    model = training.train_default_model(model, epochs=epochs)
+    model = default_models.train_default_model(model, epochs=epochs)
     info = model.training_info
     return (
         f"trained {model.task.code}/{model.name} (model {model.pk}) on {info['examples']} seed train examples "

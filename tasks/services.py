@@ -540,7 +540,7 @@ def record_dataset_content(
     ranked. ``source``/``source_checksum`` record where the content came from. Returns True
     when the content changed. Call it inside the transaction that wrote the items; ``content``:
     ``dataset_content_checksum(dataset)`` computed beforehand by a caller that wrote its items in
-    several transactions (a SQLite import, ``tasks/data/importers.py``), so the reading of every item
+    several transactions (a SQLite import, ``tasks/data/importers/``), so the reading of every item
     holds no write lock.
     """
     checksum, count = content if content is not None else dataset_content_checksum(dataset)

@@ -22,7 +22,7 @@ from django.conf import settings
 
 from cycle.stack import free_port
 from dynabench import embedded_redis
-from tasks.loop.training import WEIGHTS_FILE, file_sha256
+from tasks.loop.training.base_encoder import WEIGHTS_FILE, file_sha256
 from tests.tiny_models import build_tiny_classifier
 
 pytestmark = pytest.mark.slow

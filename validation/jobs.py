@@ -26,7 +26,10 @@ from rq import Callback
 from annotation import counters
 from annotation.models import Example, RoundTally
 from tasks.data.seed_split import seed_data_path
-from tasks.loop import training
+from tasks.loop.training.examples import seed_examples, validated_training_examples
+from tasks.loop.training.hyperparameters import default_hyperparameters
+from tasks.loop.training.records import check_model_name, model_directory
+from tasks.loop.training.runs import train_model_record
 from tasks.models import Context, MLModel, Round, Task
 from validation.calculations import ConsensusPolicy, derive_state, tally
 from validation.models import RoundAgreement, Validation
@@ -131,10 +134,10 @@ def _record_for_run(task: Task, *, name: str | None, model_id: int | None) -> ML
         existing = MLModel.objects.filter(task=task, training_info__job_id=job.id).first()
         if existing is not None:
             return existing
-    name = training.check_model_name(task, name or retraining_name())
+    name = check_model_name(task, name or retraining_name())
     return MLModel.objects.create(
         task=task, name=name, kind=MLModel.Kind.HF_DIRECTORY, status=MLModel.Status.TRAINING,
-        path=str(training.model_directory(task, name)), training_info={"job_id": job.id if job else None},
+        path=str(model_directory(task, name)), training_info={"job_id": job.id if job else None},
     )
 
 
@@ -148,7 +151,7 @@ def retrain_from_validated(task_id: int, *, name: str | None = None, model_id: i
     2. Collect the examples: the seed set and the task's validated examples of every round
        with their final labels (an owner's correction wins over the annotator's label), dev
        and test splits left out (``selectors.retraining_rows``).
-    3. Train (``training.train_model_record``): progress on the record while it runs;
+    3. Train (``tasks.loop.training.runs.train_model_record``): progress on the record while it runs;
        ``training_info["data"]`` lists counts per source and round and the example ids;
        a failure sets ``status=failed`` with the reason and is raised again for RQ.
        ``epochs`` overrides the default number of epochs.
@@ -157,11 +160,11 @@ def retrain_from_validated(task_id: int, *, name: str | None = None, model_id: i
     """
     task = Task.objects.get(pk=task_id)
     record = _record_for_run(task, name=name, model_id=model_id)
-    examples = training.seed_examples(task) + training.validated_training_examples(task, retraining_rows(task))
+    examples = seed_examples(task) + validated_training_examples(task, retraining_rows(task))
     sources = {"seed": {"file": f"tasks/data/seed_data/{seed_data_path(task).name}"}}
-    hp = training.default_hyperparameters(task)
+    hp = default_hyperparameters(task)
     hp.epochs = epochs or hp.epochs
-    record = training.train_model_record(record, examples, data_sources=sources, hp=hp)
+    record = train_model_record(record, examples, data_sources=sources, hp=hp)
     _take_the_loop(record)
     counts = Counter(ex.source for ex in examples)
     rounds = sorted({ex.round for ex in examples if ex.source == "validated"})

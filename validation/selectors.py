@@ -103,7 +103,7 @@ def retraining_rows(task) -> list[dict]:
     of every round with their final labels (``validated_examples``), except those a closed
     round put in its dev or test split, so a retrained model is never scored on data it was
     trained on. Each row: ``{"id", "round" (number), "input", "target"}``, for
-    ``tasks.loop.training.validated_training_examples``.
+    ``tasks.loop.training.examples.validated_training_examples``.
     """
     not_held_out = Example.objects.exclude(split__in=("dev", "test"))
     return [

@@ -22,7 +22,7 @@ from dynabench import hotsql, idempotency
 from dynabench.errors import NotAllowed, RuleError
 from dynabench.ratelimits import count_hit
 from tasks import access
-from tasks.loop import training
+from tasks.loop.training.records import check_model_name, model_directory
 from tasks.kinds import normalise_label, span_at
 from tasks.models import Dataset, DatasetItem, MLModel, Round, Task, TaskBan, default_label_visibility
 from tasks.selectors import evaluable_models
@@ -901,7 +901,7 @@ def request_retraining(
     ``minilm-retrained-<timestamp>``; ``epochs`` overrides the default number of epochs.
     ``loop_of_round``: an open round whose loop the model takes once trained
     (``validation.jobs.retrain_from_validated``). Once trained, the model is scored on every dataset
-    of the task (``tasks.loop.training`` sends ``leaderboard_inputs_changed``).
+    of the task (``tasks.loop.training.runs`` sends ``leaderboard_inputs_changed``).
 
     Raises ``NotAllowed`` unless ``acting_user`` owns the task (or is an admin);
     ``RuleError`` when the task has no validated example yet or the name is bad or taken.
@@ -916,11 +916,11 @@ def request_retraining(
         )
     if epochs is not None and not 1 <= epochs <= 100:
         raise RuleError("bad_epochs", "epochs must be between 1 and 100.", field="epochs")
-    name = training.check_model_name(task, name or retraining_name())
+    name = check_model_name(task, name or retraining_name())
     job_id = f"retrain-{task.code}-{uuid.uuid4().hex}"
     ml_model = MLModel.objects.create(
         task=task, owner=acting_user, name=name, kind=MLModel.Kind.HF_DIRECTORY, status=MLModel.Status.TRAINING,
-        path=str(training.model_directory(task, name)),
+        path=str(model_directory(task, name)),
         description=f"MiniLM retrained for {task.name} on {validated} validated examples plus the seed set.",
         training_info={"job_id": job_id, "requested_by": acting_user.pk, "requested_at": timezone.now().isoformat(),
                        "validated_at_request": validated,

@@ -16,7 +16,7 @@ from leaderboard.models import EvaluationRun
 from leaderboard.selectors import leaderboard_table
 from leaderboard.services import submit_selection
 from tasks.models import Dataset, DatasetItem, MLModel, Task
-from tasks.loop.training import WEIGHTS_FILE, file_sha256
+from tasks.loop.training.base_encoder import WEIGHTS_FILE, file_sha256
 from tests.shared_data import shared_file
 from tests.tiny_models import build_tiny_classifier
 

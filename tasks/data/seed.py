@@ -15,7 +15,8 @@ from dynabench.errors import NotAllowed, RuleError
 from dynabench.roles import ensure_role_groups
 from tasks.data.definitions import DefinitionProblems, check_definition_file
 from tasks.error_codes import TaskErrorCode
-from tasks.data.importers import FileSpec, import_dataset
+from tasks.data.importers.datasets import import_dataset
+from tasks.data.importers.files import FileSpec
 from tasks.models import Context, Dataset, Round, Task
 from tasks.services import add_task_owner, grant_owner_admin_access
 from tasks.data.seed_split import SEED_DEV_PERCENT, SEED_TEST_PERCENT, seed_data_path
@@ -138,10 +139,10 @@ def seed_scoring_datasets(task: Task) -> list[Dataset]:
 
     Each holds the seed rows (``tasks/data/seed_data/<code>.jsonl``) whose ``split`` field is
     ``dev`` or ``test`` (the fixed seed split, ``tasks.data.seed_split.seed_split``), imported with the
-    importer's own rules (``tasks.data.importers.import_dataset``: idempotent, all-or-nothing, the
+    importer's own rules (``tasks.data.importers.datasets.import_dataset``: idempotent, all-or-nothing, the
     file's sha256 recorded). Both count toward the Dynascore with weight 1; the dev set's labels
     are public, the test set's hidden. Models trained from the seed data use only the train
-    split (``tasks.loop.training.seed_examples``), so none has seen these items.
+    split (``tasks.loop.training.examples.seed_examples``), so none has seen these items.
 
     Like the tasks, a dataset is created only when it is missing: one that exists is left as its
     owner keeps it. When the task's settings no longer fit the seed rows (an owner removed a

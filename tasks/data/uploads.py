@@ -29,7 +29,11 @@ from django.utils.text import slugify
 
 from dynabench.errors import FieldErrors, NotAllowed, RuleError
 from dynabench.jsonbounds import loads_bounded
-from tasks.data.importers import MISSING, FileSpec, ImportErrors, ImportRowError, import_contexts, import_dataset, lookup
+from tasks.data.importers.contexts import import_contexts
+from tasks.data.importers.datasets import import_dataset
+from tasks.data.importers.errors import ImportErrors, ImportRowError
+from tasks.data.importers.files import FileSpec
+from tasks.data.importers.mapping import MISSING, lookup
 from tasks.models import Dataset, Round, Task, Upload
 
 MAX_ERRORS_SHOWN = 20

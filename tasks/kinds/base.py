@@ -332,7 +332,7 @@ class TaskKindSpec:
         return []
 
     def training_defaults(self, config: dict) -> dict:
-        """Hyperparameter defaults (``tasks.loop.training.Hyperparameters`` fields) for this kind."""
+        """Hyperparameter defaults (``tasks.loop.training.hyperparameters.Hyperparameters`` fields) for this kind."""
         raise NotImplementedError
 
     def training_features(self, tokenizer, examples, *, config: dict, labels: list[str], max_length: int, doc_stride: int) -> list[dict]:

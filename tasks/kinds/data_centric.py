@@ -42,9 +42,9 @@ class DataCentricSpec(ClassificationSpec):
     The owner names a candidate pool (a dataset of the task, ``config["data_centric"]["pool"]``,
     never evaluated), a budget (at most ``budget`` items per selection) and the fixed recipe
     (the retraining job's settings, ``recipe``, with ``seed``; the base encoder is the
-    platform's, ``tasks.loop.training.default_encoder``). A participant submits a list of pool uids
+    platform's, ``tasks.loop.training.base_encoder.default_encoder``). A participant submits a list of pool uids
     (``check_selection``); an RQ job trains the recipe on exactly those items
-    (``tasks.loop.training.train_selection``) and the model is scored like any other on the task's
+    (``tasks.loop.training.runs.train_selection``) and the model is scored like any other on the task's
     scoring (hidden) datasets, so the leaderboard ranks selections. Targets, metrics and the
     model head are classification's.
     """

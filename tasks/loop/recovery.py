@@ -1,6 +1,6 @@
 """Trainings whose worker died: failed with a reason, and their stray staging folders removed.
 
-``tasks/loop/training.py`` marks a model ``training`` and writes its progress (and ``updated_at``, the
+``tasks/loop/training/runs.py`` marks a model ``training`` and writes its progress (and ``updated_at``, the
 training's heartbeat) while it trains, into a staging folder ``<name>.training-<pid>`` next to
 the model's directory. A worker killed mid-training (SIGKILL, out of memory, a lost machine)
 leaves both behind. ``reap_trainings`` (called by the reaper, ``leaderboard/reaper.py``, and by

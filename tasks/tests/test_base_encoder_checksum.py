@@ -3,7 +3,7 @@
 import pytest
 
 from dynabench.errors import RuleError
-from tasks.loop.training import BaseEncoder, MINILM_SAFETENSORS_SHA256, file_sha256, minilm_encoder, verify_base_encoder
+from tasks.loop.training.base_encoder import BaseEncoder, MINILM_SAFETENSORS_SHA256, file_sha256, minilm_encoder, verify_base_encoder
 
 
 def test_the_installed_minilm_weights_match_the_pinned_sha256():

@@ -7,7 +7,11 @@ outcome stays all-or-nothing. PostgreSQL keeps one transaction (its row locks bl
 import pytest
 from django.db import connection
 
-from tasks.data.importers import BATCH_SIZE, FileSpec, ImportRowError, import_contexts, import_dataset
+from tasks.data.importers.contexts import import_contexts
+from tasks.data.importers.datasets import import_dataset
+from tasks.data.importers.errors import ImportRowError
+from tasks.data.importers.files import FileSpec
+from tasks.data.importers.writing import BATCH_SIZE
 from tasks.models import Context, Dataset, DatasetItem, Round
 
 pytestmark = pytest.mark.django_db(transaction=True)

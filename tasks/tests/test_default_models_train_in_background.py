@@ -6,7 +6,7 @@ from django.core.management import call_command
 from rq import SimpleWorker
 
 from tasks.models import MLModel, Round
-from tasks.loop.training import DEFAULT_MODEL_NAME
+from tasks.loop.training.default_models import DEFAULT_MODEL_NAME
 
 
 def ensure(django_capture_on_commit_callbacks):

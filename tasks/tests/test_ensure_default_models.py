@@ -8,7 +8,7 @@ from django.core.management import call_command
 
 from tasks.models import MLModel, Task
 from tasks.data.seed import DEFAULT_TASK_CODES
-from tasks.loop.training import BASELINE_MODEL_NAME, DEFAULT_MODEL_NAME, DEFAULT_MODELS
+from tasks.loop.training.default_models import BASELINE_MODEL_NAME, DEFAULT_MODEL_NAME, DEFAULT_MODELS
 
 
 def test_it_trains_every_default_model_and_puts_the_seed_model_in_the_loop(db, tiny_encoder, models_dir):

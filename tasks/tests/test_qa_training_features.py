@@ -3,7 +3,8 @@
 from transformers import AutoTokenizer
 
 from tasks.kinds import qa_features
-from tasks.loop.training import TrainingExample, minilm_encoder
+from tasks.loop.training.base_encoder import minilm_encoder
+from tasks.loop.training.examples import TrainingExample
 
 PASSAGE = (
     "The lighthouse at Kerrow Point was built in 1857 to warn ships away from the reef below the cliffs. "

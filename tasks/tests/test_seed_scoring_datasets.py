@@ -9,7 +9,7 @@ from django.core.management import call_command
 from tasks.models import Dataset, MLModel
 from tasks.data.seed import DEFAULT_TASK_CODES
 from tasks.data.seed_split import SEED_DATA_DIR
-from tasks.loop.training import DEFAULT_MODELS
+from tasks.loop.training.default_models import DEFAULT_MODELS
 
 
 def _rows(code):

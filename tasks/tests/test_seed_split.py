@@ -8,7 +8,7 @@ import pytest
 
 from tasks.data.seed import load_task_definition
 from tasks.data.seed_split import SEED_DATA_DIR, seed_split
-from tasks.loop.training import seed_examples
+from tasks.loop.training.examples import seed_examples
 
 CODES = ["nli", "qa", "sentiment", "hate-speech"]
 #: At least this many held-out items per label (classification) or questions (QA) in each set.

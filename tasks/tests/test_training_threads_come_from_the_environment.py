@@ -14,7 +14,7 @@ from dynabench import embedded_redis
 
 ROOT = Path(__file__).resolve().parents[2]
 PROBE = (
-    "import json, django; django.setup(); from django.conf import settings; from tasks.loop.training import training_threads; "
+    "import json, django; django.setup(); from django.conf import settings; from tasks.loop.training.hyperparameters import training_threads; "
     "print(json.dumps([settings.DYNABENCH_TRAINING_THREADS, training_threads(), training_threads(5)]))"
 )
 

@@ -11,7 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from tasks.loop.training import WEIGHTS_FILE, file_sha256
+from tasks.loop.training.base_encoder import WEIGHTS_FILE, file_sha256
 from tests.tiny_models import build_tiny_classifier
 from tests.worker_stack import WorkerStack, sentiment_model_setup
 
@@ -35,7 +35,7 @@ RETRAINING = """
 import time, uuid
 import django_rq
 from rq import Worker
-from tasks.loop import training
+from tasks.loop.training.records import model_directory
 from tasks.models import MLModel
 from validation.jobs import enqueue_retraining
 
@@ -45,7 +45,7 @@ while not Worker.all(queue=django_rq.get_queue("training")) and time.monotonic()
 job_id = f"retrain-sentiment-{uuid.uuid4().hex}"
 trained = MLModel.objects.create(
     task=task, owner=admin, name="retrained", kind="hf_directory", status="training",
-    path=str(training.model_directory(task, "retrained")), training_info={"job_id": job_id},
+    path=str(model_directory(task, "retrained")), training_info={"job_id": job_id},
 )
 enqueue_retraining(task.pk, model_id=trained.pk, job_id=job_id, epochs=2000)  # far longer than the test
 while not MLModel.objects.filter(pk=trained.pk, status="training", progress__gt=0).exists() and time.monotonic() < ceiling:

@@ -5,7 +5,7 @@ from pathlib import Path
 from django.core.management.base import CommandError
 
 from dynabench.errors import RuleError
-from tasks.data.importers import FORMATS, FileSpec, parse_assignments
+from tasks.data.importers.files import FORMATS, FileSpec, parse_assignments
 from tasks.models import Task
 
 

@@ -1,6 +1,6 @@
 """``manage.py ensure_default_models [--inline]``: the default models of each default task, trained when missing.
 
-Each default task gets the models of ``tasks.loop.training.DEFAULT_MODELS`` (``minilm-seed``, in the
+Each default task gets the models of ``tasks.loop.training.default_models.DEFAULT_MODELS`` (``minilm-seed``, in the
 loop of round 1, and the cheaper ``minilm-few`` baseline), trained from the seed train split
 only. By default the records are created at once (status ``training``) and the training runs
 in the background as RQ jobs on the ``training`` queue (``tasks.jobs``), the models in the loop
@@ -18,7 +18,7 @@ from dynabench.errors import RuleError
 from tasks import jobs
 from tasks.models import Task
 from tasks.data.seed import DEFAULT_TASK_CODES, seed_task
-from tasks.loop.training import DEFAULT_MODELS, prepare_default_model, train_default_model
+from tasks.loop.training.default_models import DEFAULT_MODELS, prepare_default_model, train_default_model
 
 
 def _cpu_seconds() -> float:

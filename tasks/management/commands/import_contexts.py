@@ -3,7 +3,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from dynabench.errors import RuleError
-from tasks.data.importers import import_contexts
+from tasks.data.importers.contexts import import_contexts
 from tasks.management.commands._import_options import add_file_arguments, file_spec, get_task, progress
 
 

@@ -3,7 +3,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from dynabench.errors import RuleError
-from tasks.data.importers import import_dataset
+from tasks.data.importers.datasets import import_dataset
 from tasks.management.commands._import_options import add_file_arguments, file_spec, get_task, progress
 from tasks.models import Dataset
 

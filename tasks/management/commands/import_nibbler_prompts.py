@@ -8,7 +8,7 @@ column-oriented JSON of the submitted prompts (``{column: {row index: value}}`` 
 were never released). Each prompt becomes a context ``{"prompt": text}`` tagged with where it came from
 (``round1-attempted``, ``round3-submitted``, ...); blank prompts are skipped and the same prompt twice is
 one context (uid: a hash of the text). The rows go through the platform's importer
-(``tasks.data.importers.import_contexts``): all-or-nothing, re-importing adds nothing.
+(``tasks.data.importers.contexts.import_contexts``): all-or-nothing, re-importing adds nothing.
 """
 
 import csv
@@ -19,7 +19,8 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from dynabench.errors import RuleError
-from tasks.data.importers import FileSpec, import_contexts
+from tasks.data.importers.contexts import import_contexts
+from tasks.data.importers.files import FileSpec
 from tasks.management.commands._import_options import get_task
 
 

@@ -14,9 +14,13 @@ from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 
 from dynabench.errors import RuleError
-from tasks.data.importers import parse_assignments
+from tasks.data.importers.files import parse_assignments
 from tasks.data.seed_split import seed_data_path
-from tasks.loop import training
+from tasks.loop.training.error_codes import TrainingErrorCode
+from tasks.loop.training.examples import file_examples, seed_examples, validated_training_examples
+from tasks.loop.training.hyperparameters import default_hyperparameters
+from tasks.loop.training.records import put_in_loop
+from tasks.loop.training.runs import train_new_model
 from tasks.models import Task
 from validation.selectors import retraining_rows
 
@@ -46,13 +50,13 @@ class Command(BaseCommand):
             raise CommandError("--epochs must be at least 1.")
         try:
             examples, sources = self._examples(task_obj, data, map, uid_field, from_validated)
-            hp = training.default_hyperparameters(task_obj)
+            hp = default_hyperparameters(task_obj)
             if epochs:
                 hp.epochs = epochs
             origin = "file" if data else "seed"
             name = name or f"minilm-{origin}{'-validated' if from_validated else ''}-{timezone.now():%Y%m%d-%H%M%S}"
-            ml_model = training.train_new_model(task=task_obj, examples=examples, name=name, data_sources=sources, hp=hp)
-            loop = training.put_in_loop(ml_model, in_loop) if in_loop else None
+            ml_model = train_new_model(task=task_obj, examples=examples, name=name, data_sources=sources, hp=hp)
+            loop = put_in_loop(ml_model, in_loop) if in_loop else None
         except RuleError as exc:
             raise CommandError(exc.message)
         counts = Counter(ex.source for ex in examples)
@@ -73,17 +77,17 @@ class Command(BaseCommand):
         sources = {}
         if data:
             mapping = parse_assignments(mapping, option="--map")
-            read = training.file_examples(task, data, mapping=mapping, uid_field=uid_field)
+            read = file_examples(task, data, mapping=mapping, uid_field=uid_field)
             examples = read.examples
             sources["file"] = {
                 "file": str(data.resolve()), "sha256": read.checksum, "rows": read.rows,
                 "map": mapping, "uid_field": uid_field, "skipped": dict(read.skipped),
             }
         else:
-            examples = training.seed_examples(task)
+            examples = seed_examples(task)
             sources["seed"] = {"file": f"tasks/data/seed_data/{seed_data_path(task).name}"}
         if from_validated:
-            examples += training.validated_training_examples(task, retraining_rows(task))
+            examples += validated_training_examples(task, retraining_rows(task))
         if not examples:
-            raise RuleError(training.TrainingErrorCode.NO_EXAMPLES, f"No usable training examples for task {task.code}.")
+            raise RuleError(TrainingErrorCode.NO_EXAMPLES, f"No usable training examples for task {task.code}.")
         return examples, sources
