@@ -79,7 +79,8 @@ from validation.calculations import agreement_from_ratings
 from validation.error_codes import ValidationErrorCode
 from validation.imports import import_votes
 from validation.selectors import round_agreement, state_counts
-from validation.services import LEASE_DURATION, request_retraining
+from validation.queue import LEASE_DURATION
+from validation.services import request_retraining
 
 TASKS = ("sentiment", "hate-speech")
 DEFAULT_EPOCHS = 1

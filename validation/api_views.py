@@ -1,8 +1,8 @@
 """``/api/v1/validations`` (validators' verdicts and the next example to validate), a task's
 rounds (counts and vMER; open, close), a round's validated examples, and ``/api/v1/me``.
 
-Rules are ``validation/services.py``'s (``record_validation``, ``next_example_for``,
-``close_round``), ``tasks/services.py``'s (``open_round``) and the selectors'; views parse
+Rules are ``validation/services.py``'s (``record_validation``, ``close_round``),
+``validation/queue.py``'s (``next_example_for``), ``tasks/services.py``'s (``open_round``) and the selectors'; views parse
 input, call one service and render its result.
 """
 
@@ -32,7 +32,7 @@ from tasks import services as task_services
 from tasks.api_views import ROUND_NUMBER, TASK_CODE, RoundScopedMixin, TaskScopedMixin
 from tasks.models import Dataset, Round, Task
 from tasks.serializers import DatasetSerializer
-from validation import selectors, services
+from validation import queue, selectors, services
 from validation.models import Validation
 from validation.serializers import (
     ExampleForReviewSerializer,
@@ -120,7 +120,7 @@ class ValidationViewSet(mixins.ListModelMixin, mixins.CreateModelMixin, viewsets
         round = task.current_round()
         if round is None:
             raise RuleError(AnnotationErrorCode.NO_ROUND, f"{task.name} has no round yet.")
-        example = services.next_example_for(validator=request.user, round=round)
+        example = queue.next_example_for(validator=request.user, round=round)
         if example is None:
             return Response(status=status.HTTP_204_NO_CONTENT)
         # As handed out (a gold item presented as pending): never re-read from the database.

@@ -1,7 +1,7 @@
 """Gold items in the review queue: serving them, scoring validators on them, and who stops counting.
 
 An owner marks settled examples as gold (``mark_gold``) or supplies new ones
-(``validation.services.supply_gold_item``). The review queue (``services.next_example_for``)
+(``validation.services.supply_gold_item``). The review queue (``validation.queue.next_example_for``)
 serves a gold item instead of the next example with probability ``gold_rate`` (task config),
 presented exactly as a pending example would be: same page, same URL shape, same fields, the
 verdict kept on the server. The validator's answer is a gold check (a ``Validation`` with

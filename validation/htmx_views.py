@@ -30,7 +30,7 @@ from tasks import access
 from tasks.data.croissant import dataset_license_of_task
 from tasks.data.images import image_context_fields
 from tasks.models import Round, Task
-from validation import selectors, services
+from validation import queue, selectors, services
 from validation.croissant import round_export_croissant
 from validation.forms import CloseRoundForm, OwnerQueueFilter, ValidationForm
 from validation.judgment_export import LAYOUTS, judgment_lines
@@ -69,7 +69,7 @@ def _skipped(request, round) -> list[int]:
 
 def _review_context(request, task, round, *, example=None, error=None, notice=None, form=None, current=False):
     if example is None:
-        pick = services.current_example_for if current else services.next_example_for
+        pick = queue.current_example_for if current else queue.next_example_for
         example = pick(validator=request.user, round=round, exclude_ids=_skipped(request, round))
     return {
         "task": task,
@@ -151,17 +151,17 @@ def submit_validation(request, code, example_id):
 @require_POST
 def skip_example(request, code, example_id):
     """POST: give the example back to the queue and leave it out for you this session; at most
-    ``VALIDATION_SKIPS_PER_DAY`` a day per round (``services.note_skip``), past which the same
+    ``VALIDATION_SKIPS_PER_DAY`` a day per round (``queue.note_skip``), past which the same
     example stays with a 429 message."""
     task = _collecting_task(code)
     example = get_object_or_404(Example.objects.select_related("round"), pk=example_id, round__task=task)
     template = "validation/_review_card.html" if request.htmx else "validation/review.html"
     try:
-        services.note_skip(validator=request.user, round=example.round)
+        queue.note_skip(validator=request.user, round=example.round)
     except RuleError as refused:
         context = _review_context(request, task, example.round, error=refused.message, current=True)
         return render(request, template, context, status=refused.status_code)
-    services.release_lease(example=example, validator=request.user)
+    queue.release_lease(example=example, validator=request.user)
     skipped = request.session.get(SKIPPED_KEY, {})
     skipped.setdefault(str(example.round_id), [])
     if example.pk not in skipped[str(example.round_id)]:
