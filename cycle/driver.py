@@ -9,7 +9,7 @@ section 3: write examples against the model in the loop, validate them, retrain,
 
 1. Round 1: DynaSent round 1 dev enters round 1 with its five real crowd votes per sentence
    (``validation.imports.import_votes``), DynaSent round 1 test becomes a scoring dataset
-   (``tasks.data.importers.import_dataset``); the retraining job (``validation.services.request_retraining``
+   (``tasks.data.importers.import_dataset``); the retraining job (``validation.retraining.request_retraining``
    → ``validation.jobs.retrain_from_validated`` in the worker) trains model 1 on round 1's
    validated examples (plus the task's seed set). Its scores come from the evaluation job
    of step 5: the job evaluates a model on every dataset of the task at once, so model 1 is
@@ -80,7 +80,7 @@ from validation.error_codes import ValidationErrorCode
 from validation.imports import import_votes
 from validation.selectors import round_agreement, state_counts
 from validation.queue import LEASE_DURATION
-from validation.services import request_retraining
+from validation.retraining import request_retraining
 
 TASKS = ("sentiment", "hate-speech")
 DEFAULT_EPOCHS = 1

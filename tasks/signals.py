@@ -17,7 +17,7 @@ that set the status commits (``leaderboard.evaluation.refresh_model_status``).
 included). Sent once the transaction commits (``validation.services.settle_example``).
 
 ``round_status_changed(sender, round_id, status)``: a round opened or closed (``status``). Sent once
-the transaction commits (``tasks.services.set_round_status``, ``validation.services.close_round``).
+the transaction commits (``tasks.services.set_round_status``, ``validation.round_close.close_round``).
 
 ``crowd_study_completed(sender, session_id, user_id)``: a crowd worker finished a study and its completion
 code was recorded (``annotation.crowd.complete``). Sent once the transaction commits.

@@ -30,7 +30,7 @@ from tasks import access
 from tasks.data.croissant import dataset_license_of_task
 from tasks.data.images import image_context_fields
 from tasks.models import Round, Task
-from validation import queue, selectors, services
+from validation import queue, round_close, selectors, services
 from validation.croissant import round_export_croissant
 from validation.forms import CloseRoundForm, OwnerQueueFilter, ValidationForm
 from validation.judgment_export import LAYOUTS, judgment_lines
@@ -303,12 +303,12 @@ def close_round_view(request, code, number):
             return _close_page(request, round, form, None, 400, "Split ratios must be numbers between 0 and 1; the seed a whole number.")
         ratios, seed, merge_small = form.ratios(), form.cleaned_data.get("seed"), form.cleaned_data.get("merge_small", False)
     try:
-        preview = services.preview_round_close(round, ratios=ratios, seed=seed, merge_small=merge_small)
+        preview = round_close.preview_round_close(round, ratios=ratios, seed=seed, merge_small=merge_small)
     except RuleError as exc:
         return _close_page(request, round, form, None, exc.status_code, exc.message)
     if request.method == "POST" and form.cleaned_data.get("confirm") and request.POST.get("action") != "preview":
         try:
-            datasets = services.close_round(
+            datasets = round_close.close_round(
                 round=round, acting_user=request.user, ratios=ratios, seed=seed,
                 open_next=form.cleaned_data.get("open_next", False), next_loop=form.cleaned_data.get("next_loop") or "current",
                 merge_small=merge_small,

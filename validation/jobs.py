@@ -7,7 +7,7 @@
 - ``retrain_from_validated`` closes the loop: the examples validated as correct (that fooled
   the model in the loop or not), from every round so far, with their final labels, plus the
   seed set, become the training data of a new target model, ready to be evaluated and put
-  in the loop of the next round. ``validation.services.request_retraining`` creates its
+  in the loop of the next round. ``validation.retraining.request_retraining`` creates its
   record and enqueues it on the ``training`` queue; ``tasks.loop.training`` trains it from the
   plain rows this app hands it.
 """

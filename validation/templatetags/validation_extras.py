@@ -4,7 +4,7 @@ from django import template
 
 from annotation.models import ValidationState
 from validation.selectors import review_display as _review_display
-from validation.services import DEFAULT_SPLIT_RATIOS
+from validation.round_close import DEFAULT_SPLIT_RATIOS
 
 register = template.Library()
 
