@@ -35,7 +35,7 @@ class Example(models.Model):
       ``{"answer", "start", "end", "score"}``; ``model_wrong`` is decided on the server.
     - ``validation_state`` and the ``*_count`` columns are derived from the example's
       validations and written in the same transaction as each validation
-      (``validation/services.py``); ``manage.py reconcile_counters`` rechecks them.
+      (``validation/consensus.py``); ``manage.py reconcile_counters`` rechecks them.
     - ``submission_key``: the one-time key of the submission that wrote it; a repeat with
       the same key returns this example (``dynabench/idempotency.py``).
     - ``leased_to``/``leased_until``: the review queue's lease, so two validators are never

@@ -14,7 +14,7 @@ that set the status commits (``leaderboard.evaluation.refresh_model_status``).
 
 ``example_settled(sender, example_id, author_id, state)``: validation settled an example
 (``state``: ``verified_correct``, ``verified_incorrect`` or ``flagged``; an owner's decision
-included). Sent once the transaction commits (``validation.services.settle_example``).
+included). Sent once the transaction commits (``validation.consensus.settle_example``).
 
 ``round_status_changed(sender, round_id, status)``: a round opened or closed (``status``). Sent once
 the transaction commits (``tasks.services.set_round_status``, ``validation.round_close.close_round``).

@@ -1,6 +1,7 @@
 """Validation pages: the review queue, the owner queue, the round page, a user's page, exports.
 
-Views parse input and render; every change goes through ``validation/services.py``.
+Views parse input and render; every change goes through ``validation/services.py``, ``validation/queue.py``
+or ``validation/round_close.py``.
 """
 
 from urllib.parse import urlencode
