@@ -24,7 +24,7 @@ section 3: write examples against the model in the loop, validate them, retrain,
    label, else ``incorrect``, the voted category in ``metadata["voted_label"]``. The votes of
    a sentence go in a fixed random order (seeded by its id) and consensus settles it at
    ``validations_needed`` (3) equal verdicts; later votes are refused by the platform and counted.
-4. Round 2 figures (the API's counts and vMER, ``validation.selectors.round_agreement`` on
+4. Round 2 figures (the API's counts and vMER, ``validation.round_statistics.round_agreement`` on
    the voted categories, examples per label), then ``POST .../rounds/2/close`` builds its datasets.
 5. DynaSent round 2 test becomes a scoring dataset; the retraining job trains model 2 on
    round 1 + verified round 2 examples; both models are (re-)evaluated by the evaluation
@@ -78,7 +78,7 @@ from tasks.services import add_task_owner, set_round_status
 from validation.calculations import agreement_from_ratings
 from validation.error_codes import ValidationErrorCode
 from validation.imports import import_votes
-from validation.selectors import round_agreement, state_counts
+from validation.round_statistics import round_agreement, state_counts
 from validation.queue import LEASE_DURATION
 from validation.retraining import request_retraining
 

@@ -32,7 +32,7 @@ from tasks import services as task_services
 from tasks.api_views import ROUND_NUMBER, TASK_CODE, RoundScopedMixin, TaskScopedMixin
 from tasks.models import Dataset, Round, Task
 from tasks.serializers import DatasetSerializer
-from validation import queue, round_close, selectors, services
+from validation import export, queue, round_close, selectors, services
 from validation.models import Validation
 from validation.serializers import (
     ExampleForReviewSerializer,
@@ -245,7 +245,7 @@ class RoundExampleViewSet(RoundScopedMixin, mixins.ListModelMixin, viewsets.Gene
 
     def list(self, request, *args, **kwargs):
         page = self.paginate_queryset(self.get_queryset())
-        rows = list(selectors.export_rows(Example.objects.filter(pk__in=[e.pk for e in page])))
+        rows = list(export.export_rows(Example.objects.filter(pk__in=[e.pk for e in page])))
         return self.get_paginated_response(ValidatedExampleSerializer(rows, many=True).data)
 
 
