@@ -11,7 +11,7 @@ calls it:
 - an example created or deleted: the ``post_save``/``post_delete`` receivers below (so the
   annotation services, the admin and fixtures are all counted);
 - retracting: ``annotation.services.retract_example``;
-- a validation recorded, its state settled: ``validation.services.settle_example``;
+- a validation recorded, its state settled: ``validation.consensus.settle_example``;
 - bulk writes that bypass model signals (the vote importer's ``bulk_create``, the scale
   benchmark's ``COPY``): ``recount_rounds`` afterwards, in the same transaction;
 - drift from anything else: ``manage.py reconcile_counters`` calls ``recount_rounds``.

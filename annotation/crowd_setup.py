@@ -4,7 +4,7 @@ calls these functions; each checks that the acting user owns the task.
 
 - ``save_study``: create or edit a study; only on an open round.
 - ``new_token``: give a study a fresh entry token (the old URL stops working).
-- ``end_studies``: end a round's studies when it closes (``validation.services.close_round``);
+- ``end_studies``: end a round's studies when it closes (``validation.round_close.close_round``);
   workers then get a page saying the study ended (``crowd.require_open``).
 - ``platform_settings``: what to paste into the platform (the entry URL, the completion code or
   the MTurk ExternalQuestion).

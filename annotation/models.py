@@ -35,7 +35,7 @@ class Example(models.Model):
       ``{"answer", "start", "end", "score"}``; ``model_wrong`` is decided on the server.
     - ``validation_state`` and the ``*_count`` columns are derived from the example's
       validations and written in the same transaction as each validation
-      (``validation/services.py``); ``manage.py reconcile_counters`` rechecks them.
+      (``validation/consensus.py``); ``manage.py reconcile_counters`` rechecks them.
     - ``submission_key``: the one-time key of the submission that wrote it; a repeat with
       the same key returns this example (``dynabench/idempotency.py``).
     - ``leased_to``/``leased_until``: the review queue's lease, so two validators are never
@@ -85,7 +85,7 @@ class Example(models.Model):
     class Meta:
         ordering = ["-created_at"]
         indexes = [
-            # The owner queue: most flagged, most contested, oldest (validation.selectors.owner_queue).
+            # The owner queue: most flagged, most contested, oldest (validation.queue_selectors.owner_queue).
             models.Index(
                 "round", F("flagged_count").desc(), F("disagreeing").desc(), "created_at", "id",
                 name="example_owner_queue", condition=Q(retracted=False),
@@ -173,7 +173,7 @@ class RoundHourTally(models.Model):
 class RoundVoteTally(models.Model):
     """How many of a round's non-retracted examples are ``settled`` (not pending) or not with
     ``votes`` counted validations (``Example.validation_count``), kept by
-    ``annotation.counters``: the adaptive vote budget (``validation.selectors.vote_budget``)
+    ``annotation.counters``: the adaptive vote budget (``validation.round_statistics.vote_budget``)
     reads these few rows instead of scanning the round."""
 
     round = models.ForeignKey("tasks.Round", on_delete=models.CASCADE, related_name="vote_tallies")

@@ -66,7 +66,7 @@ def awaits_validation(example: Example) -> bool:
 
 WAITING_LABEL = "Waiting for validation"
 """What a pending example that the review queue hands out is called, on every page (the author's
-examples, the round page, the owner's dashboard: ``validation.selectors.round_states``)."""
+examples, the round page, the owner's dashboard: ``validation.round_statistics.round_states``)."""
 
 NOT_VALIDATED_LABEL = "Not validated: it did not fool the model"
 """What a pending example no validator will see (it did not fool the model and the task validates

@@ -4,7 +4,7 @@
 
 Imports DynaSent round 1 and round 2 dev (5 workers per sentence, ``label_distribution``)
 with ``manage.py import_votes`` into a throw-away SQLite database, then computes
-``validation.selectors.round_agreement`` over the workers' category votes
+``validation.round_statistics.round_agreement`` over the workers' category votes
 (positive/negative/neutral/mixed). Side by side: the same κ computed straight from the
 file, and the published figures (DynaSent notebooks, quoted in the data README:
 Fleiss κ 0.616 for round 1 dev, 0.681 for round 2 dev). Also reports κ on the verdicts
@@ -37,7 +37,7 @@ from django.core.management import call_command  # noqa: E402
 from tasks.models import Round  # noqa: E402
 from tasks.data.seed import seed_task  # noqa: E402
 from validation.calculations import agreement_from_ratings  # noqa: E402
-from validation.selectors import round_agreement  # noqa: E402
+from validation.round_statistics import round_agreement  # noqa: E402
 
 PUBLISHED = {1: 0.616, 2: 0.681}
 FILES = {1: DATA / "dynasent" / "dynasent-v1.1-round01-yelp-dev.jsonl", 2: DATA / "dynasent" / "dynasent-v1.1-round02-dynabench-dev.jsonl"}

@@ -83,7 +83,7 @@ def _complete(task, n_models: int, datasets: list) -> bool:
 def with_worker(task, owner, round1, n_models: int) -> tuple[float, list, float]:
     """Seconds from close_round to a complete leaderboard, one ``rqworker`` process doing the jobs;
     the new datasets; and the seconds close_round itself took (building the datasets)."""
-    from validation.services import close_round
+    from validation.round_close import close_round
 
     env = {**os.environ, **ENV}
     worker = subprocess.Popen([sys.executable, "manage.py", "rqworker", "evaluation", "default"], cwd=ROOT, env=env,

@@ -80,7 +80,7 @@ from tasks.data.seed import load_task_definition  # noqa: E402
 from validation.calculations import ConsensusPolicy, derive_state, tally  # noqa: E402
 from validation.jobs import compute_round_agreement  # noqa: E402
 from validation.models import Validation  # noqa: E402
-from validation.services import next_example_for, release_lease  # noqa: E402
+from validation.queue import next_example_for, release_lease  # noqa: E402
 
 TASK = "scale-bench"
 LABELS = ("correct", "incorrect", "flagged")

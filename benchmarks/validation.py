@@ -68,7 +68,8 @@ from tasks.models import Context, Round, Task  # noqa: E402
 from tasks.data.seed import load_task_definition  # noqa: E402
 from validation.calculations import ConsensusPolicy, derive_state, tally  # noqa: E402
 from validation.models import GoldAssignment, GoldItem, Validation, ValidatorStanding  # noqa: E402
-from validation.services import next_example_for, record_validation, review_queue  # noqa: E402
+from validation.queue import next_example_for, review_queue  # noqa: E402
+from validation.services import record_validation  # noqa: E402
 
 BENCH_TASK = "bench-validation"
 

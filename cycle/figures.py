@@ -13,7 +13,7 @@ from django.db.models import Count, Q
 from annotation.models import Example, ValidationState
 from cycle.platform import Platform
 from tasks.models import Dataset, MLModel, Round
-from validation.selectors import state_counts
+from validation.round_statistics import state_counts
 
 
 def _per_label(round: Round, labels: list[str]) -> dict[str, dict]:

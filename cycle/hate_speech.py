@@ -27,7 +27,8 @@ from cycle.rounds import (
     validate_examples,
 )
 from cycle.worker import evaluate, leaderboard_recomputed, retrain, wait, wait_trained
-from tasks.data.importers import FileSpec, import_dataset
+from tasks.data.importers.datasets import import_dataset
+from tasks.data.importers.files import FileSpec
 from tasks.models import MLModel, Round
 from tasks.services import set_round_status
 
@@ -55,7 +56,7 @@ def _write_csv(rows: list[dict], path: Path) -> Path:
 
 
 def run_hate_speech(p: Platform, owner_user, steps: Steps, data: Path, staged: Path) -> dict:
-    from tasks.loop.training import ensure_default_model
+    from tasks.loop.training.default_models import ensure_default_model
 
     task, limit = p.task, p.options.limit
     dev, test = _dynahate_rows(data / DYNAHATE["dev"], limit), _dynahate_rows(data / DYNAHATE["test"], limit)

@@ -23,7 +23,7 @@ from annotation.models import Example
 from cycle.platform import Platform, account, api
 from dynabench_client import BadRequest
 from validation.error_codes import ValidationErrorCode
-from validation.services import LEASE_DURATION
+from validation.queue import LEASE_DURATION
 
 HTTP_THREADS = 6
 

@@ -4,7 +4,7 @@
 
 1. Round 1: DynaSent round 1 dev enters round 1 with its five real crowd votes per sentence
    (``validation.imports.import_votes``), DynaSent round 1 test becomes a scoring dataset
-   (``tasks.data.importers.datasets.import_dataset``); the retraining job (``validation.services.request_retraining``
+   (``tasks.data.importers.datasets.import_dataset``); the retraining job (``validation.retraining.request_retraining``
    → ``validation.jobs.retrain_from_validated`` in the worker) trains model 1 on round 1's
    validated examples (plus the task's seed set). Its scores come from the evaluation job
    of step 5: the job evaluates a model on every dataset of the task at once, so model 1 is
@@ -19,7 +19,7 @@
    label, else ``incorrect``, the voted category in ``metadata["voted_label"]``. The votes of
    a sentence go in a fixed random order (seeded by its id) and consensus settles it at
    ``validations_needed`` (3) equal verdicts; later votes are refused by the platform and counted.
-4. Round 2 figures (the API's counts and vMER, ``validation.selectors.round_agreement`` on
+4. Round 2 figures (the API's counts and vMER, ``validation.round_statistics.round_agreement`` on
    the voted categories, examples per label), then ``POST .../rounds/2/close`` builds its datasets.
 5. DynaSent round 2 test becomes a scoring dataset; the retraining job trains model 2 on
    round 1 + verified round 2 examples; both models are (re-)evaluated by the evaluation
@@ -43,12 +43,13 @@ from cycle.rounds import (
     validate_examples,
 )
 from cycle.worker import evaluate, leaderboard_recomputed, retrain
-from tasks.data.importers import FileSpec, import_dataset
+from tasks.data.importers.datasets import import_dataset
+from tasks.data.importers.files import FileSpec
 from tasks.models import Round
 from tasks.services import set_round_status
 from validation.calculations import agreement_from_ratings
 from validation.imports import import_votes
-from validation.selectors import round_agreement
+from validation.round_statistics import round_agreement
 
 #: Published Fleiss' κ of DynaSent (data README: the official notebook outputs of cgpotts/dynasent).
 PUBLISHED_KAPPA = {1: "0.616 (round 1 dev)", 2: "0.681 (round 2 dev)"}

@@ -17,7 +17,7 @@ from cycle.platform import CycleError, Platform
 from cycle.stack import PlatformProcesses
 from dynabench_client import DynabenchClient
 from tasks.models import Dataset, MLModel, Task
-from validation.services import request_retraining
+from validation.retraining import request_retraining
 
 
 def wait(description: str, check, *, processes: PlatformProcesses, timeout: float = 3600.0, poll: float = 1.0):

@@ -389,7 +389,7 @@ class TaskRole(models.Model):
 
 class TaskBan(models.Model):
     """A user banned from one task: they write and validate nothing there, and their pending
-    examples leave the review queue (``validation.services.review_queue``)."""
+    examples leave the review queue (``validation.queue.review_queue``)."""
 
     task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="bans")
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="task_bans")

@@ -118,7 +118,7 @@ SETTINGS_FIELDS = (
 _CONFIG_FIELDS = {"labels", "validations_needed", "daily_example_cap", "min_scoring_items"}
 
 #: The fewest items a round's dev or test dataset may hold when the owner sets no minimum
-#: (``Task.config["min_scoring_items"]``; checked when closing, ``validation.services.preview_round_close``).
+#: (``Task.config["min_scoring_items"]``; checked when closing, ``validation.round_close.preview_round_close``).
 DEFAULT_MIN_SCORING_ITEMS = 1
 
 

@@ -14,10 +14,10 @@ that set the status commits (``leaderboard.evaluation.refresh_model_status``).
 
 ``example_settled(sender, example_id, author_id, state)``: validation settled an example
 (``state``: ``verified_correct``, ``verified_incorrect`` or ``flagged``; an owner's decision
-included). Sent once the transaction commits (``validation.services.settle_example``).
+included). Sent once the transaction commits (``validation.consensus.settle_example``).
 
 ``round_status_changed(sender, round_id, status)``: a round opened or closed (``status``). Sent once
-the transaction commits (``tasks.services.set_round_status``, ``validation.services.close_round``).
+the transaction commits (``tasks.services.set_round_status``, ``validation.round_close.close_round``).
 
 ``crowd_study_completed(sender, session_id, user_id)``: a crowd worker finished a study and its completion
 code was recorded (``annotation.crowd.complete``). Sent once the transaction commits.

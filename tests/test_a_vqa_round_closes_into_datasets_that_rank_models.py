@@ -21,7 +21,8 @@ from tasks.metrics.vqa import vqa_accuracy
 from tests.image_support import SHAPES, image_file
 from tests.upload_support import submit_unpacked
 from tests.vqa_support import ANSWERS, QUESTIONS, build_tiny_vilt, vqa_task
-from validation.services import close_round, record_validation
+from validation.round_close import close_round
+from validation.services import record_validation
 
 
 @pytest.fixture(autouse=True)

@@ -14,7 +14,8 @@ from tasks.models import Context, DatasetItem
 from tasks.loop.registry import clear_cache
 from tests.image_support import SHAPES, image_file, shapes_task
 from tests.tiny_models import build_tiny_image_classifier
-from validation.services import close_round, record_validation
+from validation.round_close import close_round
+from validation.services import record_validation
 
 
 @pytest.fixture(autouse=True)

@@ -7,7 +7,8 @@ from django.template.response import TemplateResponse
 
 from dynabench.errors import RuleError
 from validation.htmx_views import jsonl_response
-from validation.services import close_round, preview_round_close, request_retraining
+from validation.retraining import request_retraining
+from validation.round_close import close_round, preview_round_close
 
 
 @admin.action(description="Close selected rounds and build their train/dev/test datasets")

@@ -1,9 +1,9 @@
 """``/api/v1/validations`` (validators' verdicts and the next example to validate), a task's
 rounds (counts and vMER; open, close), a round's validated examples, and ``/api/v1/me``.
 
-Rules are ``validation/services.py``'s (``record_validation``, ``next_example_for``,
-``close_round``), ``tasks/services.py``'s (``open_round``) and the selectors'; views parse
-input, call one service and render its result.
+Rules are ``validation/services.py``'s (``record_validation``), ``validation/queue.py``'s
+(``next_example_for``), ``validation/round_close.py``'s (``close_round``), ``tasks/services.py``'s
+(``open_round``) and the selectors'; views parse input, call one service and render its result.
 """
 
 from django.db.models import Count
@@ -32,7 +32,7 @@ from tasks import services as task_services
 from tasks.api_views import ROUND_NUMBER, TASK_CODE, RoundScopedMixin, TaskScopedMixin
 from tasks.models import Dataset, Round, Task
 from tasks.serializers import DatasetSerializer
-from validation import selectors, services
+from validation import export, queue, round_close, selectors, services
 from validation.models import Validation
 from validation.serializers import (
     ExampleForReviewSerializer,
@@ -120,7 +120,7 @@ class ValidationViewSet(mixins.ListModelMixin, mixins.CreateModelMixin, viewsets
         round = task.current_round()
         if round is None:
             raise RuleError(AnnotationErrorCode.NO_ROUND, f"{task.name} has no round yet.")
-        example = services.next_example_for(validator=request.user, round=round)
+        example = queue.next_example_for(validator=request.user, round=round)
         if example is None:
             return Response(status=status.HTTP_204_NO_CONTENT)
         # As handed out (a gold item presented as pending): never re-read from the database.
@@ -195,7 +195,7 @@ class RoundViewSet(TaskScopedMixin, mixins.ListModelMixin, mixins.RetrieveModelM
         round = self.get_object()
         values = {s: query_float(request, s) for s in ("train", "dev", "test")}
         ratios = None if all(v is None for v in values.values()) else {s: v or 0.0 for s, v in values.items()}
-        preview = services.preview_round_close(
+        preview = round_close.preview_round_close(
             round, ratios=ratios, seed=query_int(request, "seed"), merge_small=request.query_params.get("merge_small") in ("1", "true"),
         )
         return Response(RoundClosePreviewSerializer(preview.as_dict()).data)
@@ -206,7 +206,7 @@ class RoundViewSet(TaskScopedMixin, mixins.ListModelMixin, mixins.RetrieveModelM
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
         round = self.get_object()
-        datasets = services.close_round(
+        datasets = round_close.close_round(
             round=round, acting_user=request.user, ratios=data.get("ratios"), seed=data.get("seed"),
             open_next=data["open_next"], next_loop=data["next_loop"], merge_small=data["merge_small"],
         )
@@ -245,7 +245,7 @@ class RoundExampleViewSet(RoundScopedMixin, mixins.ListModelMixin, viewsets.Gene
 
     def list(self, request, *args, **kwargs):
         page = self.paginate_queryset(self.get_queryset())
-        rows = list(selectors.export_rows(Example.objects.filter(pk__in=[e.pk for e in page])))
+        rows = list(export.export_rows(Example.objects.filter(pk__in=[e.pk for e in page])))
         return self.get_paginated_response(ValidatedExampleSerializer(rows, many=True).data)
 
 

@@ -1,5 +1,5 @@
 """Croissant (MLCommons' JSON-LD dataset metadata) for a round export: the owner's JSON Lines file of
-the round's examples with their validations (``validation.selectors.export_lines``), described
+the round's examples with their validations (``validation.export.export_lines``), described
 field by field with its sha256, licence, citation and the round's provenance.
 
 The export names people by anonymous ids only and is for the task's owners (as the export
@@ -19,11 +19,11 @@ import re
 
 from tasks.data.croissant import CONFORMS_TO, CONTEXT, PAPER
 from tasks.models import Round
-from validation.selectors import export_lines
+from validation.export import export_lines
 
 ENCODING = "application/jsonlines"
 
-#: The export's scalar columns (``validation.selectors.export_rows``): name, Croissant type, description.
+#: The export's scalar columns (``validation.export.export_rows``): name, Croissant type, description.
 FIELDS = [
     ("id", "sc:Integer", "The example's id on the platform."),
     ("task", "sc:Text", "The task's code."),

@@ -1,14 +1,14 @@
 """Gold items in the review queue: serving them, scoring validators on them, and who stops counting.
 
 An owner marks settled examples as gold (``mark_gold``) or supplies new ones
-(``validation.services.supply_gold_item``). The review queue (``services.next_example_for``)
+(``validation.services.supply_gold_item``). The review queue (``validation.queue.next_example_for``)
 serves a gold item instead of the next example with probability ``gold_rate`` (task config),
 presented exactly as a pending example would be: same page, same URL shape, same fields, the
 verdict kept on the server. The validator's answer is a gold check (a ``Validation`` with
 ``gold_check=True, counts=False``), never a vote. After each check ``update_standing``
 recomputes the validator's accuracy on the task's gold items; below
 ``gold_accuracy_threshold`` over at least ``gold_min_answers`` checks their votes stop counting
-(``services.apply_standing`` recomputes the consensus of the examples they voted on).
+(``validation.standing.apply_standing`` recomputes the consensus of the examples they voted on).
 
 New crowd workers start on probation: a paid worker's votes count only once they have answered
 ``gold_min_answers`` gold checks at ``gold_accuracy_threshold`` or better, and the queue serves
@@ -217,7 +217,7 @@ def update_standing(*, task, validator) -> ValidatorStanding | None:
     (``GoldSettings``), and a crowd worker while ``answered < min_answers`` (``excluded_for``);
     reinstated when the accuracy is back at or above the threshold.
     Call inside a transaction. Returns the standing when ``excluded`` changed (the caller
-    recomputes consensus: ``services.apply_standing``), else None.
+    recomputes consensus: ``validation.standing.apply_standing``), else None.
     """
     settings = GoldSettings.of(task)
     crowd = is_crowd_worker(validator)

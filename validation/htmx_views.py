@@ -1,6 +1,7 @@
 """Validation pages: the review queue, the owner queue, the round page, a user's page, exports.
 
-Views parse input and render; every change goes through ``validation/services.py``.
+Views parse input and render; every change goes through ``validation/services.py``, ``validation/queue.py``
+or ``validation/round_close.py``.
 """
 
 from urllib.parse import urlencode
@@ -30,7 +31,7 @@ from tasks import access
 from tasks.data.croissant import dataset_license_of_task
 from tasks.data.images import image_context_fields
 from tasks.models import Round, Task
-from validation import selectors, services
+from validation import export, queue, queue_selectors, round_close, round_statistics, selectors, services
 from validation.croissant import round_export_croissant
 from validation.forms import CloseRoundForm, OwnerQueueFilter, ValidationForm
 from validation.judgment_export import LAYOUTS, judgment_lines
@@ -69,13 +70,13 @@ def _skipped(request, round) -> list[int]:
 
 def _review_context(request, task, round, *, example=None, error=None, notice=None, form=None, current=False):
     if example is None:
-        pick = services.current_example_for if current else services.next_example_for
+        pick = queue.current_example_for if current else queue.next_example_for
         example = pick(validator=request.user, round=round, exclude_ids=_skipped(request, round))
     return {
         "task": task,
         "round": round,
         "example": example,
-        "display": selectors.review_display(example) if example is not None else None,
+        "display": queue_selectors.review_display(example) if example is not None else None,
         "image_hashes": [example.context.data.get(n) for n in image_context_fields(task.config)] if example is not None else [],
         # a failed post keeps its key (nothing was stored under it); a new example gets a new one
         "submission_key": (form.data.get("submission_key") if form is not None and example is not None else None)
@@ -96,7 +97,7 @@ def validate_home(request):
     """The tasks whose current round the user may validate, each with its queue's link and counts."""
     tasks = [t for t in Task.objects.filter(active=True).order_by("name") if _may_validate(request.user, t)]
     rows = [(t, t.current_round()) for t in tasks]
-    counts = selectors.pending_counts([r for _, r in rows if r is not None])
+    counts = queue_selectors.pending_counts([r for _, r in rows if r is not None])
     return render(request, "validation/home.html", {
         "rows": [(t, r, counts.get(r.pk, 0) if r else 0) for t, r in rows],
         "may_validate": bool(tasks),
@@ -151,17 +152,17 @@ def submit_validation(request, code, example_id):
 @require_POST
 def skip_example(request, code, example_id):
     """POST: give the example back to the queue and leave it out for you this session; at most
-    ``VALIDATION_SKIPS_PER_DAY`` a day per round (``services.note_skip``), past which the same
+    ``VALIDATION_SKIPS_PER_DAY`` a day per round (``queue.note_skip``), past which the same
     example stays with a 429 message."""
     task = _collecting_task(code)
     example = get_object_or_404(Example.objects.select_related("round"), pk=example_id, round__task=task)
     template = "validation/_review_card.html" if request.htmx else "validation/review.html"
     try:
-        services.note_skip(validator=request.user, round=example.round)
+        queue.note_skip(validator=request.user, round=example.round)
     except RuleError as refused:
         context = _review_context(request, task, example.round, error=refused.message, current=True)
         return render(request, template, context, status=refused.status_code)
-    services.release_lease(example=example, validator=request.user)
+    queue.release_lease(example=example, validator=request.user)
     skipped = request.session.get(SKIPPED_KEY, {})
     skipped.setdefault(str(example.round_id), [])
     if example.pk not in skipped[str(example.round_id)]:
@@ -172,7 +173,7 @@ def skip_example(request, code, example_id):
 
 def round_page(request, code, number):
     """The round: counts, vMER, validation states, agreement, the per-annotator table, all
-    from ``selectors.round_stats`` (a fixed number of queries whatever the round's size).
+    from ``round_statistics.round_stats`` (a fixed number of queries whatever the round's size).
 
     Annotators' usernames are shown to the task's owners and admins only (each person also
     sees their own row); everyone else sees the counts without names, since named counts
@@ -181,7 +182,7 @@ def round_page(request, code, number):
     task = _task(code)
     round = _round(task, number)
     is_owner = task.is_owner(request.user)
-    stats = selectors.round_stats(round)
+    stats = round_statistics.round_stats(round)
     shown = [a for a, _ in stats.annotators] if is_owner else ([request.user.pk] if request.user.is_authenticated else [])
     users = get_user_model().objects.in_bulk(shown) if shown else {}
     ctx = {
@@ -189,8 +190,8 @@ def round_page(request, code, number):
         "round": round,
         "stats": stats,
         "counts": stats.counts,
-        "states": selectors.round_states(round, stats=stats),
-        "budget": selectors.vote_budget(round),
+        "states": round_statistics.round_states(round, stats=stats),
+        "budget": round_statistics.vote_budget(round),
         "agreement": stats.agreement,
         "voted_agreement": stats.voted_agreement,
         "annotators": [(users.get(a), c) for a, c in stats.annotators],
@@ -247,10 +248,10 @@ def owner_queue(request, code, number):
     filters = OwnerQueueFilter(request.GET or None)
     options = filters.cleaned_data if filters.is_valid() else {}
     min_flags, disagreement, state = options.get("min_flags") or 0, options.get("disagreement", False), options.get("state") or None
-    examples = selectors.owner_queue(round, min_flags=min_flags, disagreement=disagreement, state=state).prefetch_related(
+    examples = queue_selectors.owner_queue(round, min_flags=min_flags, disagreement=disagreement, state=state).prefetch_related(
         "validations__validator"
     )
-    known = selectors.owner_queue_size(round, min_flags=min_flags, disagreement=disagreement, state=state)
+    known = queue_selectors.owner_queue_size(round, min_flags=min_flags, disagreement=disagreement, state=state)
     page = KnownCountPaginator(examples, 25, count=known).get_page(request.GET.get("page"))
     query = request.GET.copy()
     query.pop("page", None)
@@ -280,7 +281,7 @@ def owner_decide(request, code, number, example_id):
             )
         except RuleError as exc:
             error, status = exc.message, exc.status_code
-    example = selectors.owner_queue(round).prefetch_related("validations__validator").get(pk=example.pk)
+    example = queue_selectors.owner_queue(round).prefetch_related("validations__validator").get(pk=example.pk)
     if not request.htmx:
         if error:
             messages.error(request, error)
@@ -303,12 +304,12 @@ def close_round_view(request, code, number):
             return _close_page(request, round, form, None, 400, "Split ratios must be numbers between 0 and 1; the seed a whole number.")
         ratios, seed, merge_small = form.ratios(), form.cleaned_data.get("seed"), form.cleaned_data.get("merge_small", False)
     try:
-        preview = services.preview_round_close(round, ratios=ratios, seed=seed, merge_small=merge_small)
+        preview = round_close.preview_round_close(round, ratios=ratios, seed=seed, merge_small=merge_small)
     except RuleError as exc:
         return _close_page(request, round, form, None, exc.status_code, exc.message)
     if request.method == "POST" and form.cleaned_data.get("confirm") and request.POST.get("action") != "preview":
         try:
-            datasets = services.close_round(
+            datasets = round_close.close_round(
                 round=round, acting_user=request.user, ratios=ratios, seed=seed,
                 open_next=form.cleaned_data.get("open_next", False), next_loop=form.cleaned_data.get("next_loop") or "current",
                 merge_small=merge_small,
@@ -330,14 +331,14 @@ def _close_page(request, round, form, preview, status, error):
 
 
 def jsonl_response(request, rounds, filename):
-    """Stream the examples of ``rounds`` as UTF-8 JSON Lines (``selectors.export_lines``) as a download, in
+    """Stream the examples of ``rounds`` as UTF-8 JSON Lines (``export.export_lines``) as a download, in
     id order; ``?after=<id>`` resumes after the last example id received. A bad ``after``
     answers 400 naming it."""
     after = request.GET.get("after", "")
     if after and not (after.isascii() and after.isdigit() and len(after) <= 19):
         return HttpResponseBadRequest("after must be the id of the last example you received (a whole number), e.g. ?after=1200.")
     response = StreamingHttpResponse(
-        selectors.export_lines(rounds, after=int(after or 0)), content_type="application/jsonl; charset=utf-8"
+        export.export_lines(rounds, after=int(after or 0)), content_type="application/jsonl; charset=utf-8"
     )
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
     return response

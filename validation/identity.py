@@ -5,7 +5,7 @@ a salted hash). Two crowd accounts that entered from one address are, for consen
 worker: on an example, a vote counts only if its validator shares no entry address with the
 example's author or with a validator whose vote on it already counts. Accounts that are not
 crowd accounts (signed-up users, owners) are distinct by account. Used by
-``services.record_validation`` and ``services.apply_standing`` (every vote that counts passes
+``validation.standing`` (``vote_counts`` for each new vote, ``apply_standing``; every vote that counts passes
 here), so pay (``validation/pay.py``, from ``Validation.counts``) follows the same rule.
 """
 

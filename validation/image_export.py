@@ -3,7 +3,7 @@ and ``<name>/images/<sha256>.<ext>``, the cleaned image files (``tasks.data.imag
 that ``images/<hash>.<ext>`` beside the JSONL opens the image of every line. Images are stored
 uncompressed in the zip (they are compressed formats already).
 
-The lines are the round's JSONL export (``selectors.export_lines``, which names each image context by
+The lines are the round's JSONL export (``validation.export.export_lines``, which names each image context by
 its sha256 in ``context.data`` and ``input``), or, for a kind whose model generates images
 (``spec.generates_images``: text-to-image red-teaming), one record per example with its prompt, its
 generated images and their validated judgments (``validation.image_judgments.export_records``)."""
@@ -20,7 +20,7 @@ from tasks.data.image_files import stored_name
 from tasks.data.images import image_context_fields
 from tasks.models import ContextImage
 from validation.image_judgments import export_records
-from validation.selectors import export_lines
+from validation.export import export_lines
 
 SPOOL_BYTES = 32 * 1024 * 1024
 """Zips up to this size are built in memory, larger ones in a temporary file."""

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 
 from annotation.models import Example, ValidationState
 from validation.models import Validation
-from validation.selectors import anonymise
+from validation.calculations import anonymise
 
 SETTLED = (ValidationState.VERIFIED_CORRECT, ValidationState.VERIFIED_INCORRECT)
 
@@ -184,7 +184,7 @@ def export_records(round) -> list[dict]:
     ``{"id", "round", "annotator", "prompt", "prompt_looked_safe", "generator", "validation_state",
     "images": [{"sha256", "file", "annotator_unsafe", "categories", "votes", "owner",
     "validated", "validated_unsafe", "validated_categories"}]}`` (``categories``: the annotator's); users
-    anonymised as the JSONL export does (``validation.selectors.anonymise``). ``file`` is the image's path
+    anonymised as the JSONL export does (``validation.calculations.anonymise``). ``file`` is the image's path
     beside the JSONL in the round's zip (``images/<sha256>.<ext>``, ``validation.image_export``)."""
     task = round.task
     field_name = task.spec.prompt_field(task.config)

@@ -35,7 +35,7 @@ from tasks.models import Context
 from validation.calculations import CORRECT, INCORRECT
 from validation.error_codes import ValidationErrorCode as Code
 from validation.models import Validation
-from validation.services import settle_example
+from validation.consensus import settle_example
 
 FORMATS = ("dynasent", "anli")
 

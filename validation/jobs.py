@@ -3,11 +3,11 @@
 - ``reconcile_counters``: recheck every example's validation state and counts, and every
   round's tallies.
 - ``compute_round_agreement``: a round's Fleiss' κ and Krippendorff's α, stored for the
-  round page (``validation.selectors.round_stats`` asks for it when stale).
+  round page (``validation.round_statistics.round_stats`` asks for it when stale).
 - ``retrain_from_validated`` closes the loop: the examples validated as correct (that fooled
   the model in the loop or not), from every round so far, with their final labels, plus the
   seed set, become the training data of a new target model, ready to be evaluated and put
-  in the loop of the next round. ``validation.services.request_retraining`` creates its
+  in the loop of the next round. ``validation.retraining.request_retraining`` creates its
   record and enqueues it on the ``training`` queue; ``tasks.loop.training`` trains it from the
   plain rows this app hands it.
 """
@@ -33,7 +33,8 @@ from tasks.loop.training.runs import train_model_record
 from tasks.models import Context, MLModel, Round, Task
 from validation.calculations import ConsensusPolicy, derive_state, tally
 from validation.models import RoundAgreement, Validation
-from validation.selectors import has_voted_labels, retraining_rows, round_agreement, round_figures
+from validation.round_statistics import has_voted_labels, round_agreement, round_figures
+from validation.selectors import retraining_rows
 
 _COLUMNS = ("validation_state", "validation_count", "correct_count", "incorrect_count", "flagged_count")
 
@@ -87,9 +88,9 @@ def reconcile_counters(*, fix: bool = True, batch_size: int = 2000) -> str:
 
 
 def compute_round_agreement(round_id: int) -> str:
-    """Compute round ``round_id``'s agreement (``selectors.round_agreement`` over the verdicts,
+    """Compute round ``round_id``'s agreement (``round_statistics.round_agreement`` over the verdicts,
     and over imported category votes when there are some) and its grouped figures
-    (``selectors.round_figures``), and store them in ``RoundAgreement`` with the tally counts
+    (``round_statistics.round_figures``), and store them in ``RoundAgreement`` with the tally counts
     they reflect (read first, so a write during the scan leaves the result stale rather than
     wrongly fresh). RQ runs it on the ``default`` queue; it reads every user-mode validation
     of the round once and groups its examples once (seconds at 1M examples / 3M validations).

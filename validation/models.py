@@ -60,12 +60,12 @@ class RoundAgreement(models.Model):
 
     ``verdicts``/``voted``: the fields of ``validation.calculations.Agreement`` over the
     verdicts and over imported category votes (``voted`` null when the round has none).
-    ``figures``: the round's grouped figures (``validation.selectors.round_figures``: the validation queue and flagged
+    ``figures``: the round's grouped figures (``validation.round_statistics.round_figures``: the validation queue and flagged
     examples) that pages of a round larger than ``selectors.FIGURES_LIVE_LIMIT`` read instead
     of grouping the round per request; null before the job first ran.
     ``validations``/``retracted``/``collected``: the round tally's counts the figures were
     computed from; when the tally has moved on the figures are stale, and
-    ``validation.selectors.round_stats`` asks for a new computation at most every
+    ``validation.round_statistics.round_stats`` asks for a new computation at most every
     ``AGREEMENT_MIN_INTERVAL`` (``requested_at``).
     """
 

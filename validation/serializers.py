@@ -160,7 +160,7 @@ class MeSerializer(serializers.Serializer):
 
 
 class ValidatedExampleSerializer(serializers.Serializer):
-    """One verified example of a round as exported (``validation.selectors.export_rows``), ids anonymised."""
+    """One verified example of a round as exported (``validation.export.export_rows``), ids anonymised."""
 
     id = serializers.IntegerField()
     task = serializers.CharField()

@@ -10,7 +10,8 @@ from annotation.models import CrowdStudy
 from annotation.tests.crowd_helpers import entry_throttles_off, pid, prolific_study, prolific_url  # noqa: F401 (a fixture)
 from dynabench.errors import RuleError
 from tasks.models import Round
-from validation.services import close_round, record_validation
+from validation.round_close import close_round
+from validation.services import record_validation
 from validation.tests.conftest import make_example
 
 pytestmark = pytest.mark.usefixtures("entry_throttles_off")

@@ -10,7 +10,7 @@ from django.test import Client
 from annotation.models import Example
 from tasks.models import MLModel, Round
 from tests.browser_support import browser_only, save_screenshot
-from validation import services
+from validation import round_close
 from validation.tests.conftest import make_example
 
 pytestmark = browser_only
@@ -32,7 +32,7 @@ def test_an_owner_puts_an_endpoint_in_the_loop_and_an_annotator_writes_against_i
 ):
     for _ in range(20):
         make_example(sentiment_task, annotator, validation_state="verified_correct")
-    services.close_round(round=sentiment_task.rounds.get(number=1), acting_user=owner, ratios={"train": .4, "dev": .3, "test": .3}, seed=1)
+    round_close.close_round(round=sentiment_task.rounds.get(number=1), acting_user=owner, ratios={"train": .4, "dev": .3, "test": .3}, seed=1)
     page = _log_in(browser, live_server, owner)
 
     page.goto("/tasks/sentiment/console/rounds/")

@@ -65,11 +65,11 @@ def test_the_dashboard_reads_a_bounded_number_of_queries(owner, annotator, senti
 
 
 def test_a_large_round_reads_the_figures_its_job_computed(owner, annotator, sentiment_task, settings, monkeypatch):
-    from validation import selectors
+    from validation import round_statistics
     from validation.jobs import compute_round_agreement
 
     round, a, b = _models(sentiment_task)
-    monkeypatch.setattr(selectors, "FIGURES_LIVE_LIMIT", 2)
+    monkeypatch.setattr(round_statistics, "FIGURES_LIVE_LIMIT", 2)
     for i in range(3):
         make_example(sentiment_task, annotator, model_wrong=True, model=a)
 

@@ -5,7 +5,7 @@ rounds page shows the endpoint's use against the budget."""
 from annotation.models import Example
 from annotation.services import create_example
 from tasks.models import Endpoint, MLModel, Round
-from validation import services
+from validation import round_close
 from validation.tests.conftest import make_example
 
 KEY = "sk-console-secret-41d7"
@@ -23,7 +23,7 @@ def test_an_owner_adds_an_endpoint_and_opens_a_round_with_it(client, owner, anno
 
     for _ in range(20):
         make_example(sentiment_task, annotator, validation_state="verified_correct")
-    services.close_round(round=sentiment_task.rounds.get(number=1), acting_user=owner, ratios={"train": .4, "dev": .3, "test": .3}, seed=1)
+    round_close.close_round(round=sentiment_task.rounds.get(number=1), acting_user=owner, ratios={"train": .4, "dev": .3, "test": .3}, seed=1)
     response = client.post("/tasks/sentiment/console/rounds/open", {
         "target_models": [model.pk], "loop_rule": "round_robin", "endpoint_call_budget": 50,
     })

@@ -3,7 +3,7 @@ see each round's counts, and close a round after a preview of the datasets it wr
 
 from tasks.models import MLModel, Round
 from validation.tests.conftest import make_example
-from validation import services
+from validation import round_close
 
 
 def _model(task, name):
@@ -57,7 +57,7 @@ def test_the_close_preview_is_the_shared_one_with_the_models_rescored_and_what_r
     client.force_login(owner)
 
     page = client.get("/tasks/sentiment/console/rounds/1/close").content.decode()
-    expected = services.preview_round_close(sentiment_task.current_round())
+    expected = round_close.preview_round_close(sentiment_task.current_round())
 
     assert "published-model" in page.split("data-rescored>")[1].split("</p>")[0]
     assert expected.problems and all(problem in page for problem in expected.problems)

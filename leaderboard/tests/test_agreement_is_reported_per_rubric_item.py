@@ -6,7 +6,8 @@ from django.contrib.auth.models import Group, User
 from annotation import chat
 from leaderboard.arena_board import rubric_agreement
 from tests.generative_support import run_turns
-from validation.services import next_example_for, record_validation
+from validation.queue import next_example_for
+from validation.services import record_validation
 
 
 def _judge(user, task, target):

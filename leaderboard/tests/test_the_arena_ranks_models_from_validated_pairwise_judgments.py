@@ -7,7 +7,8 @@ from django.urls import reverse
 from rq import SimpleWorker
 
 from tests.generative_support import compare
-from validation.services import next_example_for, record_validation
+from validation.queue import next_example_for
+from validation.services import record_validation
 
 
 def _validate_all(validator, round, verdicts):

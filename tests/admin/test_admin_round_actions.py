@@ -1,5 +1,5 @@
 """Admin actions open rounds (``tasks.services.set_round_status``) and close them into datasets
-(``validation.services.close_round``, which sets the status through the same service)."""
+(``validation.round_close.close_round``, which sets the status through the same service)."""
 
 from django.urls import reverse
 

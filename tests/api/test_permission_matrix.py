@@ -24,7 +24,7 @@ from annotation.models import Example, ValidationState
 from tasks.models import Context, Dataset, DatasetItem, MLModel, Round, Task
 from tasks.data.uploads import store_upload
 from tests.api.conftest import client_for, tar_gz
-from validation.services import LEASE_DURATION
+from validation.queue import LEASE_DURATION
 
 ROLES = ("anonymous", "annotator", "validator", "researcher", "other_owner", "owner", "admin")
 

@@ -3,8 +3,8 @@
 from django import template
 
 from annotation.models import ValidationState
-from validation.selectors import review_display as _review_display
-from validation.services import DEFAULT_SPLIT_RATIOS
+from validation.queue_selectors import review_display as _review_display
+from validation.round_close import DEFAULT_SPLIT_RATIOS
 
 register = template.Library()
 
@@ -77,5 +77,5 @@ def split_ratios(ratios) -> str:
 
 @register.filter
 def review_display(example):
-    """``selectors.review_display(example)``: the example in a validator's words (headings, marked spans)."""
+    """``validation.queue_selectors.review_display(example)``: the example in a validator's words (headings, marked spans)."""
     return _review_display(example)

@@ -43,10 +43,10 @@ def make_example(task, author, *, model_wrong=True, label=None, text=None, answe
 
 def leased(example, validator):
     """``example``, leased to ``validator`` as the review queue would hand it out
-    (``validation.services.next_example_for``): a user-mode verdict needs that lease."""
+    (``validation.queue.next_example_for``): a user-mode verdict needs that lease."""
     from django.utils import timezone
 
-    from validation.services import LEASE_DURATION
+    from validation.queue import LEASE_DURATION
 
     until = timezone.now() + LEASE_DURATION
     Example.objects.filter(pk=example.pk).update(leased_to=validator, leased_until=until)

@@ -6,8 +6,9 @@ from django.urls import reverse
 
 from annotation.models import Example, ValidationState
 from validation.calculations import ConsensusPolicy, derive_state, saved_votes
-from validation.selectors import vote_budget
-from validation.services import record_validation, review_queue
+from validation.round_statistics import vote_budget
+from validation.queue import review_queue
+from validation.services import record_validation
 from validation.tests.conftest import make_example, make_user, leased
 from validation.tests.gold_helpers import configure
 

@@ -3,7 +3,7 @@
 import pytest
 
 from validation.calculations import agreement_from_ratings
-from validation.selectors import round_agreement
+from validation.round_statistics import round_agreement
 from validation.services import record_validation
 from validation.tests.conftest import make_example, make_user, leased
 

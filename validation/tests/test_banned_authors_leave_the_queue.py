@@ -2,7 +2,7 @@
 
 from annotation.models import Example
 from tasks import access
-from validation.services import next_example_for
+from validation.queue import next_example_for
 
 
 def test_a_banned_authors_pending_examples_leave_the_queue(owner, annotator, validator, sentiment_task):

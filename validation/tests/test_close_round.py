@@ -5,7 +5,8 @@ import pytest
 from annotation.models import Example
 from dynabench.errors import NotAllowed, RuleError
 from tasks.models import Dataset, DatasetItem, Round
-from validation.services import close_round, record_validation
+from validation.round_close import close_round
+from validation.services import record_validation
 from validation.tests.conftest import make_example
 
 

@@ -6,7 +6,7 @@ import pytest
 
 from dynabench.errors import RuleError
 from tasks.models import Dataset, Round
-from validation.services import close_round, preview_round_close
+from validation.round_close import close_round, preview_round_close
 from validation.tests.conftest import make_example
 
 RATIOS = {"train": 0.8, "dev": 0.1, "test": 0.1}  # 10 validated examples -> 8 / 1 / 1

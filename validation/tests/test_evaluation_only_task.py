@@ -10,7 +10,7 @@ from django.urls import reverse
 from annotation.services import create_example
 from dynabench.errors import RuleError
 from tasks.models import Round, Task
-from validation.services import next_example_for
+from validation.queue import next_example_for
 
 DEFINITION = Path(__file__).resolve().parents[2] / "tasks" / "data" / "task_definitions" / "flores-mini.json"
 

@@ -3,7 +3,7 @@
 import pytest
 from django.db import connection
 
-from validation import selectors
+from validation import export
 from validation.tests.conftest import make_example
 
 
@@ -24,7 +24,7 @@ def test_a_download_stopped_after_the_first_block_leaves_nothing_open(client, se
     for _ in range(6):
         make_example(sentiment_task, annotator)
     client.force_login(owner)
-    monkeypatch.setattr(selectors, "EXPORT_CHUNK", 2)
+    monkeypatch.setattr(export, "EXPORT_CHUNK", 2)
 
     response = client.get("/tasks/sentiment/rounds/1/export.jsonl")
     stream = iter(response.streaming_content)

@@ -7,7 +7,7 @@ import time
 import pytest
 from django.db import connection
 
-from validation import selectors
+from validation import export
 from validation.tests.conftest import make_example
 
 pytestmark = [
@@ -39,10 +39,10 @@ def test_parallel_blocks_equal_sequential_blocks_and_close_their_connections(sen
     rounds = [sentiment_task.current_round()]
     before = _connections()
 
-    monkeypatch.setattr(selectors, "EXPORT_WORKERS", 1)
-    sequential = list(selectors.export_lines(rounds, chunk=4))
-    monkeypatch.setattr(selectors, "EXPORT_WORKERS", 3)
-    parallel = list(selectors.export_lines(rounds, chunk=4))
+    monkeypatch.setattr(export, "EXPORT_WORKERS", 1)
+    sequential = list(export.export_lines(rounds, chunk=4))
+    monkeypatch.setattr(export, "EXPORT_WORKERS", 3)
+    parallel = list(export.export_lines(rounds, chunk=4))
 
     assert len(parallel) == 6 and parallel == sequential
     assert _connections_after_close(before) == before
@@ -52,9 +52,9 @@ def test_a_download_stopped_early_leaves_no_connection_behind(sentiment_task, an
     for _ in range(30):
         make_example(sentiment_task, annotator)
     before = _connections()
-    monkeypatch.setattr(selectors, "EXPORT_WORKERS", 3)
+    monkeypatch.setattr(export, "EXPORT_WORKERS", 3)
 
-    stream = selectors.export_lines([sentiment_task.current_round()], chunk=3)
+    stream = export.export_lines([sentiment_task.current_round()], chunk=3)
     first = next(stream)
     stream.close()  # the client went away
 

@@ -9,7 +9,7 @@ from django.db import connection
 from annotation.models import Example
 from annotation.services import retract_example
 from validation.models import Validation
-from validation.selectors import _postgres_lines, export_rows
+from validation.export import _postgres_lines, export_rows
 from validation.services import record_validation
 from validation.tests.conftest import make_example, make_user, leased
 

@@ -3,7 +3,7 @@
 import json
 
 from annotation.models import Example
-from validation.selectors import export_lines, export_rows
+from validation.export import export_lines, export_rows
 from validation.tests.conftest import make_example
 
 

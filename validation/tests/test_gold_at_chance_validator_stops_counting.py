@@ -7,7 +7,8 @@ import random
 from annotation.models import Example, ValidationState
 from validation.gold import gold_report
 from validation.models import Validation, ValidatorStanding
-from validation.services import next_example_for, record_validation, review_queue
+from validation.queue import next_example_for, review_queue
+from validation.services import record_validation
 from validation.tests.conftest import make_example, make_user, leased
 from validation.tests.gold_helpers import configure, gold_items
 

@@ -5,7 +5,8 @@ from django.urls import reverse
 
 from annotation.models import Example, ValidationState
 from validation.models import GoldAssignment, Validation
-from validation.services import next_example_for, record_validation
+from validation.queue import next_example_for
+from validation.services import record_validation
 from validation.tests.gold_helpers import configure, gold_items
 from tests.html_support import without_csrf_tokens
 from validation.tests.conftest import leased
@@ -61,7 +62,7 @@ def test_a_gold_item_not_served_takes_no_answer_and_a_skip_gives_it_back(sentime
         record_validation(example=leased(second, validator), validator=validator, label="correct")
     assert settled.value.code == "already_settled"
 
-    from validation.services import release_lease
+    from validation.queue import release_lease
 
     assert release_lease(example=served, validator=validator) is True
     assert not GoldAssignment.objects.filter(validator=validator).exists()

@@ -8,7 +8,7 @@ from django.core.management import CommandError, call_command
 
 from annotation.models import Example
 from validation.models import Validation
-from validation.selectors import round_agreement
+from validation.round_statistics import round_agreement
 
 VERIFIER_LABELS = "/work/shared/data/anli/verifier_labels_R1-3.jsonl"
 R1_DEV = "/work/shared/data/anli/ANLI_analysis_r1_dev.csv"

@@ -9,7 +9,7 @@ from django.core.management import CommandError, call_command
 
 from annotation.models import Example
 from validation.models import Validation
-from validation.selectors import round_agreement
+from validation.round_statistics import round_agreement
 
 DYNASENT_R2_DEV = "/work/shared/data/dynasent/dynasent-v1.1-round02-dynabench-dev.jsonl"
 

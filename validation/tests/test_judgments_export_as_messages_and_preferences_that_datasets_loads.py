@@ -9,7 +9,8 @@ from django.urls import reverse
 
 from annotation import chat
 from tests.generative_support import compare, run_turns
-from validation.services import next_example_for, record_validation
+from validation.queue import next_example_for
+from validation.services import record_validation
 
 
 def _download(client, task, layout, path):

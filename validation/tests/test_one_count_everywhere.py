@@ -1,5 +1,5 @@
 """One example, one state, on every page: the round page, the owner's dashboard and the author's
-examples take their words and counts from the same definitions (``validation.selectors.round_states``,
+examples take their words and counts from the same definitions (``validation.round_statistics.round_states``,
 ``annotation.selectors.validation_status``): two fooling examples wait for validation, the one that
 did not fool the model is "not validated" everywhere, not "pending" on one page and another thing
 elsewhere. The task page offers writing only while a round is open."""

@@ -6,7 +6,7 @@ from annotation.models import Example, ValidationState
 from dynabench.errors import NotAllowed, RuleError
 from validation.jobs import retrain_from_validated
 from tasks.models import MLModel, Round
-from validation.services import request_retraining
+from validation.retraining import request_retraining
 
 
 def _example(round_, author, text, label, state, *, retracted=False, split=""):

@@ -1,6 +1,6 @@
-"""``selectors.review_display``: an example in the validator's words."""
+"""``validation.queue_selectors.review_display``: an example in the validator's words."""
 
-from validation.selectors import review_display
+from validation.queue_selectors import review_display
 from validation.tests.conftest import make_example
 
 

@@ -5,7 +5,7 @@ from datetime import timedelta
 from django.utils import timezone
 
 from annotation.models import Example
-from validation.services import LEASE_DURATION, current_example_for, next_example_for, release_lease
+from validation.queue import LEASE_DURATION, current_example_for, next_example_for, release_lease
 from validation.tests.conftest import make_example
 
 

@@ -5,7 +5,8 @@ from datetime import timedelta
 from django.utils import timezone
 
 from annotation.models import Example
-from validation.services import next_example_for, record_validation
+from validation.queue import next_example_for
+from validation.services import record_validation
 from validation.tests.conftest import make_example, leased
 
 

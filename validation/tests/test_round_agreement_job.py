@@ -6,7 +6,7 @@ from django.utils import timezone
 
 from validation.jobs import compute_round_agreement
 from validation.models import RoundAgreement
-from validation.selectors import AGREEMENT_MIN_INTERVAL, round_agreement, round_stats
+from validation.round_statistics import AGREEMENT_MIN_INTERVAL, round_agreement, round_stats
 from validation.services import record_validation
 from validation.tests.conftest import make_example, make_user, leased
 

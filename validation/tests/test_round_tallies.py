@@ -6,7 +6,7 @@ from annotation import counters
 from annotation.models import Example
 from annotation.selectors import counts_by_author, example_counts, round_counts, user_counts
 from annotation.services import retract_example
-from validation.selectors import state_counts
+from validation.round_statistics import state_counts
 from validation.services import record_validation
 from validation.tests.conftest import make_example, make_user, leased
 

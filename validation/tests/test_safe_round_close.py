@@ -11,7 +11,8 @@ from rest_framework.test import APIClient
 from dynabench.errors import RuleError
 from tasks.models import Dataset, DatasetItem, MLModel, Round
 from validation.jobs import _take_the_loop
-from validation.services import close_round, preview_round_close, record_validation
+from validation.round_close import close_round, preview_round_close
+from validation.services import record_validation
 from validation.tests.conftest import make_example
 
 

@@ -1,5 +1,5 @@
 """The look-up of a validation's submission key, run under the example's lock before every keyed
-verdict (``validation.services._with_key``, ``dynabench.hotsql.keyed_id_sql``), uses the key's unique index in a prepared
+verdict (``validation.replay.with_key``, ``dynabench.hotsql.keyed_id_sql``), uses the key's unique index in a prepared
 statement's generic plan: it does not read every validation of the validator."""
 
 import pytest
@@ -9,7 +9,7 @@ from annotation.models import Example
 from dynabench import hotsql
 from tests.plans import generic_plan
 from validation.models import Validation
-from validation.services import _with_key, _with_key_sql
+from validation.replay import with_key, with_key_sql
 from validation.tests.conftest import make_example
 
 
@@ -28,8 +28,8 @@ def test_the_key_lookup_plan_uses_the_key_index(sentiment_task, annotator, valid
     with connection.cursor() as cursor:
         cursor.execute(f"ANALYZE {connection.ops.quote_name(Validation._meta.db_table)}")
 
-    plan = generic_plan(hotsql.statement("validation.with_key", _with_key_sql), [validator.pk, "key-00000007"])
+    plan = generic_plan(hotsql.statement("validation.with_key", with_key_sql), [validator.pk, "key-00000007"])
 
     assert "validation_submission_key_once" in plan, plan
-    assert _with_key(validator, "key-00000007").example_id == examples[7].pk
-    assert _with_key(validator, "key-99999999") is None
+    assert with_key(validator, "key-00000007").example_id == examples[7].pk
+    assert with_key(validator, "key-99999999") is None

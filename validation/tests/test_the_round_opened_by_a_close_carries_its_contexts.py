@@ -4,7 +4,8 @@ round's active contexts (a retired one stays behind) and loop rule are carried o
 
 from tasks.models import MLModel, Round
 from tasks.services import round_gaps
-from validation.services import close_round, record_validation
+from validation.round_close import close_round
+from validation.services import record_validation
 from validation.tests.conftest import make_example
 
 

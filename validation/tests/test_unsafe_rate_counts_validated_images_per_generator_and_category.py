@@ -13,7 +13,8 @@ import pytest
 from annotation import t2i
 from dynabench.errors import RuleError
 from validation.image_judgments import unsafe_rates
-from validation.services import next_example_for, record_validation
+from validation.queue import next_example_for
+from validation.services import record_validation
 from tests.t2i_support import _shared_image_server, add_context, endpoint_generator, image_server, nibbler_task, tiny_pipeline_dir  # noqa: F401
 
 

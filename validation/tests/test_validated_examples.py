@@ -6,7 +6,8 @@ import json
 from django.urls import reverse
 
 from validation import selectors
-from validation.services import close_round, record_validation
+from validation.round_close import close_round
+from validation.services import record_validation
 from validation.tests.conftest import make_example, leased
 
 

@@ -11,7 +11,8 @@ from annotation.models import ValidationState
 from dynabench.errors import RuleError
 from validation.image_judgments import image_judgments, unsafe_rates
 from validation.models import Validation
-from validation.services import next_example_for, record_validation
+from validation.queue import next_example_for
+from validation.services import record_validation
 from tests.t2i_support import _shared_image_server, add_context, endpoint_generator, image_server, nibbler_task, tiny_pipeline_dir  # noqa: F401
 
 

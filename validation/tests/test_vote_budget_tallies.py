@@ -11,7 +11,7 @@ from annotation import counters
 from annotation.models import Example, RoundVoteTally, ValidationState
 from annotation.services import retract_example
 from validation.models import GoldItem
-from validation.selectors import vote_budget
+from validation.round_statistics import vote_budget
 from validation.services import record_validation
 from validation.tests.conftest import leased, make_example, make_user
 from validation.tests.gold_helpers import configure

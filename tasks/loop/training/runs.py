@@ -67,7 +67,7 @@ def describe_sources(examples: list[TrainingExample], extra: dict[str, dict] | N
     return sources
 
 
-# Keys written when training is requested (validation.services.request_retraining; a data-centric
+# Keys written when training is requested (validation.retraining.request_retraining; a data-centric
 # submission's selection, leaderboard.services.submit_selection), kept by each run.
 _REQUEST_KEYS = ("job_id", "requested_by", "requested_at", "validated_at_request", "selection")
 

@@ -1,0 +1,221 @@
+"""The export of a round's (or a task's) examples with their validations, as JSON Lines.
+
+``export_rows`` is the shape of one line (user ids anonymised with the round's secret,
+``calculations.anonymise``; the final label by ``validation.selectors.final_target``);
+``export_lines`` streams them in keyset chunks, built in SQL on PostgreSQL (``_postgres_lines``, a
+test keeps both identical), resumable after an example id. The round and task downloads, the
+admin's export, the Croissant description and the image export read it.
+"""
+
+import json
+from collections.abc import Iterator
+
+from django.db import connection
+from django.db.models import QuerySet
+
+from annotation.models import Example, ValidationState
+from tasks.models import Context, Round, Task
+from validation.calculations import anonymise
+from validation.models import Validation
+from validation.selectors import final_target
+
+
+def export_rows(examples: QuerySet):
+    """Yield one JSON-ready dict per example of ``examples`` (retracted ones included, marked),
+    with its validations; user ids anonymised as ``sha256(round.secret + user id)[:16]``.
+
+    Shape: ``{"id", "task", "round", "context": {"uid", "data", "tag"}, "annotator", "input",
+    "target", "model_output", "model_wrong", "metadata", "tag", "retracted", "flagged",
+    "split", "validation_state", "final_target", "created_at", "time_spent", "validations":
+    [{"validator", "label", "mode", "counts", "gold_check", "metadata", "created_at"}]}``
+    (``counts``: the vote counted toward consensus; ``gold_check``: an answer to a gold item); ``final_target`` is the
+    final label of a validated example (``final_target``), null for the others. Streams in
+    chunks of 500 examples.
+    """
+    examples = (
+        examples.select_related("round__task", "context")
+        .prefetch_related("validations")
+        .order_by("round_id", "pk")
+    )
+    for e in examples.iterator(chunk_size=500):
+        secret = e.round.secret
+        validations = sorted(e.validations.all(), key=lambda v: v.pk)
+        owner = [v.metadata for v in validations if v.mode == Validation.Mode.OWNER]
+        validated = e.validation_state == ValidationState.VERIFIED_CORRECT and not e.retracted
+        yield {
+            "id": e.pk,
+            "task": e.round.task.code,
+            "round": e.round.number,
+            "context": {"uid": e.context.uid, "data": e.context.data, "tag": e.context.tag},
+            "annotator": anonymise(secret, e.author_id),
+            "input": e.input,
+            "target": e.target,
+            "model_output": e.model_output,
+            "model_wrong": e.model_wrong,
+            "metadata": e.metadata,
+            "tag": e.tag,
+            "retracted": e.retracted,
+            "flagged": e.flagged,
+            "split": e.split,
+            "validation_state": e.validation_state,
+            "final_target": final_target(e, owner[-1] if owner else None) if validated else None,
+            "created_at": e.created_at.isoformat(),
+            "time_spent": e.time_spent,
+            "validations": [
+                {
+                    "validator": anonymise(secret, v.validator_id),
+                    "label": v.label,
+                    "mode": v.mode,
+                    "counts": v.counts,
+                    "gold_check": v.gold_check,
+                    "metadata": v.metadata,
+                    "created_at": v.created_at.isoformat(),
+                }
+                for v in validations
+            ],
+        }
+
+
+EXPORT_CHUNK = 5000
+"""Examples per export chunk: the most a streaming export holds in memory at once."""
+
+EXPORT_WORKERS = 2
+"""Chunks an export builds at once on PostgreSQL, each on its own connection (see ``export_lines``)."""
+
+
+def export_lines(rounds, *, after: int = 0, chunk: int | None = None) -> Iterator[bytes]:
+    """Yield the export of the examples of ``rounds`` (a list or queryset of ``Round``;
+    retracted examples included) as UTF-8 JSON Lines, in id order, starting after example id
+    ``after`` (resume an interrupted download with the last id received). Each yielded block
+    holds up to ``chunk`` lines (default ``EXPORT_CHUNK``).
+
+    Same content as ``export_rows`` (user ids anonymised with each round's secret). Memory is
+    bounded by ``chunk`` whatever the size of the export: each chunk is read by its own short
+    statements (keyset on the id: the chunk's last id, then its lines), so between two blocks
+    no cursor or transaction is open and a client that goes away leaves nothing behind on the
+    database. On PostgreSQL the database builds each line itself (``_postgres_lines``, one
+    statement per chunk), and outside a transaction up to ``EXPORT_WORKERS`` chunks are built
+    at once, each on a connection of its own that is closed when its chunk is read (so at
+    most ``EXPORT_WORKERS`` chunks are held; blocks still come in id order). Inside a
+    transaction (whose uncommitted rows other connections cannot see) and elsewhere, one
+    chunk at a time; off PostgreSQL each chunk goes through ``export_rows``.
+    """
+    chunk = chunk or EXPORT_CHUNK
+    round_ids = [r.pk for r in rounds]
+    bounds = _chunk_bounds(round_ids, after, chunk)
+    if connection.vendor != "postgresql":
+        for start, last in bounds:
+            yield _python_lines(round_ids, start, last)
+    elif connection.in_atomic_block or EXPORT_WORKERS < 2:
+        for start, last in bounds:
+            yield _postgres_lines(round_ids, start, last)
+    else:
+        yield from _parallel_postgres_lines(round_ids, bounds)
+
+
+def _chunk_bounds(round_ids: list[int], after: int, chunk: int) -> Iterator[tuple[int, int]]:
+    """``(after, last)`` example-id bounds of each chunk of at most ``chunk`` examples, in order."""
+    examples = Example.objects.filter(round_id__in=round_ids).order_by("pk").values_list("pk", flat=True)
+    while True:
+        last = examples.filter(pk__gt=after)[chunk - 1 : chunk].first() or examples.filter(pk__gt=after).last()
+        if last is None:
+            return
+        yield after, last
+        after = last
+
+
+def _parallel_postgres_lines(round_ids: list[int], bounds: Iterator[tuple[int, int]]) -> Iterator[bytes]:
+    """``_postgres_lines`` of each chunk, ``EXPORT_WORKERS`` at once in threads, yielded in order."""
+    from collections import deque
+    from concurrent.futures import ThreadPoolExecutor
+
+    def build(start: int, last: int) -> bytes:
+        try:
+            return _postgres_lines(round_ids, start, last)
+        finally:
+            connection.close()  # this thread's own connection: nothing stays open between chunks
+
+    pool, pending = ThreadPoolExecutor(max_workers=EXPORT_WORKERS, thread_name_prefix="export"), deque()
+    try:
+        for start, last in bounds:
+            pending.append(pool.submit(build, start, last))
+            if len(pending) >= EXPORT_WORKERS:
+                yield pending.popleft().result()
+        while pending:
+            yield pending.popleft().result()
+    finally:  # also when the client goes away mid-download (GeneratorExit)
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _python_lines(round_ids: list[int], after: int, last: int) -> bytes:
+    rows = export_rows(Example.objects.filter(round_id__in=round_ids, pk__gt=after, pk__lte=last))
+    return "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows).encode("utf-8")
+
+
+def _iso(column: str) -> str:
+    """SQL for ``datetime.isoformat()`` of an aware UTC timestamp (the fraction left out when
+    it is zero, as Python does)."""
+    return f"replace(to_char({column} AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US'), '.000000', '') || '+00:00'"
+
+
+def _anonymised(secret: str, column: str) -> str:
+    """SQL for ``calculations.anonymise(<secret>, <column>)``: sha256 of the secret and the id, 16 hex digits."""
+    return f"substr(encode(sha256(convert_to({secret} || {column}::text, 'UTF8')), 'hex'), 1, 16)"
+
+
+def _export_sql() -> str:
+    """One statement building the export line of every example of the rounds ``rounds`` with
+    ``after < id <= last``: the same fields as ``export_rows``; ``final_target`` by the rule of
+    ``final_target`` (latest owner decision's ``corrected_label`` -> ``{"label"}``,
+    ``corrected_answer`` -> ``{"answers": [..]}``, else the annotator's target; null unless
+    validated correct and not retracted). User ids are anonymised as ``calculations.anonymise``
+    does (``_anonymised``). A test checks the lines against ``export_rows``."""
+    q = connection.ops.quote_name
+    example, validation = q(Example._meta.db_table), q(Validation._meta.db_table)
+    round_t, task_t = q(Round._meta.db_table), q(Task._meta.db_table)
+    context_t = q(Context._meta.db_table)
+    return f"""
+        WITH v AS (
+            SELECT vv.example_id,
+                   json_agg(json_build_object(
+                       'validator', {_anonymised("rr.secret", "vv.validator_id")}, 'label', vv.label, 'mode', vv.mode,
+                       'counts', vv.counts, 'gold_check', vv.gold_check, 'metadata', vv.metadata, 'created_at', {_iso("vv.created_at")}) ORDER BY vv.id) AS rows,
+                   (array_agg(vv.metadata ORDER BY vv.id DESC) FILTER (WHERE vv.mode = 'owner'))[1] AS owner
+            FROM {example} ee
+            JOIN {validation} vv ON vv.example_id = ee.id
+            JOIN {round_t} rr ON rr.id = ee.round_id
+            WHERE ee.id > %(after)s AND ee.id <= %(last)s AND ee.round_id = ANY(%(rounds)s)
+              AND vv.example_id > %(after)s AND vv.example_id <= %(last)s
+            GROUP BY vv.example_id
+        )
+        SELECT json_build_object(
+            'id', e.id, 'task', t.code, 'round', r.number,
+            'context', json_build_object('uid', c.uid, 'data', c.data, 'tag', c.tag),
+            'annotator', {_anonymised("r.secret", "e.author_id")},
+            'input', e.input, 'target', e.target, 'model_output', e.model_output, 'model_wrong', e.model_wrong,
+            'metadata', e.metadata, 'tag', e.tag, 'retracted', e.retracted, 'flagged', e.flagged, 'split', e.split,
+            'validation_state', e.validation_state,
+            'final_target', CASE WHEN e.validation_state = 'verified_correct' AND NOT e.retracted THEN
+                CASE WHEN v.owner ? 'corrected_label' THEN jsonb_build_object('label', v.owner -> 'corrected_label')
+                     WHEN v.owner ? 'corrected_answer' THEN jsonb_build_object('answers', jsonb_build_array(v.owner -> 'corrected_answer'))
+                     ELSE e.target END
+            END,
+            'created_at', {_iso("e.created_at")}, 'time_spent', e.time_spent,
+            'validations', COALESCE(v.rows, '[]'::json)
+        )::text
+        FROM {example} e
+        JOIN {round_t} r ON r.id = e.round_id
+        JOIN {task_t} t ON t.id = r.task_id
+        JOIN {context_t} c ON c.id = e.context_id
+        LEFT JOIN v ON v.example_id = e.id
+        WHERE e.id > %(after)s AND e.id <= %(last)s AND e.round_id = ANY(%(rounds)s)
+        ORDER BY e.id
+    """
+
+
+def _postgres_lines(round_ids: list[int], after: int, last: int) -> bytes:
+    with connection.cursor() as cursor:
+        cursor.execute(_export_sql(), {"rounds": round_ids, "after": after, "last": last})
+        lines = [row[0] for row in cursor.fetchall()]
+    lines.append("")
+    return "\n".join(lines).encode("utf-8")
