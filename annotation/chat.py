@@ -27,7 +27,7 @@ from collections import Counter
 
 from django.core import signing
 
-from annotation import qualification, services
+from annotation import contexts, qualification, services
 from annotation.error_codes import AnnotationErrorCode as Code
 from annotation.models import Example
 from dynabench import idempotency
@@ -119,7 +119,7 @@ def start(*, user, task: Task, mode: str, tag: str | None = None) -> dict:
         chosen = _draw_pair(round, models)
     else:
         chosen = [services.model_in_loop(round)]
-    context = services.choose_context(round=round, tag=tag)
+    context = contexts.choose_context(round=round, tag=tag)
     return {"task": task.pk, "round": round.pk, "context": context.pk, "mode": mode, "models": [m.pk for m in chosen],
             "turns": [], "answers": [], "key": idempotency.new_key(), "started": time.time()}
 

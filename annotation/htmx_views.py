@@ -21,7 +21,7 @@ from django.urls import reverse
 from django.utils.html import escape
 from django.views.decorators.http import require_GET, require_POST
 
-from annotation import crowd, qualification, services
+from annotation import contexts, crowd, qualification, services
 from annotation.forms import ExampleForm, ExplanationForm, FlagForm, SandboxForm, context_token
 from annotation.models import Example
 from annotation.selectors import counts_by_round, user_counts, validation_status
@@ -228,7 +228,7 @@ def create_page(request, code):
         if round is None:
             raise RuleError("no_round", f"{task.name} has no round yet.")
         model = services.model_in_loop(round)
-        context = services.choose_context(round=round, tag=request.GET.get("tag") or None)
+        context = contexts.choose_context(round=round, tag=request.GET.get("tag") or None)
     except RuleError as error:
         data["problem"] = error.message
         # A model still training: the page shows its progress and reloads itself until it is ready.
@@ -254,7 +254,7 @@ def new_context(request, code):
         exclude = [whole_number(pk) for pk in request.GET.getlist("exclude") if pk]
         if None in exclude:
             return _problem("exclude must list context ids (whole numbers below 2^63).", status=400)
-        context = services.choose_context(round=round, tag=request.GET.get("tag") or None, exclude=exclude)
+        context = contexts.choose_context(round=round, tag=request.GET.get("tag") or None, exclude=exclude)
     except RuleError as error:
         return _problem(error.message)
     return _render_workspace(request, task, context=context)
@@ -298,7 +298,7 @@ def _expired(request, task, form):
     round = task.current_round()
     message = "; ".join(form.errors.get("token", [])) or "Take a new context."
     try:
-        context = services.choose_context(round=round) if round else None
+        context = contexts.choose_context(round=round) if round else None
     except RuleError as error:
         message, context = error.message, None
     if context is None:
@@ -319,7 +319,7 @@ def try_again(request, pk):
     context, notice = example.context, ""
     if not context.active or context.round.status != context.round.Status.OPEN:
         try:
-            context = services.choose_context(round=task.current_round())
+            context = contexts.choose_context(round=task.current_round())
         except (RuleError, AttributeError):
             return _problem("This task has no open context left.")
         notice = "That context is closed; here is a new one with your text kept."
@@ -416,7 +416,7 @@ def sandbox(request, code):
             if round is None:
                 raise RuleError("no_round", f"{task.name} has no round yet.")
             services.model_in_loop(round)
-            context = services.choose_context(round=round)
+            context = contexts.choose_context(round=round)
             initial = {name: context.data.get(name, "") for name in task.config["model_inputs"] if name in context.data}
             for field in task.config["input_fields"]:
                 if field.get("prefill_from"):

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import random
 
-from annotation import chat, services
+from annotation import chat, contexts, services
 from annotation.error_codes import AnnotationErrorCode as Code
 from annotation.models import Example
 from dynabench import idempotency
@@ -49,7 +49,7 @@ def start(*, user, task: Task, tag: str | None = None) -> dict:
         raise RuleError("no_round", f"{task.name} has no round yet.")
     services._check_open(task, round)
     model = services.model_in_loop(round)
-    context = services.choose_context(round=round, tag=tag)
+    context = contexts.choose_context(round=round, tag=tag)
     return {"task": task.pk, "round": round.pk, "context": context.pk, "model": model.pk, "key": idempotency.new_key(),
             "prompt": None, "images": [], "generator": None}
 

@@ -3,7 +3,7 @@
 import pytest
 
 from annotation.models import Example
-from annotation.services import choose_context
+from annotation.contexts import choose_context
 from dynabench.errors import RuleError
 from tasks.models import Context
 
