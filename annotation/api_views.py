@@ -15,7 +15,7 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation import contexts, services
+from annotation import contexts, loop_choice, services
 from annotation.error_codes import AnnotationErrorCode
 from annotation.models import Example, ValidationState
 from annotation.serializers import (
@@ -55,7 +55,7 @@ class TaskContextView(TaskScopedMixin, APIView):
         round = task.current_round()
         if round is None:
             raise RuleError(AnnotationErrorCode.NO_ROUND, f"{task.name} has no round yet.")
-        services.model_in_loop(round)
+        loop_choice.model_in_loop(round)
         context = contexts.choose_context(round=round, tag=request.query_params.get("tag") or None)
         return Response(ChosenContextSerializer(context).data)
 

@@ -27,7 +27,7 @@ from collections import Counter
 
 from django.core import signing
 
-from annotation import contexts, qualification, services
+from annotation import contexts, loop_choice, qualification, services
 from annotation.error_codes import AnnotationErrorCode as Code
 from annotation.models import Example
 from dynabench import idempotency
@@ -118,7 +118,7 @@ def start(*, user, task: Task, mode: str, tag: str | None = None) -> dict:
             raise RuleError(Code.NO_MODEL_IN_LOOP, "Comparing side by side needs two models in the loop that answer now.", status_code=409)
         chosen = _draw_pair(round, models)
     else:
-        chosen = [services.model_in_loop(round)]
+        chosen = [loop_choice.model_in_loop(round)]
     context = contexts.choose_context(round=round, tag=tag)
     return {"task": task.pk, "round": round.pk, "context": context.pk, "mode": mode, "models": [m.pk for m in chosen],
             "turns": [], "answers": [], "key": idempotency.new_key(), "started": time.time()}

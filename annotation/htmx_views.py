@@ -21,7 +21,7 @@ from django.urls import reverse
 from django.utils.html import escape
 from django.views.decorators.http import require_GET, require_POST
 
-from annotation import contexts, crowd, qualification, services
+from annotation import contexts, crowd, loop_choice, qualification, services
 from annotation.forms import ExampleForm, ExplanationForm, FlagForm, SandboxForm, context_token
 from annotation.models import Example
 from annotation.selectors import counts_by_round, user_counts, validation_status
@@ -227,7 +227,7 @@ def create_page(request, code):
     try:
         if round is None:
             raise RuleError("no_round", f"{task.name} has no round yet.")
-        model = services.model_in_loop(round)
+        model = loop_choice.model_in_loop(round)
         context = contexts.choose_context(round=round, tag=request.GET.get("tag") or None)
     except RuleError as error:
         data["problem"] = error.message
@@ -238,7 +238,7 @@ def create_page(request, code):
         return redirect(f"{reverse('annotation:qualification', args=[task.code])}?{urlencode({'next': request.get_full_path()})}")
     if (warning := _content_warning_page(request, task)) is not None:
         return warning
-    notice = services.loop_notice(model)
+    notice = loop_choice.loop_notice(model)
     return render(request, "annotation/create.html", _page(request, task, {**data, **_workspace(task, context, notice=notice)}))
 
 
@@ -415,7 +415,7 @@ def sandbox(request, code):
         try:
             if round is None:
                 raise RuleError("no_round", f"{task.name} has no round yet.")
-            services.model_in_loop(round)
+            loop_choice.model_in_loop(round)
             context = contexts.choose_context(round=round)
             initial = {name: context.data.get(name, "") for name in task.config["model_inputs"] if name in context.data}
             for field in task.config["input_fields"]:

@@ -7,29 +7,21 @@ a code from ``annotation/error_codes.py`` and a message saying what to fix. Stat
 happen in one transaction; nothing sent by the client decides whether the model was fooled.
 """
 
-import logging
 import math
-import time
 from dataclasses import dataclass
 
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Count, Q
 from django.utils import timezone
 
-from annotation import counters, crowd, qualification
+from annotation import counters, crowd, loop_choice, model_answer, qualification
 from annotation.error_codes import AnnotationErrorCode as Code
 from annotation.models import AuthorDayTally, CrowdStudy, CrowdWorker, Example
 from dynabench import hotsql, idempotency
 from dynabench.errors import NotAllowed, RateLimited, RuleError
 from dynabench.ratelimits import count_hit, hits
 from tasks import access
-from tasks.loop import endpoints
 from tasks.models import Context, MLModel, Round, Task
-from tasks.loop.registry import get_predictor
-from tasks.loop.training import model_ready
-
-logger = logging.getLogger(__name__)
 
 DEFAULT_MAX_LENGTH = 2000
 """Cap (characters) for an annotator field whose config gives no ``max_length``."""
@@ -321,151 +313,6 @@ def _check_open(task: Task, round: Round, context: Context | None = None) -> Non
         raise RuleError(Code.CONTEXT_NOT_AVAILABLE, "This context was withdrawn by the task owner; take a new context.")
 
 
-# --- The model in the loop --------------------------------------------------------------
-
-
-def _loop_models_sql() -> str:
-    """The round's target models that answer (directories and endpoints), by id (every example asks for them)."""
-    m, t = MLModel, Round.target_models.through
-    return (
-        f"SELECT {hotsql.select_list(m)} FROM {hotsql.table(m)} INNER JOIN {hotsql.table(t)} ON {hotsql.qualified(t, 'mlmodel')} = "
-        f"{hotsql.qualified(m, 'id')} WHERE {hotsql.qualified(t, 'round')} = %s "
-        f"AND {hotsql.qualified(m, 'kind')} IN (%s, %s) ORDER BY {hotsql.qualified(m, 'id')}"
-    )
-
-
-def model_in_loop(round: Round) -> MLModel:
-    """Return the model in the loop that answers the next example of ``round``.
-
-    The candidates are the round's target models that are model directories or endpoints
-    (``tasks/loop/endpoints.py``; one whose circuit breaker is open is left out while another can
-    answer). With one, it answers. With several, the round's ``loop_rule`` (chosen by the owner, ``Round.LoopRule``)
-    decides, from one aggregate over the round's examples per model:
-
-    - ``round_robin``: the model that has answered the fewest examples of the round so far
-      (retracted ones included), so the models take turns; ties go to the lowest id;
-    - ``least_fooled``: the model with the lowest fooling rate so far (fooled / answered,
-      retracted examples left out; a model with none yet counts as 0), ties to the fewest
-      answered, then the lowest id, so the strongest model faces the next annotator.
-
-    Only models that can answer count (``tasks.loop.training.model_ready``): a model still in
-    training (the default models on a first ``make run``) waits. Raises ``RuleError``
-    ``no_model_in_loop`` when the round has none, and ``ModelNotReady`` (``model_in_training``,
-    409, with the record for its progress) when none of them is ready yet.
-    """
-    sql = hotsql.statement("annotation.loop_models", _loop_models_sql)
-    kinds = [MLModel.Kind.HF_DIRECTORY, MLModel.Kind.ENDPOINT]
-    models = [model for (model,) in hotsql.fetch_instances(sql, [round.pk, *kinds], MLModel)]
-    if not models:
-        raise RuleError(
-            Code.NO_MODEL_IN_LOOP,
-            f"Round {round.number} of {round.task.name} has no model in the loop, so examples cannot be "
-            "checked yet. A task owner must add a target model to the round.",
-            status_code=409,
-        )
-    ready = [m for m in models if model_ready(m)]
-    if not ready:
-        raise ModelNotReady(models[0])
-    # An endpoint whose circuit breaker is open is out of rotation while another model can answer;
-    # when none can, it stays the choice and the call is refused with the reason (``_predict``).
-    if len(ready) > 1:
-        ready = [m for m in ready if not (m.is_endpoint and endpoints.breaker_open_for(m) > 0)] or ready
-    models = ready
-    if len(models) == 1:
-        return models[0]
-    rows = (
-        Example.objects.filter(round=round, model__in=models)
-        .values("model_id")
-        .annotate(
-            answered=Count("id"),
-            kept=Count("id", filter=Q(retracted=False)),
-            fooled=Count("id", filter=Q(retracted=False, model_wrong=True)),
-        )
-        .order_by()
-    )
-    stats = {row["model_id"]: row for row in rows}
-    empty = {"answered": 0, "kept": 0, "fooled": 0}
-
-    def answered(model):
-        return stats.get(model.pk, empty)["answered"]
-
-    if round.loop_rule == Round.LoopRule.LEAST_FOOLED:
-        def fooling_rate(model):
-            row = stats.get(model.pk, empty)
-            return row["fooled"] / row["kept"] if row["kept"] else 0.0
-
-        return min(models, key=lambda m: (fooling_rate(m), answered(m), m.pk))
-    return min(models, key=lambda m: (answered(m), m.pk))
-
-
-class ModelNotReady(RuleError):
-    """The round's model in the loop is still training (or its first training failed): HTTP 409.
-
-    ``model`` is the record, so a page can show its progress. Every surface that writes or tries
-    examples gets it from ``model_in_loop``: nothing can be checked against a model that has no
-    weights yet.
-    """
-
-    def __init__(self, model: MLModel):
-        self.model = model
-        if model.status == MLModel.Status.TRAINING:
-            progress = f"{model.progress:.0%} done" if model.progress > 0 else "waiting for a worker to start it"
-            message = (
-                f"The model in the loop ({model.name}) is still training ({progress}), so examples cannot be "
-                "checked against it yet. Writing opens by itself as soon as it is ready; this usually takes a few minutes."
-            )
-        else:
-            message = (
-                f"The model in the loop ({model.name}) failed to train, so examples cannot be checked yet: "
-                f"{model.failure_reason or 'no reason recorded'}. A task owner must retrain it or put another model in the loop."
-            )
-        super().__init__(Code.MODEL_IN_TRAINING, message, status_code=409)
-
-
-def _predict(model: MLModel, inputs: dict, *, round: Round | None = None) -> tuple[dict, float]:
-    """Return the model's output for one input and the seconds the registry took (load included).
-
-    An endpoint model (``tasks/loop/endpoints.py``) is first checked against ``round``'s budget of calls
-    and tokens (``endpoint_budget_spent``, 409), and its answer is counted against it. When it does
-    not answer (timed out, failing, its circuit breaker open) the example is refused (503) with the
-    reason: nothing is saved, and the create page keeps the annotator's text in the form to submit again.
-    """
-    started = time.perf_counter()
-    if model.is_endpoint and round is not None:
-        endpoints.check_round_budget(round, model)
-    try:
-        output = get_predictor(model).predict([inputs])[0]
-    except RuleError as error:
-        if model.is_endpoint and error.status_code == 503:
-            wait = endpoints.breaker_open_for(model)
-            again = f"submit it again in {wait:.0f} s" if wait > 0 else "submit it again in a moment"
-            raise RuleError(
-                error.code, f"{error.message} Nothing was saved; your text stays in the form: {again}.", status_code=503,
-            ) from None
-        raise
-    except Exception:
-        logger.exception("model %s failed to answer", model.pk)
-        raise RuleError(
-            Code.MODEL_FAILED,
-            f"The model in the loop ({model.name}) failed to answer, so nothing was saved. "
-            "Try again in a moment; if it keeps failing, tell the task owner.",
-            status_code=503,
-        )
-    if model.is_endpoint and round is not None:
-        endpoints.charge_round(round, model, output)
-    return output, time.perf_counter() - started
-
-
-def loop_notice(model: MLModel) -> str:
-    """A notice for the create page when ``model`` (``model_in_loop``'s choice) is an endpoint taken out
-    of rotation (its circuit breaker is open), else ''. Writing stays open; submitting is refused until it answers."""
-    wait = endpoints.breaker_open_for(model) if model.is_endpoint else 0.0
-    if wait <= 0:
-        return ""
-    return (f"The model in the loop ({model.name}) is not answering right now; the platform tries it again in "
-            f"{wait:.0f} s. You can write your example meanwhile: submitting works once it answers, and your text stays in the form.")
-
-
 # --- Content warning --------------------------------------------------------------------
 
 
@@ -598,8 +445,8 @@ def create_example(
     if len(tag) > TAG_MAX_LENGTH:
         raise RuleError(Code.TOO_LONG, f"The tag is longer than {TAG_MAX_LENGTH} characters.", field="tag")
     check_submission_rate(key=f"user:{user.pk}")
-    model = model_in_loop(round)
-    output, inference_s = _predict(model, task.spec.model_input(task.config, example_input), round=round)
+    model = loop_choice.model_in_loop(round)
+    output, inference_s = model_answer.ask_model(model, task.spec.model_input(task.config, example_input), round=round)
     model_wrong = task.spec.model_wrong(task.config, example_target, output)
     if "model_explanation" in explanations and not model_wrong:
         explanations.pop("model_explanation")
@@ -735,7 +582,7 @@ def try_model(*, task: Task, input: dict, visitor: str, target: dict | None = No
     example_target = clean_target(task=task, example_input=cleaned, target=target) if target else None
     _count_sandbox_try(visitor)
     check_submission_rate(key=visitor)
-    model = model_in_loop(round)
-    output, _ = _predict(model, cleaned, round=round)
+    model = loop_choice.model_in_loop(round)
+    output, _ = model_answer.ask_model(model, cleaned, round=round)
     model_wrong = task.spec.model_wrong(task.config, example_target, output) if example_target else None
     return SandboxAnswer(round=round, model=model, input=cleaned, output=output, target=example_target, model_wrong=model_wrong)

@@ -2,7 +2,7 @@
 every rule of the text-to-image writing page lives here, for the page and any other surface.
 
 1. ``start``: a context of the open round (a seed prompt someone tried) and the generator in the
-   loop (``services.model_in_loop``: the round's rule picks one of several), as a state.
+   loop (``loop_choice.model_in_loop``: the round's rule picks one of several), as a state.
 2. ``generate``: the annotator's prompt (the task's prompt field rules, the submission rate, the
    endpoint's round budget) goes to the generator (``tasks.loop.image_generation.generate``); every
    image is checked before any is stored, then stored (content hash, thumbnail, storage) and added
@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import random
 
-from annotation import chat, contexts, services
+from annotation import chat, contexts, loop_choice, services
 from annotation.error_codes import AnnotationErrorCode as Code
 from annotation.models import Example
 from dynabench import idempotency
@@ -48,7 +48,7 @@ def start(*, user, task: Task, tag: str | None = None) -> dict:
     if round is None:
         raise RuleError("no_round", f"{task.name} has no round yet.")
     services._check_open(task, round)
-    model = services.model_in_loop(round)
+    model = loop_choice.model_in_loop(round)
     context = contexts.choose_context(round=round, tag=tag)
     return {"task": task.pk, "round": round.pk, "context": context.pk, "model": model.pk, "key": idempotency.new_key(),
             "prompt": None, "images": [], "generator": None}

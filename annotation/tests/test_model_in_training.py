@@ -5,7 +5,8 @@ import pytest
 from django.urls import reverse
 
 from annotation.models import Example
-from annotation.services import create_example, model_in_loop
+from annotation.services import create_example
+from annotation.loop_choice import model_in_loop
 from dynabench.errors import RuleError
 from tasks.models import MLModel
 from tests.api.conftest import client_for

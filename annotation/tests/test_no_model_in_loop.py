@@ -3,7 +3,8 @@
 import pytest
 
 from annotation.models import Example
-from annotation.services import create_example, model_in_loop
+from annotation.services import create_example
+from annotation.loop_choice import model_in_loop
 from dynabench.errors import RuleError
 
 
