@@ -27,7 +27,7 @@ from collections import Counter
 
 from django.core import signing
 
-from annotation import contexts, loop_choice, qualification, services
+from annotation import contexts, limits, loop_choice, qualification, services
 from annotation.error_codes import AnnotationErrorCode as Code
 from annotation.models import Example
 from dynabench import idempotency
@@ -161,7 +161,7 @@ def take_turn(*, user, task: Task, state: dict, prompt: str):
         raise RuleError("too_many_turns", "This conversation has had all its turns: judge it now.")
     (field,) = task.config["model_inputs"]
     text = services.clean_example_input(task=task, context=context, input={field: prompt})[field]
-    services.check_submission_rate(key=f"user:{user.pk}")
+    limits.check_submission_rate(key=f"user:{user.pk}")
     models = {m.pk: m for m in MLModel.objects.filter(pk__in=state["models"])}
     if len(models) != len(state["models"]):
         raise RuleError(Code.NO_MODEL_IN_LOOP, "A model of this conversation was removed; start a new one.", status_code=409)

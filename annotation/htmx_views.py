@@ -21,7 +21,7 @@ from django.urls import reverse
 from django.utils.html import escape
 from django.views.decorators.http import require_GET, require_POST
 
-from annotation import contexts, crowd, loop_choice, qualification, services
+from annotation import contexts, crowd, limits, loop_choice, qualification, services
 from annotation.forms import ExampleForm, ExplanationForm, FlagForm, SandboxForm, context_token
 from annotation.models import Example
 from annotation.selectors import counts_by_round, user_counts, validation_status
@@ -141,7 +141,7 @@ def _my_progress(user, task, round, *, allowance=None) -> dict:
     (``allowance``: one the caller counted already, as ``create_example`` does)."""
     return {
         "my_counts": user_counts(user, round=round) if round else None,
-        "allowance": allowance or services.daily_allowance(user=user, task=task),
+        "allowance": allowance or limits.daily_allowance(user=user, task=task),
     }
 
 

@@ -11,10 +11,9 @@ import math
 from dataclasses import dataclass
 
 from django.conf import settings
-from django.db import IntegrityError, connection, transaction
-from django.utils import timezone
+from django.db import IntegrityError, transaction
 
-from annotation import counters, crowd, loop_choice, model_answer, qualification
+from annotation import counters, crowd, limits, loop_choice, model_answer, qualification
 from annotation.error_codes import AnnotationErrorCode as Code
 from annotation.models import AuthorDayTally, CrowdStudy, CrowdWorker, Example
 from dynabench import hotsql, idempotency
@@ -35,67 +34,9 @@ EXPLANATION_LABELS = {
     "example_explanation": "Why your example is correct",
     "model_explanation": "Why the model got it wrong",
 }
-_RATE_WINDOW_S = 60
 
 
 # --- Limits -----------------------------------------------------------------------------
-
-
-def check_submission_rate(*, key: str) -> None:
-    """Count one submission for ``key`` (``"user:<id>"``, ``"ip:<addr>"``) in this minute's window.
-
-    The limit is ``settings.ANNOTATION_SUBMISSIONS_PER_MINUTE`` (0 turns it off), counted
-    in the Django cache (Redis) with a fixed one-minute window (``dynabench.ratelimits``), so it
-    holds across processes. Raises ``RateLimited`` (``rate_limited``, HTTP 429) past the limit.
-    """
-    limit = int(getattr(settings, "ANNOTATION_SUBMISSIONS_PER_MINUTE", 20))
-    if limit <= 0:
-        return
-    count, wait = count_hit(f"annotation-submit:{key}", window_s=_RATE_WINDOW_S)
-    if count > limit:
-        raise RateLimited(
-            Code.RATE_LIMITED,
-            f"Too many submissions: at most {limit} a minute. Wait {wait} seconds, then submit again.",
-        )
-
-
-@dataclass(frozen=True)
-class DailyAllowance:
-    """How many examples ``user`` may still write for a task today (``cap`` None: no daily cap)."""
-
-    cap: int | None
-    written: int
-
-    @property
-    def remaining(self) -> int | None:
-        return None if self.cap is None else max(0, self.cap - self.written)
-
-
-def daily_allowance(*, user, task: Task) -> DailyAllowance:
-    """Return the task's ``daily_example_cap`` and how many examples ``user`` wrote for it today.
-
-    The day starts at midnight in ``settings.TIME_ZONE``; retracted examples count. One row
-    read: the author's ``AuthorDayTally`` of the day, which ``_save_example`` keeps.
-    """
-    cap = task.config.get("daily_example_cap") or None
-    if not cap:
-        return DailyAllowance(cap=None, written=0)
-    row = hotsql.fetch_one(hotsql.statement("annotation.written_today", _written_today_sql), [user.pk, task.pk, _today()])
-    return DailyAllowance(cap=int(cap), written=row[0] if row else 0)
-
-
-def _today():
-    """Today's date in ``settings.TIME_ZONE``, as the database takes it for ``AuthorDayTally.day``."""
-    return AuthorDayTally._meta.get_field("day").get_db_prep_value(timezone.localdate(), connection)
-
-
-def _written_today_sql() -> str:
-    """How many examples an author wrote for a task on a day (retracted ones included)."""
-    t = AuthorDayTally
-    return (
-        f"SELECT {hotsql.column(t, 'written')} FROM {hotsql.table(t)} WHERE {hotsql.column(t, 'author')} = %s "
-        f"AND {hotsql.column(t, 'task')} = %s AND {hotsql.column(t, 'day')} = %s"
-    )
 
 
 def _count_written_sql() -> str:
@@ -158,22 +99,6 @@ def _count_sandbox_try(visitor: str) -> None:
             f"You have used all {limit} sandbox tries of this hour. They come back in {minutes} minute"
             f"{'' if minutes == 1 else 's'}; meanwhile, write examples that count on the create page.",
         )
-
-
-def _check_daily_cap(*, task: Task, written: int) -> DailyAllowance:
-    """The allowance once this example (the ``written``-th of the author's day) is in; raise
-    ``RateLimited`` (``daily_cap_reached``) when the ones before it used the cap up."""
-    cap = task.config.get("daily_example_cap") or None
-    if cap is None:
-        return DailyAllowance(cap=None, written=0)
-    before = written - 1
-    if before >= cap:
-        raise RateLimited(
-            Code.DAILY_CAP_REACHED,
-            f"You have written {before} examples for {task.name} today; the daily limit is {cap}. "
-            f"Come back tomorrow (the count restarts at midnight {settings.TIME_ZONE}).",
-        )
-    return DailyAllowance(cap=int(cap), written=written)
 
 
 # --- Checking an example ----------------------------------------------------------------
@@ -374,9 +299,9 @@ def _save_example(*, user, context: Context, submission_key: str = "", **fields)
     task = context.round.task
     with transaction.atomic():
         written, crowd_worker = hotsql.fetch_one(
-            hotsql.statement("annotation.count_written", _count_written_sql), [user.pk, task.pk, _today()]
+            hotsql.statement("annotation.count_written", _count_written_sql), [user.pk, task.pk, limits._today()]
         )
-        allowance = _check_daily_cap(task=task, written=written)
+        allowance = limits._check_daily_cap(task=task, written=written)
         if not hotsql.execute(hotsql.statement("annotation.use_context", _use_context_sql), [context.pk, Round.Status.OPEN]):
             raise RuleError(Code.ROUND_CLOSED, "The round of this context was closed while you wrote; take a new context.")
         example = Example(round=context.round, context=context, author=user, submission_key=submission_key, **fields)
@@ -444,7 +369,7 @@ def create_example(
     tag = (tag or context.tag or "").strip()
     if len(tag) > TAG_MAX_LENGTH:
         raise RuleError(Code.TOO_LONG, f"The tag is longer than {TAG_MAX_LENGTH} characters.", field="tag")
-    check_submission_rate(key=f"user:{user.pk}")
+    limits.check_submission_rate(key=f"user:{user.pk}")
     model = loop_choice.model_in_loop(round)
     output, inference_s = model_answer.ask_model(model, task.spec.model_input(task.config, example_input), round=round)
     model_wrong = task.spec.model_wrong(task.config, example_target, output)
@@ -581,7 +506,7 @@ def try_model(*, task: Task, input: dict, visitor: str, target: dict | None = No
         cleaned[name] = _clean_text(field, input.get(name), default_max=default_max)
     example_target = clean_target(task=task, example_input=cleaned, target=target) if target else None
     _count_sandbox_try(visitor)
-    check_submission_rate(key=visitor)
+    limits.check_submission_rate(key=visitor)
     model = loop_choice.model_in_loop(round)
     output, _ = model_answer.ask_model(model, cleaned, round=round)
     model_wrong = task.spec.model_wrong(task.config, example_target, output) if example_target else None

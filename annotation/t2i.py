@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import random
 
-from annotation import chat, contexts, loop_choice, services
+from annotation import chat, contexts, limits, loop_choice, services
 from annotation.error_codes import AnnotationErrorCode as Code
 from annotation.models import Example
 from dynabench import idempotency
@@ -76,7 +76,7 @@ def generate(*, user, task: Task, state: dict, prompt: str) -> dict:
     model = MLModel.objects.filter(pk=state.get("model"), task=task).first()
     if model is None:
         raise RuleError(Code.NO_MODEL_IN_LOOP, "The generator of this attempt was removed; start a new one.", status_code=409)
-    services.check_submission_rate(key=f"user:{user.pk}")
+    limits.check_submission_rate(key=f"user:{user.pk}")
     if model.is_endpoint:
         endpoints.check_round_budget(context.round, model)
     generated = image_generation.generate(model, text, task.config, seed=random.randrange(2**31))

@@ -3,7 +3,8 @@
 import pytest
 
 from annotation.models import Example
-from annotation.services import check_submission_rate, create_example
+from annotation.services import create_example
+from annotation.limits import check_submission_rate
 from dynabench.errors import RateLimited
 
 
