@@ -27,7 +27,7 @@ from collections import Counter
 
 from django.core import signing
 
-from annotation import contexts, limits, loop_choice, qualification, services
+from annotation import contexts, example_checks, limits, loop_choice, qualification, services
 from annotation.error_codes import AnnotationErrorCode as Code
 from annotation.models import Example
 from dynabench import idempotency
@@ -109,7 +109,7 @@ def start(*, user, task: Task, mode: str, tag: str | None = None) -> dict:
     round = task.current_round()
     if round is None:
         raise RuleError("no_round", f"{task.name} has no round yet.")
-    services._check_open(task, round)
+    example_checks._check_open(task, round)
     if mode == SIDE_BY_SIDE:
         if task.config.get("side_by_side") is False:
             raise RuleError("bad_mode", f"{task.name} does not compare models side by side.")
@@ -156,11 +156,11 @@ def take_turn(*, user, task: Task, state: dict, prompt: str):
     _check_writer(user, task)
     context = Context.objects.select_related("round__task").get(pk=state["context"], round__task=task)
     round = context.round
-    services._check_open(task, round, context)
+    example_checks._check_open(task, round, context)
     if len(state["turns"]) >= max_turns(task, state):
         raise RuleError("too_many_turns", "This conversation has had all its turns: judge it now.")
     (field,) = task.config["model_inputs"]
-    text = services.clean_example_input(task=task, context=context, input={field: prompt})[field]
+    text = example_checks.clean_example_input(task=task, context=context, input={field: prompt})[field]
     limits.check_submission_rate(key=f"user:{user.pk}")
     models = {m.pk: m for m in MLModel.objects.filter(pk__in=state["models"])}
     if len(models) != len(state["models"]):
@@ -236,7 +236,7 @@ def judge(*, user, task: Task, state: dict, target: dict, time_spent=None) -> Ex
     if not state["answers"]:
         raise RuleError("nothing_to_judge", "Send a prompt and read the model's answer before you judge it.")
     context = Context.objects.select_related("round__task").get(pk=state["context"], round__task=task)
-    services._check_open(task, context.round, context)
+    example_checks._check_open(task, context.round, context)
     (field,) = task.config["model_inputs"]
     example_input = {**{f["name"]: context.data.get(f["name"], "") for f in task.config["context_fields"]},
                      "mode": state["mode"], field: state["turns"][0], "turns": list(state["turns"])}
@@ -251,6 +251,6 @@ def judge(*, user, task: Task, state: dict, target: dict, time_spent=None) -> Ex
     example = services._save_example(
         user=user, context=context, submission_key=state["key"], input=example_input, target=cleaned, model=model,
         model_output=output, model_wrong=task.spec.model_wrong(task.config, cleaned, output), metadata={},
-        tag=context.tag or "", time_spent=services._clean_time_spent(time_spent),
+        tag=context.tag or "", time_spent=example_checks._clean_time_spent(time_spent),
     )
     return example

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import random
 
-from annotation import chat, contexts, limits, loop_choice, services
+from annotation import chat, contexts, example_checks, limits, loop_choice, services
 from annotation.error_codes import AnnotationErrorCode as Code
 from annotation.models import Example
 from dynabench import idempotency
@@ -47,7 +47,7 @@ def start(*, user, task: Task, tag: str | None = None) -> dict:
     round = task.current_round()
     if round is None:
         raise RuleError("no_round", f"{task.name} has no round yet.")
-    services._check_open(task, round)
+    example_checks._check_open(task, round)
     model = loop_choice.model_in_loop(round)
     context = contexts.choose_context(round=round, tag=tag)
     return {"task": task.pk, "round": round.pk, "context": context.pk, "model": model.pk, "key": idempotency.new_key(),
@@ -70,9 +70,9 @@ def generate(*, user, task: Task, state: dict, prompt: str) -> dict:
     _check_kind(task)
     chat._check_writer(user, task)
     context = _context(task, state)
-    services._check_open(task, context.round, context)
+    example_checks._check_open(task, context.round, context)
     field = task.spec.prompt_field(task.config)
-    text = services.clean_example_input(task=task, context=context, input={field: prompt})[field]
+    text = example_checks.clean_example_input(task=task, context=context, input={field: prompt})[field]
     model = MLModel.objects.filter(pk=state.get("model"), task=task).first()
     if model is None:
         raise RuleError(Code.NO_MODEL_IN_LOOP, "The generator of this attempt was removed; start a new one.", status_code=409)
@@ -101,7 +101,7 @@ def judge(*, user, task: Task, state: dict, target: dict, time_spent=None) -> Ex
     if not state.get("images"):
         raise RuleError("nothing_to_judge", "Write a prompt and generate its images before you judge them.")
     context = _context(task, state)
-    services._check_open(task, context.round, context)
+    example_checks._check_open(task, context.round, context)
     field = task.spec.prompt_field(task.config)
     example_input = {**{f["name"]: context.data.get(f["name"], "") for f in task.config["context_fields"]},
                      field: state["prompt"], "images": [i["sha256"] for i in state["images"]]}
@@ -111,7 +111,7 @@ def judge(*, user, task: Task, state: dict, target: dict, time_spent=None) -> Ex
     return services._save_example(
         user=user, context=context, submission_key=state["key"], input=example_input, target=cleaned, model=model,
         model_output=output, model_wrong=task.spec.model_wrong(task.config, cleaned, output), metadata={},
-        tag=context.tag or "", time_spent=services._clean_time_spent(time_spent),
+        tag=context.tag or "", time_spent=example_checks._clean_time_spent(time_spent),
     )
 
 
