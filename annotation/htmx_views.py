@@ -24,6 +24,7 @@ from django.views.decorators.http import require_GET, require_POST
 from annotation import contexts, crowd, limits, loop_choice, qualification, services
 from annotation.forms import ExampleForm, ExplanationForm, FlagForm, SandboxForm, context_token
 from annotation.models import Example
+from annotation.sandbox import sandbox_allowance, try_model
 from annotation.selectors import counts_by_round, user_counts, validation_status
 from dynabench import idempotency
 from dynabench.errors import RuleError
@@ -401,7 +402,7 @@ def sandbox(request, code):
         status = 200
         if form.is_valid():
             try:
-                result = services.try_model(task=task, input=form.model_inputs(), target=form.target(), visitor=_visitor(request))
+                result = try_model(task=task, input=form.model_inputs(), target=form.target(), visitor=_visitor(request))
             except RuleError as error:
                 form.add_rule_error(error)
                 status = 422 if error.status_code == 400 else error.status_code
@@ -426,7 +427,7 @@ def sandbox(request, code):
         form = SandboxForm(task=task, initial=initial)
     data["form"] = form
     data["passage_field"] = task.spec.passage_field(task.config)
-    data["allowance"] = services.sandbox_allowance(visitor=_visitor(request))
+    data["allowance"] = sandbox_allowance(visitor=_visitor(request))
     template = "annotation/_sandbox.html" if request.htmx else "annotation/sandbox.html"
     return render(request, template, data, status=status)
 
