@@ -7,7 +7,7 @@ submission key) travels with the page as a token signed by the server (``django.
 salted with the user and the task, valid ``STATE_MAX_AGE_S``): nothing is stored per turn, the
 annotator cannot alter a model's answer, and a token is of no use to another user or task. The
 judgment (``judge``) checks the token and stores the whole transcript as one ``Example``
-(``annotation.services._save_example``: the daily cap, the round's tallies and the context's use
+(``annotation.saving._save_example``: the daily cap, the round's tallies and the context's use
 as for every example), under the token's submission key, so a repeated submit gives back the same
 example.
 
@@ -27,7 +27,7 @@ from collections import Counter
 
 from django.core import signing
 
-from annotation import contexts, example_checks, limits, loop_choice, qualification, services
+from annotation import contexts, example_checks, limits, loop_choice, qualification, saving
 from annotation.error_codes import AnnotationErrorCode as Code
 from annotation.models import Example
 from dynabench import idempotency
@@ -229,7 +229,7 @@ def judge(*, user, task: Task, state: dict, target: dict, time_spent=None) -> Ex
     annotator's claim (``spec.model_wrong``), confirmed or overturned by validators. Needs at least
     one answered turn. Under the state's submission key: judging the same state again returns the
     first example (``replayed`` True)."""
-    first = services._replayed(user=user, submission_key=state.get("key", ""))
+    first = saving._replayed(user=user, submission_key=state.get("key", ""))
     if first is not None:
         return first
     _check_writer(user, task)
@@ -248,7 +248,7 @@ def judge(*, user, task: Task, state: dict, target: dict, time_spent=None) -> Ex
         output = {"mode": CONVERSATION, "transcript": transcript(task, state, context.data)}
     cleaned = task.spec.clean_target(task.config, example_input, target)
     model = MLModel.objects.filter(pk=state["models"][0]).first()
-    example = services._save_example(
+    example = saving._save_example(
         user=user, context=context, submission_key=state["key"], input=example_input, target=cleaned, model=model,
         model_output=output, model_wrong=task.spec.model_wrong(task.config, cleaned, output), metadata={},
         tag=context.tag or "", time_spent=example_checks._clean_time_spent(time_spent),

@@ -56,7 +56,7 @@ def daily_allowance(*, user, task: Task) -> DailyAllowance:
     """Return the task's ``daily_example_cap`` and how many examples ``user`` wrote for it today.
 
     The day starts at midnight in ``settings.TIME_ZONE``; retracted examples count. One row
-    read: the author's ``AuthorDayTally`` of the day, which ``_save_example`` keeps.
+    read: the author's ``AuthorDayTally`` of the day, which ``annotation.saving._save_example`` keeps.
     """
     cap = task.config.get("daily_example_cap") or None
     if not cap:

@@ -10,7 +10,7 @@ every rule of the text-to-image writing page lives here, for the page and any ot
    is refused with the reason (``RuleError``, 5xx) and nothing is stored.
 3. ``judge``: the annotator's marks (which images are unsafe and why, whether the prompt looked
    safe) are checked by the kind (``spec.clean_target``) and stored with the prompt and the images'
-   hashes as one ``Example`` (``services._save_example``: daily cap, tallies, the context's use).
+   hashes as one ``Example`` (``saving._save_example``: daily cap, tallies, the context's use).
 
 Between the steps the state travels with the page as a token signed by the server
 (``annotation.chat.sign_state``: salted with the user and the task, valid six hours), so the
@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import random
 
-from annotation import chat, contexts, example_checks, limits, loop_choice, services
+from annotation import chat, contexts, example_checks, limits, loop_choice, saving
 from annotation.error_codes import AnnotationErrorCode as Code
 from annotation.models import Example
 from dynabench import idempotency
@@ -93,7 +93,7 @@ def judge(*, user, task: Task, state: dict, target: dict, time_spent=None) -> Ex
     ``spec.clean_target`` against the images of the state. ``model_wrong`` is the annotator's claim
     (``spec.model_wrong``: an image marked unsafe), confirmed or overturned by validators image by image.
     """
-    first = services._replayed(user=user, submission_key=state.get("key", ""))
+    first = saving._replayed(user=user, submission_key=state.get("key", ""))
     if first is not None:
         return first
     _check_kind(task)
@@ -108,7 +108,7 @@ def judge(*, user, task: Task, state: dict, target: dict, time_spent=None) -> Ex
     output = {"images": state["images"], "generator": state["generator"]}
     cleaned = task.spec.clean_target(task.config, example_input, target)
     model = MLModel.objects.filter(pk=state["model"]).first()
-    return services._save_example(
+    return saving._save_example(
         user=user, context=context, submission_key=state["key"], input=example_input, target=cleaned, model=model,
         model_output=output, model_wrong=task.spec.model_wrong(task.config, cleaned, output), metadata={},
         tag=context.tag or "", time_spent=example_checks._clean_time_spent(time_spent),
