@@ -25,7 +25,7 @@ from annotation import contexts, crowd, limits, loop_choice, qualification, serv
 from annotation.forms import ExampleForm, ExplanationForm, FlagForm, SandboxForm, context_token
 from annotation.models import Example
 from annotation.sandbox import sandbox_allowance, try_model
-from annotation.selectors import counts_by_round, user_counts, validation_status
+from annotation.selectors import counts_by_round, needs_content_warning, user_counts, validation_status
 from dynabench import idempotency
 from dynabench.errors import RuleError
 from dynabench.params import whole_number
@@ -189,7 +189,7 @@ def _warning_seen(request, task) -> bool:
 
 def _content_warning_page(request, task):
     """The task's content warning page when ``request.user`` must read it first, else None."""
-    if services.needs_content_warning(user=request.user, task=task, acknowledged=_warning_seen(request, task)):
+    if needs_content_warning(user=request.user, task=task, acknowledged=_warning_seen(request, task)):
         return render(request, "annotation/content_warning.html", {"task": task})
     return None
 

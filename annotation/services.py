@@ -15,18 +15,7 @@ from annotation.models import Example
 from dynabench import idempotency
 from dynabench.errors import NotAllowed, RateLimited, RuleError
 from tasks import access
-from tasks.models import Context, Task
-
-
-# --- Content warning --------------------------------------------------------------------
-
-
-def needs_content_warning(*, user, task: Task, acknowledged: bool) -> bool:
-    """True when ``user`` must see ``task``'s content warning before writing: the task has one,
-    they have not acknowledged it in this session, and they have written no example of it yet."""
-    if not task.content_warning or acknowledged:
-        return False
-    return not Example.objects.filter(author=user, round__task=task).exists()
+from tasks.models import Context
 
 
 # --- Examples ---------------------------------------------------------------------------
