@@ -1,8 +1,8 @@
 """``/api/v1/examples`` and ``/api/v1/tasks/{code}/context``: write examples against the model in the loop.
 
-Every rule is in ``annotation/services.py`` (``choose_context``, ``create_example``,
-``retract_example``, ``flag_example``, ``add_explanations``); what may be read is in
-``tasks/access.py``. Views parse input, call one service, render the result.
+Every rule is in annotation's service modules (``annotation/contexts.py``: ``choose_context``;
+``annotation/services.py``: ``create_example``, ``retract_example``, ``flag_example``,
+``add_explanations``); what may be read is in ``tasks/access.py``. Views parse input, call one service, render the result.
 """
 
 from django.db.models import Q

@@ -1,10 +1,11 @@
-"""What an example must be before the model in the loop sees it.
+"""Who may write an example, and what it must be before the model in the loop sees it.
 
-The task collects examples and is active, the round is open, the context still offered; the
+The user holds the task's ``annotator`` role and is not banned (``check_annotator``; the
+qualification quiz is ``annotation/qualification.py``). The task collects examples and is active, the round is open, the context still offered; the
 kind takes a one-shot example (not a text-to-image task, whose images are judged first); the
 annotator's fields are text within their caps and not the prompt sent back unchanged; the
 target has the kind's shape (``task.spec.clean_target``); explanations are the task's
-fields; the time spent is a number of seconds. Each check raises ``RuleError`` with a code
+fields; the time spent is a number of seconds; the tag fits ``TAG_MAX_LENGTH``. Each check raises ``RuleError`` with a code
 from ``annotation/error_codes.py`` naming the field to fix. ``create_example``
 (``annotation/services.py``), the sandbox, chat and text-to-image call these.
 """
@@ -12,7 +13,8 @@ from ``annotation/error_codes.py`` naming the field to fix. ``create_example``
 import math
 
 from annotation.error_codes import AnnotationErrorCode as Code
-from dynabench.errors import RuleError
+from dynabench.errors import NotAllowed, RuleError
+from tasks import access
 from tasks.models import Context, Round, Task
 
 DEFAULT_MAX_LENGTH = 2000
@@ -25,6 +27,17 @@ EXPLANATION_LABELS = {
     "example_explanation": "Why your example is correct",
     "model_explanation": "Why the model got it wrong",
 }
+
+
+def check_annotator(*, user, task: Task) -> None:
+    """Refuse (``NotAllowed`` ``not_annotator``) a user without the ``annotator`` role on ``task``
+    (``tasks.access.has_task_role``), telling a banned user they are banned."""
+    if not access.has_task_role(user, task, "annotator"):
+        if access.is_banned(user, task):
+            message = f"You are banned from {task.name}; ask one of its owners if you think this is a mistake."
+        else:
+            message = f"Only annotators write examples; ask an owner of {task.name} for the annotator role."
+        raise NotAllowed(Code.NOT_ANNOTATOR, message)
 
 
 def _clean_text(field: dict, value, *, default_max: int = DEFAULT_MAX_LENGTH) -> str:
@@ -159,3 +172,11 @@ def _check_open(task: Task, round: Round, context: Context | None = None) -> Non
         )
     if context is not None and not context.active:
         raise RuleError(Code.CONTEXT_NOT_AVAILABLE, "This context was withdrawn by the task owner; take a new context.")
+
+
+def clean_tag(tag, *, context: Context) -> str:
+    """The example's tag: the one sent, else the context's, stripped; at most ``TAG_MAX_LENGTH`` characters."""
+    tag = (tag or context.tag or "").strip()
+    if len(tag) > TAG_MAX_LENGTH:
+        raise RuleError(Code.TOO_LONG, f"The tag is longer than {TAG_MAX_LENGTH} characters.", field="tag")
+    return tag

@@ -1,7 +1,8 @@
 """The annotator's pages: the task list and a task's page (rounds with their counts and vMER),
 write an example, see the model's answer, explain, retract, flag.
 
-Views parse the request and render; every rule is in ``annotation/services.py``. HTMX
+Views parse the request and render; every rule is in annotation's service modules
+(``annotation/services.py`` and the modules it calls, ``annotation/sandbox.py``). HTMX
 requests get fragments; a refused action answers with a 4xx status and the fragment
 showing the message next to the field at fault (``templates/annotation/_htmx_config.html``
 tells htmx to swap 4xx answers). Without JavaScript the same views render whole pages.

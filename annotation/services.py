@@ -1,4 +1,11 @@
-"""Writing examples against the model in the loop: every rule lives here.
+"""Writing examples against the model in the loop: the use cases that change an example.
+
+``create_example`` is the orchestrator of writing one: its body is a numbered list of steps,
+each calling the module that decides it (``annotation/example_checks.py`` who may write and
+what an example must be, ``annotation/limits.py`` the submission rate and daily cap,
+``annotation/loop_choice.py`` which model answers, ``annotation/model_answer.py`` asking it,
+``annotation/saving.py`` storing the example and its tallies). ``retract_example``,
+``flag_example`` and ``add_explanations`` are the author's changes to their own example.
 
 The HTMX pages, the REST API and the admin call these functions; views only parse input
 and render output. Each function takes keyword-only arguments, checks the rules first and
@@ -14,11 +21,7 @@ from annotation.error_codes import AnnotationErrorCode as Code
 from annotation.models import Example
 from dynabench import idempotency
 from dynabench.errors import NotAllowed, RateLimited, RuleError
-from tasks import access
 from tasks.models import Context
-
-
-# --- Examples ---------------------------------------------------------------------------
 
 
 def create_example(
@@ -27,13 +30,17 @@ def create_example(
 ) -> Example:
     """Check an annotator's example, ask the model in the loop, and store both; return the ``Example``.
 
-    1. The task must be active, the context's round open and the context active.
-    2. ``input`` (the annotator's fields) and ``target`` are checked (``clean_example_input``,
+    1. A repeated ``submission_key`` answers with the first example (below).
+    2. The user must be an annotator of the task who passed its qualification (below).
+    3. The task must be active, the context's round open and the context active
+       (``example_checks._check_open``), and the kind must take a one-shot example.
+    4. ``input`` (the annotator's fields) and ``target`` are checked (``clean_example_input``,
        ``clean_target``); ``metadata`` may hold the task's explanation fields only.
-    3. The per-user submission rate (``check_submission_rate``) is checked before the model runs.
-    4. The round's model in the loop (``model_in_loop``: with several, the round's rule picks one) answers through the registry; the
+    5. The per-user submission rate (``limits.check_submission_rate``) is checked before the model runs.
+    6. The round's model in the loop (``loop_choice.model_in_loop``: with several, the round's rule picks one)
+       answers through the registry (``model_answer.ask_model``); the
        server decides ``model_wrong`` (the task spec's ``model_wrong``, ``tasks/kinds/``).
-    5. In one transaction: the daily cap (``daily_example_cap`` per user per task, a day in
+    7. In one transaction (``saving._save_example``): the daily cap (``daily_example_cap`` per user per task, a day in
        ``settings.TIME_ZONE``, retracted examples included; counted in the author's
        ``AuthorDayTally``, whose row stays locked until the transaction ends), the example
        with the model's full output, the model, the round and ``time_spent`` (seconds) is
@@ -54,33 +61,33 @@ def create_example(
     sent with an example that turns out not to fool the model is dropped.
     Raises ``RuleError`` (``NotAllowed``/``RateLimited``) with a code from ``error_codes``.
     """
+    # 1. A repeated submission key: the example it already made, nothing checked or asked again.
     submission_key = idempotency.clean_key(submission_key)
     if (first := saving._replayed(user=user, submission_key=submission_key)) is not None:
         return first
     round = context.round
     task = round.task
-    if not access.has_task_role(user, task, "annotator"):
-        if access.is_banned(user, task):
-            message = f"You are banned from {task.name}; ask one of its owners if you think this is a mistake."
-        else:
-            message = f"Only annotators write examples; ask an owner of {task.name} for the annotator role."
-        raise NotAllowed(Code.NOT_ANNOTATOR, message)
+    # 2. Who writes: an annotator of the task (not banned) who passed its qualification.
+    example_checks.check_annotator(user=user, task=task)
     qualification.require_qualified(user=user, task=task)
+    # 3. Where: the task collecting, the round open, the context offered, a one-shot kind.
     example_checks._check_open(task, round, context)
     example_checks._check_one_shot(task)
+    # 4. What: the annotator's fields, the target, explanations, time spent and tag.
     example_input = example_checks.clean_example_input(task=task, context=context, input=input)
     example_target = example_checks.clean_target(task=task, example_input=example_input, target=target)
     explanations = example_checks._clean_explanations(task, metadata, model_wrong=None)
     time_spent = example_checks._clean_time_spent(time_spent)
-    tag = (tag or context.tag or "").strip()
-    if len(tag) > example_checks.TAG_MAX_LENGTH:
-        raise RuleError(Code.TOO_LONG, f"The tag is longer than {example_checks.TAG_MAX_LENGTH} characters.", field="tag")
+    tag = example_checks.clean_tag(tag, context=context)
+    # 5. How often: the submission rate, before the model runs.
     limits.check_submission_rate(key=f"user:{user.pk}")
+    # 6. The model in the loop answers; the task's spec decides whether it was fooled.
     model = loop_choice.model_in_loop(round)
     output, inference_s = model_answer.ask_model(model, task.spec.model_input(task.config, example_input), round=round)
     model_wrong = task.spec.model_wrong(task.config, example_target, output)
     if "model_explanation" in explanations and not model_wrong:
         explanations.pop("model_explanation")
+    # 7. Store the example and its tallies in one transaction (the daily cap is counted there).
     try:
         example = saving._save_example(
             user=user, context=context, input=example_input, target=example_target, model=model,

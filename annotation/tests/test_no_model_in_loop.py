@@ -2,9 +2,9 @@
 
 import pytest
 
+from annotation.loop_choice import model_in_loop
 from annotation.models import Example
 from annotation.services import create_example
-from annotation.loop_choice import model_in_loop
 from dynabench.errors import RuleError
 
 

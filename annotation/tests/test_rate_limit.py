@@ -2,9 +2,9 @@
 
 import pytest
 
+from annotation.limits import check_submission_rate
 from annotation.models import Example
 from annotation.services import create_example
-from annotation.limits import check_submission_rate
 from dynabench.errors import RateLimited
 
 
