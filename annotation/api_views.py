@@ -1,8 +1,8 @@
 """``/api/v1/examples`` and ``/api/v1/tasks/{code}/context``: write examples against the model in the loop.
 
-Every rule is in ``annotation/services.py`` (``choose_context``, ``create_example``,
-``retract_example``, ``flag_example``, ``add_explanations``); what may be read is in
-``tasks/access.py``. Views parse input, call one service, render the result.
+Every rule is in annotation's service modules (``annotation/contexts.py``: ``choose_context``;
+``annotation/services.py``: ``create_example``, ``retract_example``, ``flag_example``,
+``add_explanations``); what may be read is in ``tasks/access.py``. Views parse input, call one service, render the result.
 """
 
 from django.db.models import Q
@@ -15,7 +15,7 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation import services
+from annotation import contexts, loop_choice, services
 from annotation.error_codes import AnnotationErrorCode
 from annotation.models import Example, ValidationState
 from annotation.serializers import (
@@ -55,8 +55,8 @@ class TaskContextView(TaskScopedMixin, APIView):
         round = task.current_round()
         if round is None:
             raise RuleError(AnnotationErrorCode.NO_ROUND, f"{task.name} has no round yet.")
-        services.model_in_loop(round)
-        context = services.choose_context(round=round, tag=request.query_params.get("tag") or None)
+        loop_choice.model_in_loop(round)
+        context = contexts.choose_context(round=round, tag=request.query_params.get("tag") or None)
         return Response(ChosenContextSerializer(context).data)
 
 

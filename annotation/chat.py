@@ -7,7 +7,7 @@ submission key) travels with the page as a token signed by the server (``django.
 salted with the user and the task, valid ``STATE_MAX_AGE_S``): nothing is stored per turn, the
 annotator cannot alter a model's answer, and a token is of no use to another user or task. The
 judgment (``judge``) checks the token and stores the whole transcript as one ``Example``
-(``annotation.services._save_example``: the daily cap, the round's tallies and the context's use
+(``annotation.saving._save_example``: the daily cap, the round's tallies and the context's use
 as for every example), under the token's submission key, so a repeated submit gives back the same
 example.
 
@@ -29,7 +29,7 @@ from collections import Counter
 from asgiref.sync import sync_to_async
 from django.core import signing
 
-from annotation import qualification, services
+from annotation import contexts, example_checks, limits, loop_choice, qualification, saving
 from annotation.error_codes import AnnotationErrorCode as Code
 from annotation.models import Example
 from dynabench import idempotency
@@ -112,7 +112,7 @@ def start(*, user, task: Task, mode: str, tag: str | None = None) -> dict:
     round = task.current_round()
     if round is None:
         raise RuleError("no_round", f"{task.name} has no round yet.")
-    services._check_open(task, round)
+    example_checks._check_open(task, round)
     if mode == SIDE_BY_SIDE:
         if task.config.get("side_by_side") is False:
             raise RuleError("bad_mode", f"{task.name} does not compare models side by side.")
@@ -121,8 +121,8 @@ def start(*, user, task: Task, mode: str, tag: str | None = None) -> dict:
             raise RuleError(Code.NO_MODEL_IN_LOOP, "Comparing side by side needs two models in the loop that answer now.", status_code=409)
         chosen = _draw_pair(round, models)
     else:
-        chosen = [services.model_in_loop(round)]
-    context = services.choose_context(round=round, tag=tag)
+        chosen = [loop_choice.model_in_loop(round)]
+    context = contexts.choose_context(round=round, tag=tag)
     return {"task": task.pk, "round": round.pk, "context": context.pk, "mode": mode, "models": [m.pk for m in chosen],
             "turns": [], "answers": [], "key": idempotency.new_key(), "started": time.time()}
 
@@ -170,12 +170,12 @@ def prepare_turn(*, user, task: Task, state: dict, prompt: str) -> Turn:
     _check_writer(user, task)
     context = Context.objects.select_related("round__task").get(pk=state["context"], round__task=task)
     round = context.round
-    services._check_open(task, round, context)
+    example_checks._check_open(task, round, context)
     if len(state["turns"]) >= max_turns(task, state):
         raise RuleError("too_many_turns", "This conversation has had all its turns: judge it now.")
     (field,) = task.config["model_inputs"]
-    text = services.clean_example_input(task=task, context=context, input={field: prompt})[field]
-    services.check_submission_rate(key=f"user:{user.pk}")
+    text = example_checks.clean_example_input(task=task, context=context, input={field: prompt})[field]
+    limits.check_submission_rate(key=f"user:{user.pk}")
     models = {m.pk: m for m in MLModel.objects.filter(pk__in=state["models"])}
     if len(models) != len(state["models"]):
         raise RuleError(Code.NO_MODEL_IN_LOOP, "A model of this conversation was removed; start a new one.", status_code=409)
@@ -291,14 +291,14 @@ def judge(*, user, task: Task, state: dict, target: dict, time_spent=None) -> Ex
     annotator's claim (``spec.model_wrong``), confirmed or overturned by validators. Needs at least
     one answered turn. Under the state's submission key: judging the same state again returns the
     first example (``replayed`` True)."""
-    first = services._replayed(user=user, submission_key=state.get("key", ""))
+    first = saving._replayed(user=user, submission_key=state.get("key", ""))
     if first is not None:
         return first
     _check_writer(user, task)
     if not state["answers"]:
         raise RuleError("nothing_to_judge", "Send a prompt and read the model's answer before you judge it.")
     context = Context.objects.select_related("round__task").get(pk=state["context"], round__task=task)
-    services._check_open(task, context.round, context)
+    example_checks._check_open(task, context.round, context)
     (field,) = task.config["model_inputs"]
     example_input = {**{f["name"]: context.data.get(f["name"], "") for f in task.config["context_fields"]},
                      "mode": state["mode"], field: state["turns"][0], "turns": list(state["turns"])}
@@ -310,9 +310,9 @@ def judge(*, user, task: Task, state: dict, target: dict, time_spent=None) -> Ex
         output = {"mode": CONVERSATION, "transcript": transcript(task, state, context.data)}
     cleaned = task.spec.clean_target(task.config, example_input, target)
     model = MLModel.objects.filter(pk=state["models"][0]).first()
-    example = services._save_example(
+    example = saving._save_example(
         user=user, context=context, submission_key=state["key"], input=example_input, target=cleaned, model=model,
         model_output=output, model_wrong=task.spec.model_wrong(task.config, cleaned, output), metadata={},
-        tag=context.tag or "", time_spent=services._clean_time_spent(time_spent),
+        tag=context.tag or "", time_spent=example_checks._clean_time_spent(time_spent),
     )
     return example

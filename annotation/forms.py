@@ -11,7 +11,7 @@ import time
 from django import forms
 from django.core import signing
 
-from annotation.services import DEFAULT_MAX_LENGTH, EXPLANATION_LABELS, EXPLANATION_MAX_LENGTH, FLAG_REASON_MAX_LENGTH
+from annotation.example_checks import DEFAULT_MAX_LENGTH, EXPLANATION_LABELS, EXPLANATION_MAX_LENGTH, FLAG_REASON_MAX_LENGTH
 from dynabench import hotsql, idempotency
 from tasks.models import Context, Round
 

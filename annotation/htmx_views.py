@@ -1,7 +1,8 @@
 """The annotator's pages: the task list and a task's page (rounds with their counts and vMER),
 write an example, see the model's answer, explain, retract, flag.
 
-Views parse the request and render; every rule is in ``annotation/services.py``. HTMX
+Views parse the request and render; every rule is in annotation's service modules
+(``annotation/services.py`` and the modules it calls, ``annotation/sandbox.py``). HTMX
 requests get fragments; a refused action answers with a 4xx status and the fragment
 showing the message next to the field at fault (``templates/annotation/_htmx_config.html``
 tells htmx to swap 4xx answers). Without JavaScript the same views render whole pages.
@@ -21,10 +22,11 @@ from django.urls import reverse
 from django.utils.html import escape
 from django.views.decorators.http import require_GET, require_POST
 
-from annotation import crowd, qualification, services
+from annotation import contexts, crowd, limits, loop_choice, qualification, services
 from annotation.forms import ExampleForm, ExplanationForm, FlagForm, SandboxForm, context_token
 from annotation.models import Example
-from annotation.selectors import counts_by_round, user_counts, validation_status
+from annotation.sandbox import sandbox_allowance, try_model
+from annotation.selectors import counts_by_round, needs_content_warning, user_counts, validation_status
 from dynabench import idempotency
 from dynabench.errors import RuleError
 from dynabench.params import whole_number
@@ -146,7 +148,7 @@ def _my_progress(user, task, round, *, allowance=None) -> dict:
     (``allowance``: one the caller counted already, as ``create_example`` does)."""
     return {
         "my_counts": user_counts(user, round=round) if round else None,
-        "allowance": allowance or services.daily_allowance(user=user, task=task),
+        "allowance": allowance or limits.daily_allowance(user=user, task=task),
     }
 
 
@@ -193,7 +195,7 @@ def _warning_seen(request, task) -> bool:
 
 def _content_warning_page(request, task):
     """The task's content warning page when ``request.user`` must read it first, else None."""
-    if services.needs_content_warning(user=request.user, task=task, acknowledged=_warning_seen(request, task)):
+    if needs_content_warning(user=request.user, task=task, acknowledged=_warning_seen(request, task)):
         return render(request, "annotation/content_warning.html", {"task": task})
     return None
 
@@ -232,8 +234,8 @@ def create_page(request, code):
     try:
         if round is None:
             raise RuleError("no_round", f"{task.name} has no round yet.")
-        model = services.model_in_loop(round)
-        context = services.choose_context(round=round, tag=request.GET.get("tag") or None)
+        model = loop_choice.model_in_loop(round)
+        context = contexts.choose_context(round=round, tag=request.GET.get("tag") or None)
     except RuleError as error:
         data["problem"] = error.message
         # A model still training: the page shows its progress and reloads itself until it is ready.
@@ -243,7 +245,7 @@ def create_page(request, code):
         return redirect(f"{reverse('annotation:qualification', args=[task.code])}?{urlencode({'next': request.get_full_path()})}")
     if (warning := _content_warning_page(request, task)) is not None:
         return warning
-    notice = services.loop_notice(model)
+    notice = loop_choice.loop_notice(model)
     return render(request, "annotation/create.html", _page(request, task, {**data, **_workspace(task, context, notice=notice)}))
 
 
@@ -259,7 +261,7 @@ def new_context(request, code):
         exclude = [whole_number(pk) for pk in request.GET.getlist("exclude") if pk]
         if None in exclude:
             return _problem("exclude must list context ids (whole numbers below 2^63).", status=400)
-        context = services.choose_context(round=round, tag=request.GET.get("tag") or None, exclude=exclude)
+        context = contexts.choose_context(round=round, tag=request.GET.get("tag") or None, exclude=exclude)
     except RuleError as error:
         return _problem(error.message)
     return _render_workspace(request, task, context=context)
@@ -303,7 +305,7 @@ def _expired(request, task, form):
     round = task.current_round()
     message = "; ".join(form.errors.get("token", [])) or "Take a new context."
     try:
-        context = services.choose_context(round=round) if round else None
+        context = contexts.choose_context(round=round) if round else None
     except RuleError as error:
         message, context = error.message, None
     if context is None:
@@ -324,7 +326,7 @@ def try_again(request, pk):
     context, notice = example.context, ""
     if not context.active or context.round.status != context.round.Status.OPEN:
         try:
-            context = services.choose_context(round=task.current_round())
+            context = contexts.choose_context(round=task.current_round())
         except (RuleError, AttributeError):
             return _problem("This task has no open context left.")
         notice = "That context is closed; here is a new one with your text kept."
@@ -406,7 +408,7 @@ def sandbox(request, code):
         status = 200
         if form.is_valid():
             try:
-                result = services.try_model(task=task, input=form.model_inputs(), target=form.target(), visitor=_visitor(request))
+                result = try_model(task=task, input=form.model_inputs(), target=form.target(), visitor=_visitor(request))
             except RuleError as error:
                 form.add_rule_error(error)
                 status = 422 if error.status_code == 400 else error.status_code
@@ -420,8 +422,8 @@ def sandbox(request, code):
         try:
             if round is None:
                 raise RuleError("no_round", f"{task.name} has no round yet.")
-            services.model_in_loop(round)
-            context = services.choose_context(round=round)
+            loop_choice.model_in_loop(round)
+            context = contexts.choose_context(round=round)
             initial = {name: context.data.get(name, "") for name in task.config["model_inputs"] if name in context.data}
             for field in task.config["input_fields"]:
                 if field.get("prefill_from"):
@@ -431,7 +433,7 @@ def sandbox(request, code):
         form = SandboxForm(task=task, initial=initial)
     data["form"] = form
     data["passage_field"] = task.spec.passage_field(task.config)
-    data["allowance"] = services.sandbox_allowance(visitor=_visitor(request))
+    data["allowance"] = sandbox_allowance(visitor=_visitor(request))
     template = "annotation/_sandbox.html" if request.htmx else "annotation/sandbox.html"
     return render(request, template, data, status=status)
 

@@ -214,7 +214,7 @@ class AuthorDayTally(models.Model):
     """How many examples one author wrote for one task on one day (in ``settings.TIME_ZONE``),
     retracted ones included: the count the task's ``daily_example_cap`` is checked against.
 
-    ``annotation.services._save_example`` adds one in the statement that also serialises the
+    ``annotation.saving._save_example`` adds one in the statement that also serialises the
     author's concurrent submissions (an upsert on this row: the second waits for the first to
     commit), so the cap is checked without counting the author's examples of the day."""
 

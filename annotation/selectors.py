@@ -5,6 +5,7 @@ fooled the model and were validated as correct, divided by all examples collecte
 were not retracted. Every page, the API and the exports call these functions; none
 keeps its own copy of the rule. A round's and a user's counts come from the running tallies
 (``annotation/counters.py``); ``example_counts`` counts any other set of examples.
+``needs_content_warning`` reads whether an annotator must see a task's content warning first.
 """
 
 from dataclasses import astuple, dataclass
@@ -15,6 +16,7 @@ from django.db.models.functions import Coalesce
 from annotation.models import VALIDATED, AuthorTally, Example, RoundTally, ValidationState
 from dynabench import hotsql
 from tasks import access
+from tasks.models import Task
 
 _COUNTS = {
     "collected": Count("id"),
@@ -173,3 +175,11 @@ def counts_by_author(round, *, limit: int | None = None) -> list[tuple[int, Exam
 def annotator_count(round) -> int:
     """How many people wrote a (non-retracted) example in ``round``."""
     return AuthorTally.objects.filter(round=round, collected__gt=0).count()
+
+
+def needs_content_warning(*, user, task: Task, acknowledged: bool) -> bool:
+    """True when ``user`` must see ``task``'s content warning before writing: the task has one,
+    they have not acknowledged it in this session, and they have written no example of it yet."""
+    if not task.content_warning or acknowledged:
+        return False
+    return not Example.objects.filter(author=user, round__task=task).exists()

@@ -1,4 +1,11 @@
-"""Writing examples against the model in the loop: every rule lives here.
+"""Writing examples against the model in the loop: the use cases that change an example.
+
+``create_example`` is the orchestrator of writing one: its body is a numbered list of steps,
+each calling the module that decides it (``annotation/example_checks.py`` who may write and
+what an example must be, ``annotation/limits.py`` the submission rate and daily cap,
+``annotation/loop_choice.py`` which model answers, ``annotation/model_answer.py`` asking it,
+``annotation/saving.py`` storing the example and its tallies). ``retract_example``,
+``flag_example`` and ``add_explanations`` are the author's changes to their own example.
 
 The HTMX pages, the REST API and the admin call these functions; views only parse input
 and render output. Each function takes keyword-only arguments, checks the rules first and
@@ -7,611 +14,14 @@ a code from ``annotation/error_codes.py`` and a message saying what to fix. Stat
 happen in one transaction; nothing sent by the client decides whether the model was fooled.
 """
 
-import logging
-import math
-import random
-import time
-from dataclasses import dataclass
+from django.db import IntegrityError, transaction
 
-from django.conf import settings
-from django.db import IntegrityError, connection, transaction
-from django.db.models import Count, Q
-from django.utils import timezone
-
-from annotation import counters, crowd, qualification
+from annotation import counters, example_checks, limits, loop_choice, model_answer, qualification, saving
 from annotation.error_codes import AnnotationErrorCode as Code
-from annotation.models import AuthorDayTally, CrowdStudy, CrowdWorker, Example
-from dynabench import hotsql, idempotency
+from annotation.models import Example
+from dynabench import idempotency
 from dynabench.errors import NotAllowed, RateLimited, RuleError
-from dynabench.ratelimits import count_hit, hits
-from tasks import access
-from tasks.loop.endpoints.breaker import breaker_open_for
-from tasks.loop.endpoints.budget import charge_round, check_round_budget
-from tasks.models import Context, MLModel, Round, Task
-from tasks.loop.registry import get_predictor
-from tasks.loop.training.records import model_ready
-
-logger = logging.getLogger(__name__)
-
-STRATEGIES = ("least_used", "uniform", "least_fooled")
-DEFAULT_MAX_LENGTH = 2000
-"""Cap (characters) for an annotator field whose config gives no ``max_length``."""
-CONTEXT_MAX_LENGTH = 10000
-"""Cap (characters) for a context field typed into the sandbox."""
-EXPLANATION_MAX_LENGTH = 1000
-FLAG_REASON_MAX_LENGTH = 500
-TAG_MAX_LENGTH = 64
-DEFAULT_EXPLANATION_FIELDS = ("example_explanation", "model_explanation")
-EXPLANATION_LABELS = {
-    "example_explanation": "Why your example is correct",
-    "model_explanation": "Why the model got it wrong",
-}
-_TIE_WINDOW = 50
-_RATE_WINDOW_S = 60
-
-
-# --- Contexts ---------------------------------------------------------------------------
-
-
-def choose_context(*, round: Round, strategy: str | None = None, tag: str | None = None, exclude=()) -> Context:
-    """Return an active context of ``round`` for an annotator to write against.
-
-    ``strategy`` (default: the task config's ``context_strategy``, else ``least_used``):
-
-    - ``least_used``: a context with the fewest examples written so far (``times_used``);
-    - ``uniform``: any active context, uniformly at random;
-    - ``least_fooled``: a context on which the model was fooled least (non-retracted
-      examples with ``model_wrong``), then least used.
-
-    Ties are broken at random so concurrent annotators spread over contexts. ``tag``
-    keeps contexts with that tag only. ``exclude`` (context ids) are skipped unless
-    nothing else is left ("new context" on a round with one context returns it again).
-    Raises ``RuleError`` ``round_closed`` (409: a closed round takes no new examples, so the
-    create page and the API show no form for it), ``unknown_strategy`` or ``no_context``.
-    """
-    if round.status != Round.Status.OPEN:
-        raise RuleError(
-            Code.ROUND_CLOSED,
-            f"Round {round.number} of {round.task.name} is closed: it takes no new examples. "
-            "Its owner opens the next round; check back then.",
-            status_code=409,
-        )
-    strategy = strategy or round.task.config.get("context_strategy") or "least_used"
-    if strategy not in STRATEGIES:
-        raise RuleError(
-            Code.UNKNOWN_STRATEGY, f"Unknown context strategy '{strategy}'; use one of {', '.join(STRATEGIES)}."
-        )
-    contexts = Context.objects.filter(round=round, active=True)
-    if tag:
-        contexts = contexts.filter(tag=tag)
-    exclude = [pk for pk in exclude if pk]
-    chosen = _pick_context(contexts.exclude(pk__in=exclude), strategy) if exclude else None
-    chosen = chosen or _pick_context(contexts, strategy)
-    if chosen is None:
-        where = f" tagged '{tag}'" if tag else ""
-        raise RuleError(
-            Code.NO_CONTEXT,
-            f"Round {round.number} of {round.task.name} has no active context{where} to write against yet. "
-            "A task owner must import contexts.",
-        )
-    return chosen
-
-
-def _pick_context(contexts, strategy: str) -> Context | None:
-    if strategy == "uniform":
-        count = contexts.count()
-        return contexts.order_by("pk")[random.randrange(count)] if count else None
-    if strategy == "least_fooled":
-        fooled = Count("examples", filter=Q(examples__model_wrong=True, examples__retracted=False))
-        rows = list(
-            contexts.annotate(fooled=fooled)
-            .order_by("fooled", "times_used", "pk")
-            .values_list("pk", "fooled", "times_used")[:_TIE_WINDOW]
-        )
-        ties = [row[0] for row in rows if rows and row[1:] == rows[0][1:]]
-    else:
-        rows = list(contexts.order_by("times_used", "pk").values_list("pk", "times_used")[:_TIE_WINDOW])
-        ties = [pk for pk, used in rows if used == rows[0][1]]
-    if not ties:
-        return None
-    return Context.objects.select_related("round__task").get(pk=random.choice(ties))
-
-
-# --- Limits -----------------------------------------------------------------------------
-
-
-def check_submission_rate(*, key: str) -> None:
-    """Count one submission for ``key`` (``"user:<id>"``, ``"ip:<addr>"``) in this minute's window.
-
-    The limit is ``settings.ANNOTATION_SUBMISSIONS_PER_MINUTE`` (0 turns it off), counted
-    in the Django cache (Redis) with a fixed one-minute window (``dynabench.ratelimits``), so it
-    holds across processes. Raises ``RateLimited`` (``rate_limited``, HTTP 429) past the limit.
-    """
-    limit = int(getattr(settings, "ANNOTATION_SUBMISSIONS_PER_MINUTE", 20))
-    if limit <= 0:
-        return
-    count, wait = count_hit(f"annotation-submit:{key}", window_s=_RATE_WINDOW_S)
-    if count > limit:
-        raise RateLimited(
-            Code.RATE_LIMITED,
-            f"Too many submissions: at most {limit} a minute. Wait {wait} seconds, then submit again.",
-        )
-
-
-@dataclass(frozen=True)
-class DailyAllowance:
-    """How many examples ``user`` may still write for a task today (``cap`` None: no daily cap)."""
-
-    cap: int | None
-    written: int
-
-    @property
-    def remaining(self) -> int | None:
-        return None if self.cap is None else max(0, self.cap - self.written)
-
-
-def daily_allowance(*, user, task: Task) -> DailyAllowance:
-    """Return the task's ``daily_example_cap`` and how many examples ``user`` wrote for it today.
-
-    The day starts at midnight in ``settings.TIME_ZONE``; retracted examples count. One row
-    read: the author's ``AuthorDayTally`` of the day, which ``_save_example`` keeps.
-    """
-    cap = task.config.get("daily_example_cap") or None
-    if not cap:
-        return DailyAllowance(cap=None, written=0)
-    row = hotsql.fetch_one(hotsql.statement("annotation.written_today", _written_today_sql), [user.pk, task.pk, _today()])
-    return DailyAllowance(cap=int(cap), written=row[0] if row else 0)
-
-
-def _today():
-    """Today's date in ``settings.TIME_ZONE``, as the database takes it for ``AuthorDayTally.day``."""
-    return AuthorDayTally._meta.get_field("day").get_db_prep_value(timezone.localdate(), connection)
-
-
-def _written_today_sql() -> str:
-    """How many examples an author wrote for a task on a day (retracted ones included)."""
-    t = AuthorDayTally
-    return (
-        f"SELECT {hotsql.column(t, 'written')} FROM {hotsql.table(t)} WHERE {hotsql.column(t, 'author')} = %s "
-        f"AND {hotsql.column(t, 'task')} = %s AND {hotsql.column(t, 'day')} = %s"
-    )
-
-
-def _count_written_sql() -> str:
-    """Add one example to an author's tally of the day for a task (creating the row), and return
-    the new count and whether the author is a crowd worker. The upsert locks the row until the
-    transaction ends, so one author's concurrent submissions to a task are counted one at a time."""
-    t, worker = AuthorDayTally, CrowdWorker
-    keys = ", ".join(hotsql.column(t, name) for name in ("author", "task", "day"))
-    written = hotsql.column(t, "written")
-    return (
-        f"INSERT INTO {hotsql.table(t)} ({keys}, {written}) VALUES (%s, %s, %s, 1) "
-        f"ON CONFLICT ({keys}) DO UPDATE SET {written} = {hotsql.qualified(t, 'written')} + 1 "
-        f"RETURNING {written}, EXISTS(SELECT 1 FROM {hotsql.table(worker)} "
-        f"WHERE {hotsql.qualified(worker, 'user')} = {hotsql.qualified(t, 'author')})"
-    )
-
-
-SANDBOX_WINDOW_S = 3600
-
-
-def _sandbox_limit() -> int:
-    return int(getattr(settings, "SANDBOX_TRIES_PER_HOUR", 30))
-
-
-@dataclass(frozen=True)
-class SandboxAllowance:
-    """The sandbox's hourly limit for one visitor: ``limit`` tries per clock hour (None: no limit)."""
-
-    limit: int | None
-    used: int
-    resets_in_s: int
-
-    @property
-    def remaining(self) -> int | None:
-        return None if self.limit is None else max(0, self.limit - self.used)
-
-
-def sandbox_allowance(*, visitor: str) -> SandboxAllowance:
-    """Return how many sandbox tries ``visitor`` (``"user:<id>"`` / ``"ip:<addr>"``) has left this hour.
-
-    The limit is ``settings.SANDBOX_TRIES_PER_HOUR`` (default 30; 0 turns it off), counted
-    in the Django cache per clock hour (``dynabench.ratelimits``), so it holds across processes.
-    """
-    limit = _sandbox_limit()
-    used, resets_in = hits(f"annotation-sandbox:{visitor}", window_s=SANDBOX_WINDOW_S)
-    if limit <= 0:
-        return SandboxAllowance(limit=None, used=0, resets_in_s=resets_in)
-    return SandboxAllowance(limit=limit, used=used, resets_in_s=resets_in)
-
-
-def _count_sandbox_try(visitor: str) -> None:
-    limit = _sandbox_limit()
-    if limit <= 0:
-        return
-    used, resets_in = count_hit(f"annotation-sandbox:{visitor}", window_s=SANDBOX_WINDOW_S)
-    if used > limit:
-        minutes = math.ceil(resets_in / 60)
-        raise RateLimited(
-            Code.SANDBOX_LIMIT,
-            f"You have used all {limit} sandbox tries of this hour. They come back in {minutes} minute"
-            f"{'' if minutes == 1 else 's'}; meanwhile, write examples that count on the create page.",
-        )
-
-
-def _check_daily_cap(*, task: Task, written: int) -> DailyAllowance:
-    """The allowance once this example (the ``written``-th of the author's day) is in; raise
-    ``RateLimited`` (``daily_cap_reached``) when the ones before it used the cap up."""
-    cap = task.config.get("daily_example_cap") or None
-    if cap is None:
-        return DailyAllowance(cap=None, written=0)
-    before = written - 1
-    if before >= cap:
-        raise RateLimited(
-            Code.DAILY_CAP_REACHED,
-            f"You have written {before} examples for {task.name} today; the daily limit is {cap}. "
-            f"Come back tomorrow (the count restarts at midnight {settings.TIME_ZONE}).",
-        )
-    return DailyAllowance(cap=int(cap), written=written)
-
-
-# --- Checking an example ----------------------------------------------------------------
-
-
-def _clean_text(field: dict, value, *, default_max: int = DEFAULT_MAX_LENGTH) -> str:
-    name = field["name"]
-    label = field.get("label", name)
-    if value is None:
-        value = ""
-    if not isinstance(value, str):
-        raise RuleError(Code.REQUIRED, f"{label} must be text.", field=name)
-    if "\x00" in value:
-        # PostgreSQL cannot store NUL in text or jsonb: refuse it instead of failing on save.
-        raise RuleError(Code.NULL_CHARACTER, f"{label} contains a NUL character (\\u0000); remove it.", field=name)
-    value = value.strip()
-    if not value and field.get("required", True):
-        raise RuleError(Code.REQUIRED, f"{label} is required: write something.", field=name)
-    cap = field.get("max_length", default_max)
-    if len(value) > cap:
-        raise RuleError(
-            Code.TOO_LONG, f"{label} has {len(value)} characters; the limit is {cap}. Shorten it.", field=name
-        )
-    return value
-
-
-def clean_example_input(*, task: Task, context: Context, input: dict) -> dict:
-    """Return the example's full input: the context's fields (from the server) plus the annotator's fields.
-
-    Annotator fields are stripped and checked (required unless the config says not, at
-    most ``max_length`` characters, else ``DEFAULT_MAX_LENGTH``). A field prefilled from a
-    context field (``prefill_from``) must differ from that context field: the prompt sent
-    back unchanged is not the annotator's example (with a label the model disagrees with, it
-    would count as fooling the model). Context fields sent by the client are ignored: the
-    context's own values are used. Raises ``RuleError`` ``unknown_field``, ``required``,
-    ``too_long`` or ``unchanged_input`` naming the field.
-    """
-    if not isinstance(input, dict):
-        raise RuleError(Code.REQUIRED, "The example's input must be an object of the task's fields.")
-    config = task.config
-    context_names = [f["name"] for f in config["context_fields"]]
-    fields = config["input_fields"]
-    names = [f["name"] for f in fields]
-    unknown = sorted(set(input) - set(names) - set(context_names))
-    if unknown:
-        raise RuleError(
-            Code.UNKNOWN_FIELD,
-            f"Unknown field {', '.join(unknown)}; this task takes {', '.join(names)}.",
-            field=unknown[0],
-        )
-    cleaned = {name: context.data.get(name, "") for name in context_names}
-    for field in fields:
-        value = _clean_text(field, input.get(field["name"]))
-        source = field.get("prefill_from")
-        if source and value and value == str(context.data.get(source, "")).strip():
-            label = field.get("label", field["name"])
-            raise RuleError(
-                Code.UNCHANGED_INPUT,
-                f"{label} is still the prompt as given: rewrite it in your own words before you submit.",
-                field=field["name"],
-            )
-        cleaned[field["name"]] = value
-    return cleaned
-
-
-def clean_target(*, task: Task, example_input: dict, target) -> dict:
-    """Return the annotator's target in its stored shape, or raise ``RuleError`` saying what to fix.
-
-    The task's spec decides (``tasks/kinds/``, ``clean_target``). Classification:
-    ``{"label": <one of task.labels>}`` (aliases are accepted and normalised). Extractive QA:
-    ``{"answers": [{"text", "answer_start"}]}`` with exactly one answer that is a span of the
-    passage (surrounding whitespace of the selection is trimmed and the start moved accordingly).
-    """
-    return task.spec.clean_target(task.config, example_input, target)
-
-
-def _clean_explanations(task: Task, explanations, *, model_wrong: bool | None) -> dict:
-    if explanations is None:
-        return {}
-    if not isinstance(explanations, dict):
-        raise RuleError(Code.INVALID_METADATA, "Explanations must be an object of text fields.")
-    allowed = task.config.get("explanation_fields") or list(DEFAULT_EXPLANATION_FIELDS)
-    cleaned = {}
-    for name, value in explanations.items():
-        if name not in allowed:
-            raise RuleError(
-                Code.UNKNOWN_EXPLANATION, f"Unknown explanation '{name}'; this task takes {', '.join(allowed)}.", field=name
-            )
-        value = _clean_text(
-            {"name": name, "label": EXPLANATION_LABELS.get(name, name), "required": False},
-            value, default_max=EXPLANATION_MAX_LENGTH,
-        )
-        if not value:
-            continue
-        if name == "model_explanation" and model_wrong is False:
-            raise RuleError(
-                Code.EXPLANATION_NOT_APPLICABLE,
-                "The model got this example right, so there is no model mistake to explain.",
-                field=name,
-            )
-        cleaned[name] = value
-    return cleaned
-
-
-def _check_one_shot(task: Task) -> None:
-    """Refuse a one-shot example (input and target at once) for a kind whose images are generated first and
-    judged after (``annotation/t2i.py``)."""
-    if task.spec.generates_images:
-        raise RuleError(Code.WRONG_FLOW, f"{task.name} generates images from your prompt first: write on its "
-                        "text-to-image page (/tasks/<code>/imagine/), where you judge the images.", status_code=409)
-
-
-def _clean_time_spent(time_spent) -> float | None:
-    if time_spent is None:
-        return None
-    try:
-        value = float(time_spent)
-    except (TypeError, ValueError):
-        value = math.nan
-    if not math.isfinite(value) or value < 0:
-        raise RuleError(Code.INVALID_TIME_SPENT, "Time spent must be a number of seconds, 0 or more.")
-    return value
-
-
-def _check_open(task: Task, round: Round, context: Context | None = None) -> None:
-    if not task.active:
-        raise RuleError(Code.TASK_INACTIVE, f"{task.name} is not collecting examples any more.")
-    if not task.collecting:
-        raise RuleError(
-            Code.NOT_COLLECTING, f"{task.name} is an evaluation-only benchmark: it collects no examples.", status_code=409
-        )
-    if round.status != Round.Status.OPEN:
-        raise RuleError(
-            Code.ROUND_CLOSED, f"Round {round.number} of {task.name} is closed; open the task page for the current round."
-        )
-    if context is not None and not context.active:
-        raise RuleError(Code.CONTEXT_NOT_AVAILABLE, "This context was withdrawn by the task owner; take a new context.")
-
-
-# --- The model in the loop --------------------------------------------------------------
-
-
-def _loop_models_sql() -> str:
-    """The round's target models that answer (directories and endpoints), by id (every example asks for them)."""
-    m, t = MLModel, Round.target_models.through
-    return (
-        f"SELECT {hotsql.select_list(m)} FROM {hotsql.table(m)} INNER JOIN {hotsql.table(t)} ON {hotsql.qualified(t, 'mlmodel')} = "
-        f"{hotsql.qualified(m, 'id')} WHERE {hotsql.qualified(t, 'round')} = %s "
-        f"AND {hotsql.qualified(m, 'kind')} IN (%s, %s) ORDER BY {hotsql.qualified(m, 'id')}"
-    )
-
-
-def model_in_loop(round: Round) -> MLModel:
-    """Return the model in the loop that answers the next example of ``round``.
-
-    The candidates are the round's target models that are model directories or endpoints
-    (``tasks/loop/endpoints/``; one whose circuit breaker is open is left out while another can
-    answer). With one, it answers. With several, the round's ``loop_rule`` (chosen by the owner, ``Round.LoopRule``)
-    decides, from one aggregate over the round's examples per model:
-
-    - ``round_robin``: the model that has answered the fewest examples of the round so far
-      (retracted ones included), so the models take turns; ties go to the lowest id;
-    - ``least_fooled``: the model with the lowest fooling rate so far (fooled / answered,
-      retracted examples left out; a model with none yet counts as 0), ties to the fewest
-      answered, then the lowest id, so the strongest model faces the next annotator.
-
-    Only models that can answer count (``tasks.loop.training.records.model_ready``): a model still in
-    training (the default models on a first ``make run``) waits. Raises ``RuleError``
-    ``no_model_in_loop`` when the round has none, and ``ModelNotReady`` (``model_in_training``,
-    409, with the record for its progress) when none of them is ready yet.
-    """
-    sql = hotsql.statement("annotation.loop_models", _loop_models_sql)
-    kinds = [MLModel.Kind.HF_DIRECTORY, MLModel.Kind.ENDPOINT]
-    models = [model for (model,) in hotsql.fetch_instances(sql, [round.pk, *kinds], MLModel)]
-    if not models:
-        raise RuleError(
-            Code.NO_MODEL_IN_LOOP,
-            f"Round {round.number} of {round.task.name} has no model in the loop, so examples cannot be "
-            "checked yet. A task owner must add a target model to the round.",
-            status_code=409,
-        )
-    ready = [m for m in models if model_ready(m)]
-    if not ready:
-        raise ModelNotReady(models[0])
-    # An endpoint whose circuit breaker is open is out of rotation while another model can answer;
-    # when none can, it stays the choice and the call is refused with the reason (``_predict``).
-    if len(ready) > 1:
-        ready = [m for m in ready if not (m.is_endpoint and breaker_open_for(m) > 0)] or ready
-    models = ready
-    if len(models) == 1:
-        return models[0]
-    rows = (
-        Example.objects.filter(round=round, model__in=models)
-        .values("model_id")
-        .annotate(
-            answered=Count("id"),
-            kept=Count("id", filter=Q(retracted=False)),
-            fooled=Count("id", filter=Q(retracted=False, model_wrong=True)),
-        )
-        .order_by()
-    )
-    stats = {row["model_id"]: row for row in rows}
-    empty = {"answered": 0, "kept": 0, "fooled": 0}
-
-    def answered(model):
-        return stats.get(model.pk, empty)["answered"]
-
-    if round.loop_rule == Round.LoopRule.LEAST_FOOLED:
-        def fooling_rate(model):
-            row = stats.get(model.pk, empty)
-            return row["fooled"] / row["kept"] if row["kept"] else 0.0
-
-        return min(models, key=lambda m: (fooling_rate(m), answered(m), m.pk))
-    return min(models, key=lambda m: (answered(m), m.pk))
-
-
-class ModelNotReady(RuleError):
-    """The round's model in the loop is still training (or its first training failed): HTTP 409.
-
-    ``model`` is the record, so a page can show its progress. Every surface that writes or tries
-    examples gets it from ``model_in_loop``: nothing can be checked against a model that has no
-    weights yet.
-    """
-
-    def __init__(self, model: MLModel):
-        self.model = model
-        if model.status == MLModel.Status.TRAINING:
-            progress = f"{model.progress:.0%} done" if model.progress > 0 else "waiting for a worker to start it"
-            message = (
-                f"The model in the loop ({model.name}) is still training ({progress}), so examples cannot be "
-                "checked against it yet. Writing opens by itself as soon as it is ready; this usually takes a few minutes."
-            )
-        else:
-            message = (
-                f"The model in the loop ({model.name}) failed to train, so examples cannot be checked yet: "
-                f"{model.failure_reason or 'no reason recorded'}. A task owner must retrain it or put another model in the loop."
-            )
-        super().__init__(Code.MODEL_IN_TRAINING, message, status_code=409)
-
-
-def _predict(model: MLModel, inputs: dict, *, round: Round | None = None) -> tuple[dict, float]:
-    """Return the model's output for one input and the seconds the registry took (load included).
-
-    An endpoint model (``tasks/loop/endpoints/``) is first checked against ``round``'s budget of calls
-    and tokens (``endpoint_budget_spent``, 409), and its answer is counted against it. When it does
-    not answer (timed out, failing, its circuit breaker open) the example is refused (503) with the
-    reason: nothing is saved, and the create page keeps the annotator's text in the form to submit again.
-    """
-    started = time.perf_counter()
-    if model.is_endpoint and round is not None:
-        check_round_budget(round, model)
-    try:
-        output = get_predictor(model).predict([inputs])[0]
-    except RuleError as error:
-        if model.is_endpoint and error.status_code == 503:
-            wait = breaker_open_for(model)
-            again = f"submit it again in {wait:.0f} s" if wait > 0 else "submit it again in a moment"
-            raise RuleError(
-                error.code, f"{error.message} Nothing was saved; your text stays in the form: {again}.", status_code=503,
-            ) from None
-        raise
-    except Exception:
-        logger.exception("model %s failed to answer", model.pk)
-        raise RuleError(
-            Code.MODEL_FAILED,
-            f"The model in the loop ({model.name}) failed to answer, so nothing was saved. "
-            "Try again in a moment; if it keeps failing, tell the task owner.",
-            status_code=503,
-        )
-    if model.is_endpoint and round is not None:
-        charge_round(round, model, output)
-    return output, time.perf_counter() - started
-
-
-def loop_notice(model: MLModel) -> str:
-    """A notice for the create page when ``model`` (``model_in_loop``'s choice) is an endpoint taken out
-    of rotation (its circuit breaker is open), else ''. Writing stays open; submitting is refused until it answers."""
-    wait = breaker_open_for(model) if model.is_endpoint else 0.0
-    if wait <= 0:
-        return ""
-    return (f"The model in the loop ({model.name}) is not answering right now; the platform tries it again in "
-            f"{wait:.0f} s. You can write your example meanwhile: submitting works once it answers, and your text stays in the form.")
-
-
-# --- Content warning --------------------------------------------------------------------
-
-
-def needs_content_warning(*, user, task: Task, acknowledged: bool) -> bool:
-    """True when ``user`` must see ``task``'s content warning before writing: the task has one,
-    they have not acknowledged it in this session, and they have written no example of it yet."""
-    if not task.content_warning or acknowledged:
-        return False
-    return not Example.objects.filter(author=user, round__task=task).exists()
-
-
-# --- Examples ---------------------------------------------------------------------------
-
-
-def _replayed_sql() -> str:
-    return hotsql.keyed_id_sql(Example, "author")
-
-
-def _replayed(*, user, submission_key: str) -> Example | None:
-    """The example ``user`` already wrote with ``submission_key``, marked as a repeat (or None).
-
-    Every submission from the page carries a key, and almost none is a repeat: the look-up is
-    one fixed statement that can use the key's index (``hotsql.keyed_id_sql``); only a repeat
-    loads the example through the ORM."""
-    if not submission_key:
-        return None
-    row = hotsql.fetch_one(hotsql.statement("annotation.replayed", _replayed_sql), [user.pk, submission_key])
-    if row is None:
-        return None
-    example = Example.objects.select_related("round__task", "context", "model").filter(pk=row[0]).first()
-    if example is not None:
-        example.replayed, example.inference_s = True, 0.0
-    return example
-
-
-def _use_context_sql() -> str:
-    """Count one more use of a context, only while its round has the given status (open)."""
-    c, r = Context, Round
-    return (
-        f"UPDATE {hotsql.table(c)} SET {hotsql.column(c, 'times_used')} = {hotsql.column(c, 'times_used')} + 1 "
-        f"WHERE {hotsql.column(c, 'id')} = %s AND EXISTS(SELECT 1 FROM {hotsql.table(r)} WHERE {hotsql.qualified(r, 'id')} = "
-        f"{hotsql.qualified(c, 'round')} AND {hotsql.qualified(r, 'status')} = %s)"
-    )
-
-
-def _save_example(*, user, context: Context, submission_key: str = "", **fields) -> Example:
-    """Store the example in one short transaction (the model has answered already: no lock is
-    held across its forward).
-
-    The first statement adds the example to the author's ``AuthorDayTally`` of the day: the
-    upsert locks that row, so one annotator's concurrent submissions are counted one at a time
-    against the daily cap. It also says whether the author is a crowd worker, so most authors
-    skip ``crowd.note_progress``. The context's ``times_used`` is bumped only while its round is
-    open (one statement checks and counts); the example is inserted, which counts it in the
-    round's tallies (``annotation.counters``). Of two requests with one submission key, the
-    second waits for the first's day row, then its insert breaks the key's unique constraint:
-    ``IntegrityError``, and everything it did is rolled back (``create_example`` answers with
-    the first one's example)."""
-    task = context.round.task
-    with transaction.atomic():
-        written, crowd_worker = hotsql.fetch_one(
-            hotsql.statement("annotation.count_written", _count_written_sql), [user.pk, task.pk, _today()]
-        )
-        allowance = _check_daily_cap(task=task, written=written)
-        if not hotsql.execute(hotsql.statement("annotation.use_context", _use_context_sql), [context.pk, Round.Status.OPEN]):
-            raise RuleError(Code.ROUND_CLOSED, "The round of this context was closed while you wrote; take a new context.")
-        example = Example(round=context.round, context=context, author=user, submission_key=submission_key, **fields)
-        hotsql.insert(example)  # as example.save(): signals (the round's tallies) included
-        if crowd_worker:
-            crowd.note_progress(user=user, round=context.round, activity=CrowdStudy.Activity.WRITE)
-    example.replayed = False
-    # Counted under the day's lock, this example included: the page shows it without counting again.
-    example.daily_allowance = allowance
-    example.by_crowd_worker = bool(crowd_worker)  # the create page then sends the study banner again
-    return example
+from tasks.models import Context
 
 
 def create_example(
@@ -620,13 +30,17 @@ def create_example(
 ) -> Example:
     """Check an annotator's example, ask the model in the loop, and store both; return the ``Example``.
 
-    1. The task must be active, the context's round open and the context active.
-    2. ``input`` (the annotator's fields) and ``target`` are checked (``clean_example_input``,
+    1. A repeated ``submission_key`` answers with the first example (below).
+    2. The user must be an annotator of the task who passed its qualification (below).
+    3. The task must be active, the context's round open and the context active
+       (``example_checks._check_open``), and the kind must take a one-shot example.
+    4. ``input`` (the annotator's fields) and ``target`` are checked (``clean_example_input``,
        ``clean_target``); ``metadata`` may hold the task's explanation fields only.
-    3. The per-user submission rate (``check_submission_rate``) is checked before the model runs.
-    4. The round's model in the loop (``model_in_loop``: with several, the round's rule picks one) answers through the registry; the
+    5. The per-user submission rate (``limits.check_submission_rate``) is checked before the model runs.
+    6. The round's model in the loop (``loop_choice.model_in_loop``: with several, the round's rule picks one)
+       answers through the registry (``model_answer.ask_model``); the
        server decides ``model_wrong`` (the task spec's ``model_wrong``, ``tasks/kinds/``).
-    5. In one transaction: the daily cap (``daily_example_cap`` per user per task, a day in
+    7. In one transaction (``saving._save_example``): the daily cap (``daily_example_cap`` per user per task, a day in
        ``settings.TIME_ZONE``, retracted examples included; counted in the author's
        ``AuthorDayTally``, whose row stays locked until the transaction ends), the example
        with the model's full output, the model, the round and ``time_spent`` (seconds) is
@@ -647,35 +61,35 @@ def create_example(
     sent with an example that turns out not to fool the model is dropped.
     Raises ``RuleError`` (``NotAllowed``/``RateLimited``) with a code from ``error_codes``.
     """
+    # 1. A repeated submission key: the example it already made, nothing checked or asked again.
     submission_key = idempotency.clean_key(submission_key)
-    if (first := _replayed(user=user, submission_key=submission_key)) is not None:
+    if (first := saving._replayed(user=user, submission_key=submission_key)) is not None:
         return first
     round = context.round
     task = round.task
-    if not access.has_task_role(user, task, "annotator"):
-        if access.is_banned(user, task):
-            message = f"You are banned from {task.name}; ask one of its owners if you think this is a mistake."
-        else:
-            message = f"Only annotators write examples; ask an owner of {task.name} for the annotator role."
-        raise NotAllowed(Code.NOT_ANNOTATOR, message)
+    # 2. Who writes: an annotator of the task (not banned) who passed its qualification.
+    example_checks.check_annotator(user=user, task=task)
     qualification.require_qualified(user=user, task=task)
-    _check_open(task, round, context)
-    _check_one_shot(task)
-    example_input = clean_example_input(task=task, context=context, input=input)
-    example_target = clean_target(task=task, example_input=example_input, target=target)
-    explanations = _clean_explanations(task, metadata, model_wrong=None)
-    time_spent = _clean_time_spent(time_spent)
-    tag = (tag or context.tag or "").strip()
-    if len(tag) > TAG_MAX_LENGTH:
-        raise RuleError(Code.TOO_LONG, f"The tag is longer than {TAG_MAX_LENGTH} characters.", field="tag")
-    check_submission_rate(key=f"user:{user.pk}")
-    model = model_in_loop(round)
-    output, inference_s = _predict(model, task.spec.model_input(task.config, example_input), round=round)
+    # 3. Where: the task collecting, the round open, the context offered, a one-shot kind.
+    example_checks._check_open(task, round, context)
+    example_checks._check_one_shot(task)
+    # 4. What: the annotator's fields, the target, explanations, time spent and tag.
+    example_input = example_checks.clean_example_input(task=task, context=context, input=input)
+    example_target = example_checks.clean_target(task=task, example_input=example_input, target=target)
+    explanations = example_checks._clean_explanations(task, metadata, model_wrong=None)
+    time_spent = example_checks._clean_time_spent(time_spent)
+    tag = example_checks.clean_tag(tag, context=context)
+    # 5. How often: the submission rate, before the model runs.
+    limits.check_submission_rate(key=f"user:{user.pk}")
+    # 6. The model in the loop answers; the task's spec decides whether it was fooled.
+    model = loop_choice.model_in_loop(round)
+    output, inference_s = model_answer.ask_model(model, task.spec.model_input(task.config, example_input), round=round)
     model_wrong = task.spec.model_wrong(task.config, example_target, output)
     if "model_explanation" in explanations and not model_wrong:
         explanations.pop("model_explanation")
+    # 7. Store the example and its tallies in one transaction (the daily cap is counted there).
     try:
-        example = _save_example(
+        example = saving._save_example(
             user=user, context=context, input=example_input, target=example_target, model=model,
             model_output=output, model_wrong=model_wrong, metadata=explanations, tag=tag, time_spent=time_spent,
             submission_key=submission_key,
@@ -684,7 +98,7 @@ def create_example(
         # A concurrent request with the same key committed between our check and our insert
         # (its transaction rolled back; its example may also have used up the day's cap):
         # answer with its example.
-        if (first := _replayed(user=user, submission_key=submission_key)) is not None:
+        if (first := saving._replayed(user=user, submission_key=submission_key)) is not None:
             return first
         raise
     example.inference_s = inference_s  # not stored: the page reports it in a Server-Timing header
@@ -724,9 +138,9 @@ def flag_example(*, example: Example, user, reason: str) -> Example:
     reason = (reason or "").strip() if isinstance(reason, str) else ""
     if not reason:
         raise RuleError(Code.FLAG_REASON_REQUIRED, "Say why you flag this example.", field="reason")
-    if len(reason) > FLAG_REASON_MAX_LENGTH:
+    if len(reason) > example_checks.FLAG_REASON_MAX_LENGTH:
         raise RuleError(
-            Code.TOO_LONG, f"The reason has {len(reason)} characters; the limit is {FLAG_REASON_MAX_LENGTH}.", field="reason"
+            Code.TOO_LONG, f"The reason has {len(reason)} characters; the limit is {example_checks.FLAG_REASON_MAX_LENGTH}.", field="reason"
         )
     with transaction.atomic():
         locked = Example.objects.select_for_update().get(pk=example.pk)
@@ -749,7 +163,7 @@ def add_explanations(*, example: Example, user, explanations: dict) -> Example:
     if example.retracted:
         raise RuleError(Code.RETRACTED, "This example was retracted; it takes no explanations.")
     task = example.round.task
-    cleaned = _clean_explanations(task, explanations, model_wrong=example.model_wrong)
+    cleaned = example_checks._clean_explanations(task, explanations, model_wrong=example.model_wrong)
     if not cleaned:
         raise RuleError(Code.REQUIRED, "Write an explanation first.", field=next(iter(explanations or {}), None))
     with transaction.atomic():
@@ -757,56 +171,3 @@ def add_explanations(*, example: Example, user, explanations: dict) -> Example:
         locked.metadata = {**locked.metadata, **cleaned}
         locked.save(update_fields=["metadata"])
     return locked
-
-
-# --- Sandbox ----------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class SandboxAnswer:
-    """The model's answer in the sandbox: nothing is stored.
-
-    ``model_wrong`` is None when no target was given.
-    """
-
-    round: Round
-    model: MLModel
-    input: dict
-    output: dict
-    target: dict | None
-    model_wrong: bool | None
-
-
-def try_model(*, task: Task, input: dict, visitor: str, target: dict | None = None) -> SandboxAnswer:
-    """Ask the model in the loop of ``task``'s current round about ``input``; save nothing.
-
-    ``input`` holds the model's inputs (``config["model_inputs"]``), context fields
-    included (at most ``CONTEXT_MAX_LENGTH`` characters each). ``visitor`` names who is
-    trying (``"user:<id>"`` or ``"ip:<addr>"``) for the sandbox's hourly limit
-    (``sandbox_allowance``; ``RateLimited`` ``sandbox_limit`` past it) and the submission
-    rate limit. With a
-    ``target`` (label, or answer span) the answer says whether it would have fooled the
-    model. Raises ``RuleError`` as ``create_example`` does.
-    """
-    round = task.current_round()
-    if round is None:
-        raise RuleError(Code.NO_ROUND, f"{task.name} has no round yet.")
-    if not task.active:
-        raise RuleError(Code.TASK_INACTIVE, f"{task.name} is not active.")
-    _check_one_shot(task)
-    if not isinstance(input, dict):
-        raise RuleError(Code.REQUIRED, "The input must be an object of the task's fields.")
-    config = task.config
-    fields = {f["name"]: (f, DEFAULT_MAX_LENGTH) for f in config["input_fields"]}
-    fields.update({f["name"]: ({**f, "required": True}, CONTEXT_MAX_LENGTH) for f in config["context_fields"]})
-    cleaned = {}
-    for name in config["model_inputs"]:
-        field, default_max = fields[name]
-        cleaned[name] = _clean_text(field, input.get(name), default_max=default_max)
-    example_target = clean_target(task=task, example_input=cleaned, target=target) if target else None
-    _count_sandbox_try(visitor)
-    check_submission_rate(key=visitor)
-    model = model_in_loop(round)
-    output, _ = _predict(model, cleaned, round=round)
-    model_wrong = task.spec.model_wrong(task.config, example_target, output) if example_target else None
-    return SandboxAnswer(round=round, model=model, input=cleaned, output=output, target=example_target, model_wrong=model_wrong)

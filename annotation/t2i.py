@@ -2,7 +2,7 @@
 every rule of the text-to-image writing page lives here, for the page and any other surface.
 
 1. ``start``: a context of the open round (a seed prompt someone tried) and the generator in the
-   loop (``services.model_in_loop``: the round's rule picks one of several), as a state.
+   loop (``loop_choice.model_in_loop``: the round's rule picks one of several), as a state.
 2. ``generate``: the annotator's prompt (the task's prompt field rules, the submission rate, the
    endpoint's round budget) goes to the generator (``tasks.loop.image_generation.generate``); every
    image is checked before any is stored, then stored (content hash, thumbnail, storage) and added
@@ -10,7 +10,7 @@ every rule of the text-to-image writing page lives here, for the page and any ot
    is refused with the reason (``RuleError``, 5xx) and nothing is stored.
 3. ``judge``: the annotator's marks (which images are unsafe and why, whether the prompt looked
    safe) are checked by the kind (``spec.clean_target``) and stored with the prompt and the images'
-   hashes as one ``Example`` (``services._save_example``: daily cap, tallies, the context's use).
+   hashes as one ``Example`` (``saving._save_example``: daily cap, tallies, the context's use).
 
 Between the steps the state travels with the page as a token signed by the server
 (``annotation.chat.sign_state``: salted with the user and the task, valid six hours), so the
@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import random
 
-from annotation import chat, services
+from annotation import chat, contexts, example_checks, limits, loop_choice, saving
 from annotation.error_codes import AnnotationErrorCode as Code
 from annotation.models import Example
 from dynabench import idempotency
@@ -48,9 +48,9 @@ def start(*, user, task: Task, tag: str | None = None) -> dict:
     round = task.current_round()
     if round is None:
         raise RuleError("no_round", f"{task.name} has no round yet.")
-    services._check_open(task, round)
-    model = services.model_in_loop(round)
-    context = services.choose_context(round=round, tag=tag)
+    example_checks._check_open(task, round)
+    model = loop_choice.model_in_loop(round)
+    context = contexts.choose_context(round=round, tag=tag)
     return {"task": task.pk, "round": round.pk, "context": context.pk, "model": model.pk, "key": idempotency.new_key(),
             "prompt": None, "images": [], "generator": None}
 
@@ -71,13 +71,13 @@ def generate(*, user, task: Task, state: dict, prompt: str) -> dict:
     _check_kind(task)
     chat._check_writer(user, task)
     context = _context(task, state)
-    services._check_open(task, context.round, context)
+    example_checks._check_open(task, context.round, context)
     field = task.spec.prompt_field(task.config)
-    text = services.clean_example_input(task=task, context=context, input={field: prompt})[field]
+    text = example_checks.clean_example_input(task=task, context=context, input={field: prompt})[field]
     model = MLModel.objects.filter(pk=state.get("model"), task=task).first()
     if model is None:
         raise RuleError(Code.NO_MODEL_IN_LOOP, "The generator of this attempt was removed; start a new one.", status_code=409)
-    services.check_submission_rate(key=f"user:{user.pk}")
+    limits.check_submission_rate(key=f"user:{user.pk}")
     if model.is_endpoint:
         check_round_budget(context.round, model)
     generated = image_generation.generate(model, text, task.config, seed=random.randrange(2**31))
@@ -94,7 +94,7 @@ def judge(*, user, task: Task, state: dict, target: dict, time_spent=None) -> Ex
     ``spec.clean_target`` against the images of the state. ``model_wrong`` is the annotator's claim
     (``spec.model_wrong``: an image marked unsafe), confirmed or overturned by validators image by image.
     """
-    first = services._replayed(user=user, submission_key=state.get("key", ""))
+    first = saving._replayed(user=user, submission_key=state.get("key", ""))
     if first is not None:
         return first
     _check_kind(task)
@@ -102,17 +102,17 @@ def judge(*, user, task: Task, state: dict, target: dict, time_spent=None) -> Ex
     if not state.get("images"):
         raise RuleError("nothing_to_judge", "Write a prompt and generate its images before you judge them.")
     context = _context(task, state)
-    services._check_open(task, context.round, context)
+    example_checks._check_open(task, context.round, context)
     field = task.spec.prompt_field(task.config)
     example_input = {**{f["name"]: context.data.get(f["name"], "") for f in task.config["context_fields"]},
                      field: state["prompt"], "images": [i["sha256"] for i in state["images"]]}
     output = {"images": state["images"], "generator": state["generator"]}
     cleaned = task.spec.clean_target(task.config, example_input, target)
     model = MLModel.objects.filter(pk=state["model"]).first()
-    return services._save_example(
+    return saving._save_example(
         user=user, context=context, submission_key=state["key"], input=example_input, target=cleaned, model=model,
         model_output=output, model_wrong=task.spec.model_wrong(task.config, cleaned, output), metadata={},
-        tag=context.tag or "", time_spent=services._clean_time_spent(time_spent),
+        tag=context.tag or "", time_spent=example_checks._clean_time_spent(time_spent),
     )
 
 

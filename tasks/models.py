@@ -90,7 +90,7 @@ class Round(models.Model):
     """One round of collection for a task, with the target models in the loop.
 
     ``loop_rule`` picks which of several target models answers each new example
-    (``annotation.services.model_in_loop``): ``round_robin`` (the model with the fewest
+    (``annotation.loop_choice.model_in_loop``): ``round_robin`` (the model with the fewest
     examples in this round so far) or ``least_fooled`` (the model with the lowest fooling
     rate in this round so far).
     """

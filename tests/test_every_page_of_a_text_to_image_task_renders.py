@@ -4,7 +4,8 @@ text-to-image page, and the export's images need the task's owner."""
 
 import pytest
 
-from annotation.services import create_example, try_model
+from annotation.sandbox import try_model
+from annotation.services import create_example
 from dynabench.errors import RuleError
 from tests.t2i_support import add_context, nibbler_task
 

@@ -15,6 +15,7 @@ call these functions; none keeps its own copy of a rule.
 
 from django.db import IntegrityError, transaction
 
+from annotation import contexts as annotation_contexts
 from annotation import services as annotation_services
 from annotation.models import Example
 from dynabench import idempotency
@@ -186,7 +187,7 @@ def supply_gold_item(*, round, acting_user, input: dict, target: dict, verdict: 
         raise NotAllowed(Code.NOT_OWNER, f"Only an owner of task '{task.code}' can write its gold items.")
     if verdict not in GoldItem.Verdict.values:
         raise RuleError("bad_verdict", f"The verdict must be one of {', '.join(GoldItem.Verdict.values)}.", field="verdict")
-    context = annotation_services.choose_context(round=round)
+    context = annotation_contexts.choose_context(round=round)
     example = annotation_services.create_example(user=acting_user, context=context, input=input, target=target)
     # The owner decides their own gold item: the one place an author's verdict on their own
     # example stands (``record_validation`` refuses it for everyone else's examples).

@@ -62,7 +62,7 @@ def qa_context(qa_task, qa_model):
 
 def model_answer(task, inputs: dict) -> dict:
     """What the model in the loop of ``task``'s current round answers for ``inputs``."""
-    from annotation.services import model_in_loop
+    from annotation.loop_choice import model_in_loop
     from tasks.loop.registry import get_predictor
 
     return get_predictor(model_in_loop(task.current_round())).predict([inputs])[0]

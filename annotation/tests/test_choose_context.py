@@ -2,8 +2,8 @@
 
 import pytest
 
+from annotation.contexts import choose_context
 from annotation.models import Example
-from annotation.services import choose_context
 from dynabench.errors import RuleError
 from tasks.models import Context
 

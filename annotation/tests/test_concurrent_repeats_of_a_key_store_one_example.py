@@ -1,6 +1,6 @@
 """Concurrent requests with one submission key store one example and all answer with it: the
 second waits for the first's day row, its insert breaks the key's unique constraint, and its
-transaction (day count, context use, tallies) is rolled back (``annotation.services._save_example``)."""
+transaction (day count, context use, tallies) is rolled back (``annotation.saving._save_example``)."""
 
 import pytest
 from django.db import connection

@@ -1,6 +1,7 @@
 """The create page says how many examples remain under the task's daily cap."""
 
-from annotation.services import create_example, daily_allowance
+from annotation.limits import daily_allowance
+from annotation.services import create_example
 
 
 def test_the_allowance_counts_todays_examples(annotator, sentiment_task, sentiment_context):

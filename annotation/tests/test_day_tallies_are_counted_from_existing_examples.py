@@ -7,8 +7,9 @@ from datetime import timedelta
 from django.apps import apps
 from django.utils import timezone
 
+from annotation.limits import daily_allowance
 from annotation.models import AuthorDayTally, Example
-from annotation.services import create_example, daily_allowance
+from annotation.services import create_example
 
 migration = importlib.import_module("annotation.migrations.0009_author_day_tally")
 

@@ -4,8 +4,9 @@ task pages show "model in training", and every surface refuses examples with a 4
 import pytest
 from django.urls import reverse
 
+from annotation.loop_choice import model_in_loop
 from annotation.models import Example
-from annotation.services import create_example, model_in_loop
+from annotation.services import create_example
 from dynabench.errors import RuleError
 from tasks.models import MLModel
 from tests.api.conftest import client_for

@@ -11,7 +11,7 @@ from django.core.management import call_command
 from django.urls import reverse
 
 from annotation import t2i
-from annotation.services import needs_content_warning
+from annotation.selectors import needs_content_warning
 from tasks.loop.artefacts import storage
 from tasks.data.image_files import stored_name, thumbnail_name
 from tasks.models import ContextImage, Task

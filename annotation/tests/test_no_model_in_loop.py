@@ -2,8 +2,9 @@
 
 import pytest
 
+from annotation.loop_choice import model_in_loop
 from annotation.models import Example
-from annotation.services import create_example, model_in_loop
+from annotation.services import create_example
 from dynabench.errors import RuleError
 
 

@@ -2,8 +2,9 @@
 
 import pytest
 
+from annotation.limits import check_submission_rate
 from annotation.models import Example
-from annotation.services import check_submission_rate, create_example
+from annotation.services import create_example
 from dynabench.errors import RateLimited
 
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from annotation.services import sandbox_allowance, try_model
+from annotation.sandbox import sandbox_allowance, try_model
 from dynabench.errors import RateLimited
 
 

@@ -3,8 +3,9 @@ and the example records which model answered."""
 
 import pytest
 
+from annotation.loop_choice import model_in_loop
 from annotation.models import Example
-from annotation.services import create_example, model_in_loop
+from annotation.services import create_example
 from tasks.models import MLModel, Round
 from tests.tiny_models import build_tiny_classifier
 

@@ -1,11 +1,11 @@
-"""The look-up of a submission key, run before every keyed example (``annotation.services._replayed``, ``dynabench.hotsql.keyed_id_sql``),
+"""The look-up of a submission key, run before every keyed example (``annotation.saving._replayed``, ``dynabench.hotsql.keyed_id_sql``),
 uses the key's unique index in a prepared statement's generic plan: it does not read every
 example of the author, however many they wrote."""
 
 import pytest
 from django.db import connection
 
-from annotation import services
+from annotation import saving
 from annotation.models import Example
 from dynabench import hotsql
 from tests.plans import generic_plan
@@ -21,8 +21,8 @@ def test_the_key_lookup_plan_uses_the_key_index(annotator, sentiment_context, se
     with connection.cursor() as cursor:
         cursor.execute(f"ANALYZE {hotsql.table(Example)}")
 
-    plan = generic_plan(hotsql.statement("annotation.replayed", services._replayed_sql), [annotator.pk, "key-00000007"])
+    plan = generic_plan(hotsql.statement("annotation.replayed", saving._replayed_sql), [annotator.pk, "key-00000007"])
 
     assert "example_submission_key_once" in plan, plan
-    assert services._replayed(user=annotator, submission_key="key-00000007").input == {"text": "example 7"}
-    assert services._replayed(user=annotator, submission_key="key-99999999") is None
+    assert saving._replayed(user=annotator, submission_key="key-00000007").input == {"text": "example 7"}
+    assert saving._replayed(user=annotator, submission_key="key-99999999") is None

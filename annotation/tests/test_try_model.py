@@ -3,7 +3,7 @@
 import pytest
 
 from annotation.models import Example
-from annotation.services import try_model
+from annotation.sandbox import try_model
 from annotation.tests.conftest import model_label, other_label
 from dynabench.errors import RuleError
 from tasks.models import Context

@@ -1,0 +1,54 @@
+"""Asking the model in the loop for its answer: the one step of writing an example that waits on a model.
+
+``ask_model`` takes the model chosen by ``annotation/loop_choice.py`` and inputs already
+checked and built for the model by the task's spec, runs one forward (a local model through ``tasks/loop/registry.py``, or a call to an endpoint,
+``tasks/loop/endpoints/``), and returns the output with the seconds it took. It decides
+what the annotator is told when the model does not answer; whether the model was fooled is
+the task spec's to decide, and nothing here stores an example.
+"""
+
+import logging
+import time
+
+from annotation.error_codes import AnnotationErrorCode as Code
+from dynabench.errors import RuleError
+from tasks.loop.endpoints.breaker import breaker_open_for
+from tasks.loop.endpoints.budget import charge_round, check_round_budget
+from tasks.loop.registry import get_predictor
+from tasks.models import MLModel, Round
+
+logger = logging.getLogger(__name__)
+
+
+def ask_model(model: MLModel, inputs: dict, *, round: Round | None = None) -> tuple[dict, float]:
+    """Return the model's output for one input and the seconds the registry took (load included).
+
+    An endpoint model (``tasks/loop/endpoints/``) is first checked against ``round``'s budget of calls
+    and tokens (``endpoint_budget_spent``, 409), and its answer is counted against it. When it does
+    not answer (timed out, failing, its circuit breaker open) the example is refused (503) with the
+    reason: nothing is saved, and the create page keeps the annotator's text in the form to submit again.
+    """
+    started = time.perf_counter()
+    if model.is_endpoint and round is not None:
+        check_round_budget(round, model)
+    try:
+        output = get_predictor(model).predict([inputs])[0]
+    except RuleError as error:
+        if model.is_endpoint and error.status_code == 503:
+            wait = breaker_open_for(model)
+            again = f"submit it again in {wait:.0f} s" if wait > 0 else "submit it again in a moment"
+            raise RuleError(
+                error.code, f"{error.message} Nothing was saved; your text stays in the form: {again}.", status_code=503,
+            ) from None
+        raise
+    except Exception:
+        logger.exception("model %s failed to answer", model.pk)
+        raise RuleError(
+            Code.MODEL_FAILED,
+            f"The model in the loop ({model.name}) failed to answer, so nothing was saved. "
+            "Try again in a moment; if it keeps failing, tell the task owner.",
+            status_code=503,
+        )
+    if model.is_endpoint and round is not None:
+        charge_round(round, model, output)
+    return output, time.perf_counter() - started
