@@ -217,10 +217,10 @@ async def _in_thread(stream, messages: list[dict]):
 
     threading.Thread(target=pump, daemon=True, name="local-model-stream").start()
     while True:
-        kind, value = await relay.get()
-        if kind == "end":
+        what, value = await relay.get()
+        if what == "end":
             return
-        if kind == "error":
+        if what == "error":
             raise value
         yield value
 
