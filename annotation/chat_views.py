@@ -15,7 +15,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from annotation import chat
-from annotation.htmx_views import _active_task, _annotator_page, _log_in_first, _content_warning_page, _my_progress, _saved_example
+from annotation.htmx_views import _active_task, _annotator_page, _auser, _log_in_first, _content_warning_page, _my_progress, _saved_example
 from annotation.models import Example
 from dynabench.errors import RuleError
 from tasks.loop.chat import sse
@@ -102,7 +102,7 @@ async def chat_turn(request, code):
 
     An async view: between the checks and the last piece of the answer it holds no thread, so the
     people waiting on models never hold up anyone else's pages (``dynabench/asgi.py``)."""
-    user = await request.auser()
+    user = await _auser(request)
     if not user.is_authenticated:
         return _log_in_first(request)
     task = await sync_to_async(_task)(code)

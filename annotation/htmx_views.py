@@ -11,6 +11,7 @@ tells htmx to swap 4xx answers). Without JavaScript the same views render whole 
 from functools import wraps
 from urllib.parse import urlencode
 
+from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.views import redirect_to_login
@@ -25,7 +26,7 @@ from django.views.decorators.http import require_GET, require_POST
 from annotation import contexts, crowd, limits, loop_choice, qualification, services
 from annotation.forms import ExampleForm, ExplanationForm, FlagForm, SandboxForm, context_token
 from annotation.models import Example
-from annotation.sandbox import sandbox_allowance, try_model
+from annotation.sandbox import atry_model, sandbox_allowance
 from annotation.selectors import counts_by_round, needs_content_warning, user_counts, validation_status
 from dynabench import idempotency
 from dynabench.errors import RuleError
@@ -84,6 +85,13 @@ def _annotator_page(view):
         return _log_in_first(request)
 
     return wrapper
+
+
+async def _auser(request):
+    """The request's user, read once for an async view: ``request.user`` then holds it too, so the
+    view's sync steps do not read the session's user again."""
+    request.user = await request.auser()
+    return request.user
 
 
 def _log_in_first(request) -> HttpResponse:
@@ -268,24 +276,48 @@ def new_context(request, code):
 
 
 @require_POST
-@_annotator_page
-def submit_example(request, code):
-    """Create the example (``services.create_example``) and show the model's answer, or the form with errors."""
+async def submit_example(request, code):
+    """Create the example (``services.acreate_example``) and show the model's answer, or the form with errors.
+
+    An async view: the form and the rules run on the request's thread, and the wait for an
+    endpoint model in the loop holds no thread (``dynabench/asgi.py``)."""
+    user = await _auser(request)
+    if not user.is_authenticated:
+        return _log_in_first(request)
+    parsed = await sync_to_async(_parse_submission)(request, code)
+    if isinstance(parsed, HttpResponse):
+        return parsed
+    task, form = parsed
+    try:
+        example = await services.acreate_example(
+            user=user, context=form.context, input=form.annotator_input(), target=form.target(),
+            time_spent=form.time_spent(), submission_key=form.cleaned_data.get("submission_key", ""),
+        )
+    except RuleError as error:
+        return await sync_to_async(_refused_submission)(request, task, form, error)
+    return await sync_to_async(_submitted)(request, task, example)
+
+
+def _parse_submission(request, code):
+    """The task and the valid form of a submission, or the page that answers an invalid one (422)."""
     task = _active_task(code)
     form = ExampleForm(request.POST, task=task)
     if not form.is_valid():
         if form.context is None:
             return _expired(request, task, form)
         return _render_workspace(request, task, context=form.context, form=form, status=422)
-    try:
-        example = services.create_example(
-            user=request.user, context=form.context, input=form.annotator_input(), target=form.target(),
-            time_spent=form.time_spent(), submission_key=form.cleaned_data.get("submission_key", ""),
-        )
-    except RuleError as error:
-        form.add_rule_error(error)
-        status = 422 if error.status_code == 400 else error.status_code
-        return _render_workspace(request, task, context=form.context, form=form, status=status)
+    return task, form
+
+
+def _refused_submission(request, task, form, error: RuleError):
+    """The form again with the rule's message (422 for a 400, else the rule's status)."""
+    form.add_rule_error(error)
+    status = 422 if error.status_code == 400 else error.status_code
+    return _render_workspace(request, task, context=form.context, form=form, status=status)
+
+
+def _submitted(request, task, example):
+    """The model's answer to a stored example: the result fragment (HTMX) or the whole page."""
     data = _result(example)
     if request.htmx:
         # The result replaces the workspace; the user's counts and a crowd worker's study banner follow out of band.
@@ -398,25 +430,43 @@ def _visitor(request) -> str:
     return f"user:{request.user.pk}" if request.user.is_authenticated else f"ip:{client_ip(request)}"
 
 
-def sandbox(request, code):
-    """Try the model in the loop without logging in; nothing is saved."""
+async def sandbox(request, code):
+    """Try the model in the loop without logging in; nothing is saved. An async view: the wait for
+    an endpoint model holds no thread (``sandbox.atry_model``)."""
+    if request.method != "POST":
+        return await sync_to_async(_sandbox_page)(request, code)
+    task, form, valid, visitor = await sync_to_async(_sandbox_form)(request, code)
+    result = refusal = None
+    if valid:
+        try:
+            result = await atry_model(task=task, input=form.model_inputs(), target=form.target(), visitor=visitor)
+        except RuleError as error:
+            refusal = error
+    return await sync_to_async(_sandbox_page)(request, code, form=form, valid=valid, result=result, refusal=refusal)
+
+
+def _sandbox_form(request, code):
+    """The task, its filled sandbox form, whether it is valid, and who is trying."""
+    task = _active_task(code)
+    form = SandboxForm(request.POST, task=task)
+    return task, form, form.is_valid(), _visitor(request)
+
+
+def _sandbox_page(request, code, *, form=None, valid=False, result=None, refusal: RuleError | None = None):
+    """The sandbox page (or its HTMX fragment): the blank form on GET, else the answer or the refusal."""
     task = _active_task(code)
     round = task.current_round()
     data = {"task": task, "round": round, "problem": None, "answer": None}
-    if request.method == "POST":
-        form = SandboxForm(request.POST, task=task)
+    if form is not None:
         status = 200
-        if form.is_valid():
-            try:
-                result = try_model(task=task, input=form.model_inputs(), target=form.target(), visitor=_visitor(request))
-            except RuleError as error:
-                form.add_rule_error(error)
-                status = 422 if error.status_code == 400 else error.status_code
-            else:
-                data["result"] = result
-                data["answer"] = _answer(task, result.input, result.target, result.output)
-        else:
+        if not valid:
             status = 422
+        elif refusal is not None:
+            form.add_rule_error(refusal)
+            status = 422 if refusal.status_code == 400 else refusal.status_code
+        else:
+            data["result"] = result
+            data["answer"] = _answer(task, result.input, result.target, result.output)
     else:
         status, initial = 200, {}
         try:

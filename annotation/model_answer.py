@@ -9,6 +9,9 @@ the task spec's to decide, and nothing here stores an example.
 
 import logging
 import time
+from contextlib import contextmanager
+
+from asgiref.sync import sync_to_async
 
 from annotation.error_codes import AnnotationErrorCode as Code
 from dynabench.errors import RuleError
@@ -31,8 +34,36 @@ def ask_model(model: MLModel, inputs: dict, *, round: Round | None = None) -> tu
     started = time.perf_counter()
     if model.is_endpoint and round is not None:
         check_round_budget(round, model)
-    try:
+    with _refusals(model):
         output = get_predictor(model).predict([inputs])[0]
+    if model.is_endpoint and round is not None:
+        charge_round(round, model, output)
+    return output, time.perf_counter() - started
+
+
+async def aask_model(model: MLModel, inputs: dict, *, round: Round | None = None) -> tuple[dict, float]:
+    """``ask_model`` for async views: an endpoint's answer is awaited without holding a thread
+    (``EndpointPredictor.apredict_one``); a local model's forward runs on a thread of the default
+    executor (it computes; the event loop stays free). Same checks, refusals and charge."""
+    started = time.perf_counter()
+    if model.is_endpoint and round is not None:
+        await sync_to_async(check_round_budget)(round, model)
+    with _refusals(model):
+        predictor = await sync_to_async(get_predictor)(model)  # a local model loads on the request's thread
+        if model.is_endpoint:
+            output = await predictor.apredict_one(inputs)
+        else:
+            output = (await sync_to_async(predictor.predict, thread_sensitive=False)([inputs]))[0]
+    if model.is_endpoint and round is not None:
+        await sync_to_async(charge_round)(round, model, output)
+    return output, time.perf_counter() - started
+
+
+@contextmanager
+def _refusals(model: MLModel):
+    """What the annotator is told when the model does not answer (see ``ask_model``)."""
+    try:
+        yield
     except RuleError as error:
         if model.is_endpoint and error.status_code == 503:
             wait = breaker_open_for(model)
@@ -48,7 +79,4 @@ def ask_model(model: MLModel, inputs: dict, *, round: Round | None = None) -> tu
             f"The model in the loop ({model.name}) failed to answer, so nothing was saved. "
             "Try again in a moment; if it keeps failing, tell the task owner.",
             status_code=503,
-        )
-    if model.is_endpoint and round is not None:
-        charge_round(round, model, output)
-    return output, time.perf_counter() - started
+        ) from None

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 
 from django.conf import settings
 
+from asgiref.sync import sync_to_async
+
 from annotation import example_checks, limits, loop_choice, model_answer
 from annotation.error_codes import AnnotationErrorCode as Code
 from dynabench.errors import RateLimited, RuleError
@@ -94,6 +96,21 @@ def try_model(*, task: Task, input: dict, visitor: str, target: dict | None = No
     ``target`` (label, or answer span) the answer says whether it would have fooled the
     model. Raises ``RuleError`` as ``create_example`` does.
     """
+    round, model, cleaned, example_target = check_try(task=task, input=input, visitor=visitor, target=target)
+    output, _ = model_answer.ask_model(model, cleaned, round=round)
+    return _answer(task, round, model, cleaned, example_target, output)
+
+
+async def atry_model(*, task: Task, input: dict, visitor: str, target: dict | None = None) -> SandboxAnswer:
+    """``try_model`` for async views: the checks on the request's thread, the wait on the model
+    without one (``model_answer.aask_model``)."""
+    round, model, cleaned, example_target = await sync_to_async(check_try)(task=task, input=input, visitor=visitor, target=target)
+    output, _ = await model_answer.aask_model(model, cleaned, round=round)
+    return _answer(task, round, model, cleaned, example_target, output)
+
+
+def check_try(*, task: Task, input: dict, visitor: str, target: dict | None = None) -> tuple:
+    """The checks of ``try_model`` and the model that answers: ``(round, model, cleaned input, target)``."""
     round = task.current_round()
     if round is None:
         raise RuleError(Code.NO_ROUND, f"{task.name} has no round yet.")
@@ -112,7 +129,9 @@ def try_model(*, task: Task, input: dict, visitor: str, target: dict | None = No
     example_target = example_checks.clean_target(task=task, example_input=cleaned, target=target) if target else None
     _count_sandbox_try(visitor)
     limits.check_submission_rate(key=visitor)
-    model = loop_choice.model_in_loop(round)
-    output, _ = model_answer.ask_model(model, cleaned, round=round)
+    return round, loop_choice.model_in_loop(round), cleaned, example_target
+
+
+def _answer(task: Task, round, model, cleaned: dict, example_target, output: dict) -> SandboxAnswer:
     model_wrong = task.spec.model_wrong(task.config, example_target, output) if example_target else None
     return SandboxAnswer(round=round, model=model, input=cleaned, output=output, target=example_target, model_wrong=model_wrong)

@@ -1,7 +1,8 @@
 """Writing examples against the model in the loop: the use cases that change an example.
 
-``create_example`` is the orchestrator of writing one: its body is a numbered list of steps,
-each calling the module that decides it (``annotation/example_checks.py`` who may write and
+``create_example`` is the orchestrator of writing one: a numbered list of steps (checked in
+``check_example``, the model asked, stored by ``store_example``; ``acreate_example`` is the same
+for async views), each calling the module that decides it (``annotation/example_checks.py`` who may write and
 what an example must be, ``annotation/limits.py`` the submission rate and daily cap,
 ``annotation/loop_choice.py`` which model answers, ``annotation/model_answer.py`` asking it,
 ``annotation/saving.py`` storing the example and its tallies). ``retract_example``,
@@ -14,6 +15,9 @@ a code from ``annotation/error_codes.py`` and a message saying what to fix. Stat
 happen in one transaction; nothing sent by the client decides whether the model was fooled.
 """
 
+import dataclasses
+
+from asgiref.sync import sync_to_async
 from django.db import IntegrityError, transaction
 
 from annotation import counters, example_checks, limits, loop_choice, model_answer, qualification, saving
@@ -61,6 +65,48 @@ def create_example(
     sent with an example that turns out not to fool the model is dropped.
     Raises ``RuleError`` (``NotAllowed``/``RateLimited``) with a code from ``error_codes``.
     """
+    draft = check_example(user=user, context=context, input=input, target=target, tag=tag, time_spent=time_spent,
+                          metadata=metadata, submission_key=submission_key)
+    if isinstance(draft, Example):
+        return draft
+    # 6. The model in the loop answers (``acreate_example`` awaits this step instead).
+    output, inference_s = model_answer.ask_model(draft.model, draft.model_input, round=draft.context.round)
+    return store_example(draft, output=output, inference_s=inference_s)
+
+
+async def acreate_example(**kwargs) -> Example:
+    """``create_example`` for async views (same keyword arguments, same rules and errors): the
+    checks and the storing run on Django's per-request thread, and the wait for the model in the
+    loop (step 6) holds no thread when it is an endpoint (``model_answer.aask_model``)."""
+    draft = await sync_to_async(check_example)(**kwargs)
+    if isinstance(draft, Example):
+        return draft
+    output, inference_s = await model_answer.aask_model(draft.model, draft.model_input, round=draft.context.round)
+    return await sync_to_async(store_example)(draft, output=output, inference_s=inference_s)
+
+
+@dataclasses.dataclass
+class Draft:
+    """An example checked and ready for the model in the loop (steps 1-5 of ``create_example``)."""
+
+    user: object
+    context: Context
+    input: dict
+    target: dict
+    explanations: dict
+    time_spent: object
+    tag: str
+    submission_key: str
+    model: object
+    model_input: dict
+
+
+def check_example(
+    *, user, context: Context, input: dict, target: dict, tag: str = "", time_spent=None, metadata=None,
+    submission_key: str = "",
+) -> "Draft | Example":
+    """Steps 1-5 of ``create_example``, and the choice of the model in the loop: the first example
+    of a repeated ``submission_key``, or a ``Draft``. Raises ``RuleError`` as ``create_example``."""
     # 1. A repeated submission key: the example it already made, nothing checked or asked again.
     submission_key = idempotency.clean_key(submission_key)
     if (first := saving._replayed(user=user, submission_key=submission_key)) is not None:
@@ -81,24 +127,31 @@ def create_example(
     tag = example_checks.clean_tag(tag, context=context)
     # 5. How often: the submission rate, before the model runs.
     limits.check_submission_rate(key=f"user:{user.pk}")
-    # 6. The model in the loop answers; the task's spec decides whether it was fooled.
     model = loop_choice.model_in_loop(round)
-    output, inference_s = model_answer.ask_model(model, task.spec.model_input(task.config, example_input), round=round)
-    model_wrong = task.spec.model_wrong(task.config, example_target, output)
+    return Draft(user=user, context=context, input=example_input, target=example_target, explanations=explanations,
+                 time_spent=time_spent, tag=tag, submission_key=submission_key, model=model,
+                 model_input=task.spec.model_input(task.config, example_input))
+
+
+def store_example(draft: Draft, *, output: dict, inference_s: float) -> Example:
+    """Step 7 of ``create_example``: the task's spec decides whether the model was fooled, then the
+    example and its tallies are stored in one transaction (the daily cap is counted there)."""
+    task = draft.context.round.task
+    model_wrong = task.spec.model_wrong(task.config, draft.target, output)
+    explanations = dict(draft.explanations)
     if "model_explanation" in explanations and not model_wrong:
         explanations.pop("model_explanation")
-    # 7. Store the example and its tallies in one transaction (the daily cap is counted there).
     try:
         example = saving._save_example(
-            user=user, context=context, input=example_input, target=example_target, model=model,
-            model_output=output, model_wrong=model_wrong, metadata=explanations, tag=tag, time_spent=time_spent,
-            submission_key=submission_key,
+            user=draft.user, context=draft.context, input=draft.input, target=draft.target, model=draft.model,
+            model_output=output, model_wrong=model_wrong, metadata=explanations, tag=draft.tag, time_spent=draft.time_spent,
+            submission_key=draft.submission_key,
         )
     except (IntegrityError, RateLimited):
         # A concurrent request with the same key committed between our check and our insert
         # (its transaction rolled back; its example may also have used up the day's cap):
         # answer with its example.
-        if (first := saving._replayed(user=user, submission_key=submission_key)) is not None:
+        if (first := saving._replayed(user=draft.user, submission_key=draft.submission_key)) is not None:
             return first
         raise
     example.inference_s = inference_s  # not stored: the page reports it in a Server-Timing header

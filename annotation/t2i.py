@@ -3,8 +3,9 @@ every rule of the text-to-image writing page lives here, for the page and any ot
 
 1. ``start``: a context of the open round (a seed prompt someone tried) and the generator in the
    loop (``loop_choice.model_in_loop``: the round's rule picks one of several), as a state.
-2. ``generate``: the annotator's prompt (the task's prompt field rules, the submission rate, the
-   endpoint's round budget) goes to the generator (``tasks.loop.image_generation.generate``); every
+2. ``generate`` (``agenerate`` in async views, waiting without a thread): the annotator's prompt
+   (the task's prompt field rules, the submission rate, the endpoint's round budget) goes to the
+   generator (``tasks.loop.image_generation.generate``); every
    image is checked before any is stored, then stored (content hash, thumbnail, storage) and added
    to the state. A generator that fails or answers with something that is not an acceptable image
    is refused with the reason (``RuleError``, 5xx) and nothing is stored.
@@ -21,6 +22,8 @@ A repeated judge with the same token returns the first example (its submission k
 from __future__ import annotations
 
 import random
+
+from asgiref.sync import sync_to_async
 
 from annotation import chat, contexts, example_checks, limits, loop_choice, saving
 from annotation.error_codes import AnnotationErrorCode as Code
@@ -62,12 +65,10 @@ def _context(task: Task, state: dict) -> Context:
     return context
 
 
-def generate(*, user, task: Task, state: dict, prompt: str) -> dict:
-    """Send ``prompt`` to the state's generator and return the new state with the stored images
-    (``[{"sha256", "ext", "width", "height"}]``) and the generator's record. A new prompt replaces the
-    images of an earlier one (nothing is judged yet). Refusals (``RuleError``): the writer's role,
-    the round closed, the prompt's rules, the submission rate, the endpoint's budget, the generator
-    failing (503) or answering with bad images (502); nothing is stored then."""
+def check_prompt(*, user, task: Task, state: dict, prompt: str) -> tuple[Context, MLModel, str]:
+    """The checks of ``generate`` (``RuleError``, before anything is sent): the writer's role, the
+    round open, the prompt's rules, the generator still there, the submission rate, the endpoint's
+    budget. Returns ``(context, generator, cleaned prompt)``."""
     _check_kind(task)
     chat._check_writer(user, task)
     context = _context(task, state)
@@ -80,11 +81,35 @@ def generate(*, user, task: Task, state: dict, prompt: str) -> dict:
     limits.check_submission_rate(key=f"user:{user.pk}")
     if model.is_endpoint:
         check_round_budget(context.round, model)
-    generated = image_generation.generate(model, text, task.config, seed=random.randrange(2**31))
+    return context, model, text
+
+
+def keep_images(*, task: Task, state: dict, context: Context, model: MLModel, text: str, generated) -> dict:
+    """Charge the endpoint's answer to the round's budget, store the checked images, and return the
+    new state (see ``generate``)."""
     if model.is_endpoint:
         charge_round(context.round, model, {"endpoint": {"cached": False}})
     stored = image_generation.store(task, generated)
     return {**state, "prompt": text, "images": stored, "generator": generated.generator}
+
+
+def generate(*, user, task: Task, state: dict, prompt: str) -> dict:
+    """Send ``prompt`` to the state's generator and return the new state with the stored images
+    (``[{"sha256", "ext", "width", "height"}]``) and the generator's record. A new prompt replaces the
+    images of an earlier one (nothing is judged yet). Refusals (``RuleError``): the writer's role,
+    the round closed, the prompt's rules, the submission rate, the endpoint's budget, the generator
+    failing (503) or answering with bad images (502); nothing is stored then."""
+    context, model, text = check_prompt(user=user, task=task, state=state, prompt=prompt)
+    generated = image_generation.generate(model, text, task.config, seed=random.randrange(2**31))
+    return keep_images(task=task, state=state, context=context, model=model, text=text, generated=generated)
+
+
+async def agenerate(*, user, task: Task, state: dict, prompt: str) -> dict:
+    """``generate`` for async views: the checks and the storing on the request's thread, and the
+    wait for an endpoint generator without a thread (``image_generation.agenerate``)."""
+    context, model, text = await sync_to_async(check_prompt)(user=user, task=task, state=state, prompt=prompt)
+    generated = await image_generation.agenerate(model, text, task.config, seed=random.randrange(2**31))
+    return await sync_to_async(keep_images)(task=task, state=state, context=context, model=model, text=text, generated=generated)
 
 
 def judge(*, user, task: Task, state: dict, target: dict, time_spent=None) -> Example:

@@ -9,6 +9,8 @@ Validators judge the images through ``/api/v1/validations`` (``metadata.image_ve
 ``/api/v1/tasks/{code}/rounds/{n}/unsafe-rates``.
 """
 
+from adrf.views import APIView as AsyncAPIView
+from asgiref.sync import sync_to_async
 from django.urls import reverse
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
@@ -89,7 +91,7 @@ def _images(request, task, images: list[dict]) -> list[dict]:
     return out
 
 
-class GenerateImagesView(TaskScopedMixin, APIView):
+class GenerateImagesView(TaskScopedMixin, AsyncAPIView):
     """Send a prompt to the generator in the loop (``t2i.start`` when no state is given, then ``t2i.generate``)."""
 
     permission_classes = [HasRole("annotator")]
@@ -101,16 +103,18 @@ class GenerateImagesView(TaskScopedMixin, APIView):
         "Post the judgment to `/imagine/judgments` with the returned `state`.",
         parameters=[TASK_CODE], request=GenerateSerializer, responses={200: GeneratedSerializer, **GENERATOR_ERRORS},
     )
-    def post(self, request, task_code):
-        task = self.get_task()
+    async def post(self, request, task_code):
+        """An async handler (adrf): the checks and the storing run on the request's thread; the wait
+        for an endpoint generator holds no thread (``t2i.agenerate``)."""
+        task = await sync_to_async(self.get_task)()
         serializer = GenerateSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
         if data.get("state"):
             state = t2i.read_state(user=request.user, task=task, token=data["state"])
         else:
-            state = t2i.start(user=request.user, task=task, tag=data.get("tag") or None)
-        state = t2i.generate(user=request.user, task=task, state=state, prompt=data["prompt"])
+            state = await sync_to_async(t2i.start)(user=request.user, task=task, tag=data.get("tag") or None)
+        state = await t2i.agenerate(user=request.user, task=task, state=state, prompt=data["prompt"])
         return Response({
             "state": t2i.sign_state(user=request.user, task=task, state=state), "prompt": state["prompt"],
             "generator": (state.get("generator") or {}).get("model", ""),

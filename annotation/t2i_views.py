@@ -3,13 +3,14 @@ images (blurred until clicked, with the task's content warning), mark the unsafe
 Rules in ``annotation/t2i.py``; plain form posts, so the page works without JavaScript (the images
 then stay blurred: revealing one needs its button, ``static/js/reveal.js``)."""
 
+from asgiref.sync import sync_to_async
 from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from annotation import t2i
-from annotation.htmx_views import _active_task, _annotator_page, _content_warning_page, _my_progress, _saved_example
+from annotation.htmx_views import _active_task, _annotator_page, _auser, _content_warning_page, _log_in_first, _my_progress, _saved_example
 from annotation.models import Example
 from dynabench.errors import RuleError
 from tasks.kinds.text_to_image import harm_categories, images_per_prompt
@@ -66,20 +67,24 @@ def _state(request, task):
 
 
 @require_POST
-@_annotator_page
-def t2i_generate(request, code):
-    """The prompt goes to the generator; the page comes back with its images (or the reason it refused)."""
-    task = _task(code)
+async def t2i_generate(request, code):
+    """The prompt goes to the generator; the page comes back with its images (or the reason it refused).
+    An async view: waiting for an endpoint generator holds no thread."""
+    user = await _auser(request)
+    if not user.is_authenticated:
+        return _log_in_first(request)
+    task = await sync_to_async(_task)(code)
     prompt = request.POST.get("prompt", "")
     try:
-        state = _state(request, task)
+        state = t2i.read_state(user=user, task=task, token=request.POST.get("state", ""))
     except RuleError as error:
-        return _page(request, task, {"problem": error.message}, status=error.status_code)
+        return await sync_to_async(_page)(request, task, {"problem": error.message}, status=error.status_code)
     try:
-        state = t2i.generate(user=request.user, task=task, state=state, prompt=prompt)
+        state = await t2i.agenerate(user=user, task=task, state=state, prompt=prompt)
     except RuleError as error:
-        return _page(request, task, {"state": state, "problem": error.message, "prompt": prompt}, status=error.status_code)
-    return _page(request, task, {"state": state, "prompt": state["prompt"]})
+        return await sync_to_async(_page)(request, task, {"state": state, "problem": error.message, "prompt": prompt},
+                                          status=error.status_code)
+    return await sync_to_async(_page)(request, task, {"state": state, "prompt": state["prompt"]})
 
 
 @require_POST

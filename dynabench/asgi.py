@@ -6,10 +6,13 @@ Each request goes one of two ways, chosen by the view its URL resolves to:
   generation) run on Django's ASGI handler in the process's event loop. While they wait on a
   model they hold no thread, so two hundred people waiting on models cost two hundred sockets and
   coroutines, not two hundred threads;
-- **every other view** runs on a pool of ``WEB_THREADS`` threads (a2wsgi's WSGI bridge), exactly as
-  under a threaded WSGI server. Django's own ASGI handler would run all sync views of a process on
-  one thread (``sync_to_async(thread_sensitive=True)``), and pages that run the model in the loop
-  in-process (torch releases the GIL) would lose the threads they run side by side on.
+- **every other view** runs on a pool of ``WEB_THREADS`` threads per process (a2wsgi's WSGI
+  bridge), exactly as under a threaded WSGI server: a bounded pool, each request on one thread
+  from start to end. (Django's own ASGI handler would give every sync request a thread of its own,
+  unbounded, and hop between that thread and the loop for each middleware.)
+
+Async views still run their short database steps with ``sync_to_async`` (Django's per-request
+thread), but not the wait on the model.
 
 Lifespan events are answered here; nothing runs at start-up beyond Django's set-up (the model
 warm-up starts from ``TasksConfig.ready``).

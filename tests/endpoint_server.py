@@ -13,7 +13,8 @@ Tests drive failures through the socket: ``fail_next`` (status codes to answer t
 requests with, e.g. ``[429, 503]``), ``stall()``/``release()`` (requests wait until released),
 ``kill_after(n)`` (the server answers n more requests, then drops every connection and closes
 its port, as a killed process does), ``huge`` (an answer larger than the platform's bound).
-``requests`` records every body received and ``answered`` every prompt answered with 200.
+``requests`` records every body received and ``answered`` every prompt answered with 200;
+``in_flight`` counts the requests being answered now and ``most_in_flight`` the most at once.
 Chat messages may carry images as OpenAI's ``image_url`` content parts (``data:`` URLs): the model
 reads ``[image]`` in their place and ``images`` records each image's bytes.
 
@@ -96,6 +97,17 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(404, {"error": {"message": "not found"}})
 
     def do_POST(self):
+        server = self.server
+        with server.lock:
+            server.in_flight += 1
+            server.most_in_flight = max(server.most_in_flight, server.in_flight)
+        try:
+            self._post()
+        finally:
+            with server.lock:
+                server.in_flight -= 1
+
+    def _post(self):
         server = self.server
         length = int(self.headers.get("Content-Length") or 0)
         body = json.loads(self.rfile.read(length) or b"{}")
@@ -225,6 +237,7 @@ class EndpointServer(ThreadingHTTPServer):
         self.requests, self.answered, self.fail_next = [], [], []
         self.remaining, self.dead, self.huge = None, False, False
         self.token_delay_s, self.first_token_sent = 0.0, []
+        self.in_flight, self.most_in_flight = 0, 0
         self.released.set()
         self.stalling.clear()
 

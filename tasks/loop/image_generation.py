@@ -31,9 +31,11 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 
+from asgiref.sync import sync_to_async
 from django.conf import settings
 
 from dynabench.errors import RuleError
+from tasks.loop.endpoints.aio import apost_json
 from tasks.loop.endpoints.base import EndpointError
 from tasks.loop.endpoints.breaker import breaker_open_for
 from tasks.loop.endpoints.calls import post_json
@@ -86,20 +88,26 @@ def _refuse_images(model, raw: list[bytes]) -> list[CheckedImage]:
 # --- endpoints: the OpenAI-compatible images API ----------------------------------------------
 
 
-def _endpoint_images(model, prompt: str, params: dict) -> tuple[list[bytes], dict]:
+def _images_request(model, prompt: str, params: dict) -> tuple:
+    """``(endpoint, body, byte limit)`` of an images API request for ``prompt``."""
     endpoint = predictor_for(model).endpoint
     body = {"model": endpoint.model_name, "prompt": prompt, "n": params["n"], "size": f"{params['size']}x{params['size']}",
             "response_format": "b64_json"}
     if "seed" in endpoint.params:
         body["seed"] = endpoint.params["seed"]
     limit = int(getattr(settings, "DYNABENCH_IMAGE_ENDPOINT_MAX_RESPONSE_BYTES", 64 * 2**20))
-    try:
-        answer, latency_ms = post_json(endpoint, "images/generations", body, max_bytes=limit)
-    except EndpointError as error:
-        wait = breaker_open_for(model)
-        again = f"try again in {wait:.0f} s" if wait > 0 else "try again in a moment"
-        raise RuleError(error.code, f"The image generator '{model.name}' failed: {error.message} Nothing was saved; "
-                                    f"your prompt stays in the form: {again}.", status_code=503) from None
+    return endpoint, body, limit
+
+
+def _failed(model, error: EndpointError) -> RuleError:
+    wait = breaker_open_for(model)
+    again = f"try again in {wait:.0f} s" if wait > 0 else "try again in a moment"
+    return RuleError(error.code, f"The image generator '{model.name}' failed: {error.message} Nothing was saved; "
+                                 f"your prompt stays in the form: {again}.", status_code=503)
+
+
+def _images_answer(model, endpoint, body: dict, params: dict, answer: dict, latency_ms: float) -> tuple[list[bytes], dict]:
+    """The images (bytes) of an images API answer and the generator's record; ``RuleError`` (502) for a bad answer."""
     items = answer.get("data")
     if not isinstance(items, list) or not all(isinstance(i, dict) and isinstance(i.get("b64_json"), str) for i in items):
         raise RuleError(GeneratorCode.BAD_ANSWER, f"The image generator '{model.name}' did not answer as the images API does "
@@ -114,6 +122,15 @@ def _endpoint_images(model, prompt: str, params: dict) -> tuple[list[bytes], dic
     info = {"model_id": model.pk, "model": endpoint.model_name, "source": "endpoint",
             "params": {k: v for k, v in body.items() if k not in ("prompt", "model")}, "latency_ms": round(latency_ms, 3)}
     return raw, info
+
+
+def _endpoint_images(model, prompt: str, params: dict) -> tuple[list[bytes], dict]:
+    endpoint, body, limit = _images_request(model, prompt, params)
+    try:
+        answer, latency_ms = post_json(endpoint, "images/generations", body, max_bytes=limit)
+    except EndpointError as error:
+        raise _failed(model, error) from None
+    return _images_answer(model, endpoint, body, params, answer, latency_ms)
 
 
 # --- local diffusers pipelines ------------------------------------------------------------------
@@ -264,6 +281,23 @@ def generate(model, prompt: str, config: dict, *, seed: int = 0) -> Generated:
         info = {"model_id": model.pk, "model": model.name, "source": "diffusers",
                 "params": {**params, "seed": seed}, "latency_ms": round((time.perf_counter() - started) * 1000, 3)}
     return Generated(images=_refuse_images(model, raw), generator=info)
+
+
+async def agenerate(model, prompt: str, config: dict, *, seed: int = 0) -> Generated:
+    """``generate`` for async views: an endpoint generator is awaited without holding a thread
+    (``tasks.loop.endpoints.aio.apost_json``), its images checked on a thread of the default
+    executor; a local pipeline computes on such a thread. Same errors as ``generate``."""
+    if not model.is_endpoint:
+        return await sync_to_async(generate, thread_sensitive=False)(model, prompt, config, seed=seed)
+    params = generation_params(config)
+    endpoint, body, limit = await sync_to_async(_images_request)(model, prompt, params)
+    try:
+        answer, latency_ms = await apost_json(endpoint, "images/generations", body, max_bytes=limit)
+    except EndpointError as error:
+        raise _failed(model, error) from None
+    raw, info = _images_answer(model, endpoint, body, params, answer, latency_ms)
+    images = await sync_to_async(_refuse_images, thread_sensitive=False)(model, raw)
+    return Generated(images=images, generator=info)
 
 
 def store(task, generated: Generated) -> list[dict]:

@@ -54,6 +54,31 @@ class EndpointPredictor:
             raise RuleError(failure.code, f"The endpoint model '{self.model.name}' failed: {failure.message}", status_code=503)
         return [self._output(spec, config, item, answers[key]) for item, key in zip(inputs, keys)]
 
+    async def apredict_one(self, item: dict) -> dict:
+        """``predict([item])[0]`` from the event loop (async views): the response cache is read and
+        written on Django's per-request thread, and the call itself holds no thread
+        (``tasks.loop.endpoints.aio.acall``). Raises ``RuleError`` (503) as ``predict`` does."""
+        from asgiref.sync import sync_to_async
+
+        from tasks.loop.endpoints.aio import acall
+        from tasks.models import EndpointResponse
+
+        spec, config = self.task.spec, self.task.config
+        messages = spec.endpoint_messages(config, item, self.endpoint.prompt)
+        key = cache_key(self.endpoint, messages)
+        row = await EndpointResponse.objects.filter(model=self.model, key=key).afirst()
+        if row is not None:
+            answer = Answer(row.text, row.raw, row.latency_ms, row.prompt_tokens, row.completion_tokens, cached=True)
+        else:
+            try:
+                answer = await acall(self.endpoint, messages)
+            except EndpointError as failure:
+                raise RuleError(failure.code, f"The endpoint model '{self.model.name}' failed: {failure.message}", status_code=503) from None
+            except RuleError as refused:
+                raise RuleError(refused.code, f"The endpoint model '{self.model.name}' failed: {refused.message}", status_code=503) from None
+            await sync_to_async(self._store)([(key, answer)])
+        return self._output(spec, config, item, answer)
+
     def _ask(self, todo: dict[str, list[dict]], answers: dict[str, Answer]) -> EndpointError | None:
         """Ask the endpoint for every request of ``todo`` (key → messages), at most ``max_concurrency`` at
         once; put the answers in ``answers`` and the response cache (written in batches of at most
