@@ -27,6 +27,7 @@ import time
 from collections import Counter
 
 from asgiref.sync import sync_to_async
+from django.conf import settings
 from django.core import signing
 
 from annotation import contexts, example_checks, limits, loop_choice, qualification, saving
@@ -45,9 +46,6 @@ from tasks.loop.training.records import model_ready
 
 logger = logging.getLogger(__name__)
 
-#: Seconds a turn waits for the next piece of any answer before it gives up (the endpoint's own
-#: timeout and retries end a call sooner; this bounds a turn whose model stalls without failing).
-TURN_STALL_SECONDS = 300
 
 STATE_MAX_AGE_S = 6 * 3600
 CONVERSATION, SIDE_BY_SIDE = "conversation", "side_by_side"
@@ -255,9 +253,9 @@ async def take_turn(turn: Turn):
     try:
         while open_sides:
             try:
-                step, side, value = await asyncio.wait_for(events.get(), TURN_STALL_SECONDS)
-            except asyncio.TimeoutError:
-                failure, open_sides = failure or f"no answer for {TURN_STALL_SECONDS} s.", 0
+                step, side, value = await asyncio.wait_for(events.get(), settings.DYNABENCH_MODEL_WAIT_S)
+            except asyncio.TimeoutError:  # the page's wait (DYNABENCH_MODEL_WAIT_S) is over: a stalled model
+                failure, open_sides = failure or f"no answer for {settings.DYNABENCH_MODEL_WAIT_S} s.", 0
                 break
             if step == "token":
                 yield "token", side, value

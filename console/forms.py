@@ -136,7 +136,7 @@ class EndpointModelForm(forms.Form):
                               help_text="Stored encrypted; never shown again.")
     api_key_env = forms.CharField(required=False, max_length=100, label="…or the key's environment variable",
                                   help_text="Named DYNABENCH_ENDPOINT_KEY_<NAME> on the web and worker machines.")
-    timeout_s = forms.FloatField(min_value=1, max_value=600, initial=30, label="Timeout (s)")
+    timeout_s = forms.FloatField(min_value=1, initial=30, label="Timeout (s)")  # the upper bound: records.check_timeout
     max_retries = forms.IntegerField(min_value=0, max_value=10, initial=3, label="Retries")
     max_concurrency = forms.IntegerField(min_value=1, max_value=64, initial=4, label="Calls at once")
 

@@ -126,6 +126,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "dynabench.context_processors.model_wait",
             ],
         },
     },
@@ -384,6 +385,9 @@ DYNABENCH_REGISTRY_MAX_MODELS = int(os.environ.get("DYNABENCH_REGISTRY_MAX_MODEL
 DYNABENCH_REGISTRY_MAX_GIB = float(os.environ.get("DYNABENCH_REGISTRY_MAX_GIB", "4"))
 DYNABENCH_WARM_MODELS = _env_bool("DYNABENCH_WARM_MODELS", False)
 
+# The longest a page waits for a model's answer (s): an endpoint's timeout may not exceed it, a chat
+# turn whose model stalls ends after it, and the pages say it while they wait.
+DYNABENCH_MODEL_WAIT_S = int(os.environ.get("DYNABENCH_MODEL_WAIT_S", "300"))
 # Annotation: examples one annotator may submit per minute (sandbox tries count too); 0 turns it off.
 ANNOTATION_SUBMISSIONS_PER_MINUTE = int(os.environ.get("ANNOTATION_SUBMISSIONS_PER_MINUTE", "20"))
 # Tries of the model in the sandbox per visitor (user, or address for visitors) per clock hour; 0: no limit.

@@ -50,7 +50,7 @@ class EndpointSubmissionSerializer(SubmissionSerializer):
                                    help_text="Overrides of the task kind's template: system, user ($field placeholders).")
     api_key = serializers.CharField(required=False, allow_blank=True, default="", write_only=True, max_length=1000,
                                     trim_whitespace=True, style={"input_type": "password"})
-    timeout_s = serializers.FloatField(required=False, default=30.0, min_value=1, max_value=600)
+    timeout_s = serializers.FloatField(required=False, default=30.0, min_value=1)  # the upper bound: records.check_timeout
     max_retries = serializers.IntegerField(required=False, default=3, min_value=0, max_value=10)
     max_concurrency = serializers.IntegerField(required=False, default=4, min_value=1, max_value=64)
 

@@ -45,7 +45,7 @@
       targets[i].parentElement.dataset.streaming = "";
     }
     button.disabled = true;
-    if (status) status.textContent = "The model is answering…";
+    if (status) status.textContent = "The model is answering… (the page waits up to " + (form.dataset.waitS || "300") + " s)";
     const response = await fetch(form.action, { method: "POST", body: data, headers: { Accept: "text/event-stream" }, credentials: "same-origin" });
     if (!response.ok || !(response.headers.get("content-type") || "").startsWith("text/event-stream")) {
       document.open(); document.write(await response.text()); document.close();

@@ -8,7 +8,7 @@ import json
 from django.db import transaction
 
 from dynabench.errors import RuleError
-from tasks.loop.endpoints.base import EndpointCode, PARAMS
+from tasks.loop.endpoints.base import EndpointCode, PARAMS, setting
 from tasks.loop.endpoints.keys import check_key_env, set_api_key
 from tasks.loop.endpoints.urls import check_url
 
@@ -50,7 +50,7 @@ def create_endpoint_model(
 
     Checks: the task kind takes endpoints (``spec.takes_endpoints``), ``check_url``,
     ``clean_params``, the prompt overrides (``system``/``user`` strings), the key's environment
-    variable name (``check_key_env``), a model name, and bounds on the timeout (1-600 s), retries
+    variable name (``check_key_env``), a model name, and bounds on the timeout (``check_timeout``), retries
     (0-10) and concurrency (1-64). Raises ``RuleError`` (codes ``EndpointCode``).
     """
     from tasks.models import Endpoint, MLModel
@@ -71,7 +71,8 @@ def create_endpoint_model(
         isinstance(v, str) and len(v) <= 5000 for v in prompt.values()
     ):
         raise RuleError(EndpointCode.BAD_SETTINGS, "The prompt overrides are 'system' and 'user' strings.", field="prompt")
-    checks = (("timeout_s", timeout_s, 1, 600), ("max_retries", max_retries, 0, 10), ("max_concurrency", max_concurrency, 1, 64))
+    check_timeout(timeout_s)
+    checks = (("max_retries", max_retries, 0, 10), ("max_concurrency", max_concurrency, 1, 64))
     for field, value, low, high in checks:
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:
             raise RuleError(EndpointCode.BAD_SETTINGS, f"'{field}' lies between {low} and {high}.", field=field)
@@ -90,6 +91,17 @@ def create_endpoint_model(
         endpoint.model = model
         endpoint.save()
     return model
+
+
+def check_timeout(timeout_s) -> float:
+    """Return an endpoint's timeout in seconds, or raise ``endpoint_bad_settings``: from 1 s up to
+    what a page waits for a model (``settings.DYNABENCH_MODEL_WAIT_S``, 300 s by default), so an
+    annotator's page never gives up before the endpoint does."""
+    longest = int(setting("DYNABENCH_MODEL_WAIT_S", 300))
+    if isinstance(timeout_s, bool) or not isinstance(timeout_s, (int, float)) or not 1 <= timeout_s <= longest:
+        raise RuleError(EndpointCode.BAD_SETTINGS, f"'timeout_s' lies between 1 and {longest} seconds: the platform's pages wait "
+                        f"at most {longest} s for a model (DYNABENCH_MODEL_WAIT_S).", field="timeout_s")
+    return float(timeout_s)
 
 
 def settings_checksum(endpoint) -> str:
