@@ -72,3 +72,56 @@ def audio_task(owner, code: str = "spoken-commands"):
     task, _ = create_task(definition)
     task.owners.add(owner)
     return task
+
+
+def _tiny_wav2vec2_config(**extra):
+    from transformers import Wav2Vec2Config
+
+    return Wav2Vec2Config(
+        hidden_size=16, num_hidden_layers=1, num_attention_heads=2, intermediate_size=32, conv_dim=(16, 16),
+        conv_stride=(5, 4), conv_kernel=(10, 8), num_conv_pos_embeddings=16, num_conv_pos_embedding_groups=2,
+        feat_extract_norm="layer", do_stable_layer_norm=True, mask_time_prob=0.0, classifier_proj_size=8, **extra,
+    )
+
+
+def _feature_extractor():
+    from transformers import Wav2Vec2FeatureExtractor
+
+    return Wav2Vec2FeatureExtractor(feature_size=1, sampling_rate=16000, padding_value=0.0, do_normalize=True,
+                                    return_attention_mask=True)
+
+
+def build_tiny_audio_classifier(path: Path, labels: list[str], *, seed: int = 0) -> Path:
+    """Save a tiny ``Wav2Vec2ForSequenceClassification`` (1 layer, hidden size 16, random weights,
+    safetensors) whose ``id2label`` is ``labels``, with its feature extractor, under ``path``."""
+    import torch
+    from transformers import Wav2Vec2ForSequenceClassification
+
+    torch.manual_seed(seed)
+    config = _tiny_wav2vec2_config(num_labels=len(labels), id2label=dict(enumerate(labels)),
+                                   label2id={label: i for i, label in enumerate(labels)})
+    path = Path(path)
+    Wav2Vec2ForSequenceClassification(config).save_pretrained(path, safe_serialization=True)
+    _feature_extractor().save_pretrained(path)
+    return path
+
+
+CTC_VOCAB = ["<pad>", "<s>", "</s>", "<unk>", "|", *"abcdefghijklmnopqrstuvwxyz'"]
+
+
+def build_tiny_ctc(path: Path, *, seed: int = 0) -> Path:
+    """Save a tiny ``Wav2Vec2ForCTC`` (1 layer, hidden size 16, random weights, safetensors) with a
+    ``Wav2Vec2Processor`` (its feature extractor and a character CTC tokenizer over ``CTC_VOCAB``)."""
+    import torch
+    from transformers import Wav2Vec2CTCTokenizer, Wav2Vec2ForCTC, Wav2Vec2Processor
+
+    torch.manual_seed(seed)
+    path = Path(path)
+    path.mkdir(parents=True, exist_ok=True)
+    vocab = path / "vocab.json"
+    vocab.write_text(json.dumps({token: i for i, token in enumerate(CTC_VOCAB)}), encoding="utf-8")
+    tokenizer = Wav2Vec2CTCTokenizer(str(vocab), unk_token="<unk>", pad_token="<pad>", word_delimiter_token="|")
+    config = _tiny_wav2vec2_config(vocab_size=len(CTC_VOCAB), pad_token_id=0, ctc_loss_reduction="mean")
+    Wav2Vec2ForCTC(config).save_pretrained(path, safe_serialization=True)
+    Wav2Vec2Processor(feature_extractor=_feature_extractor(), tokenizer=tokenizer).save_pretrained(path)
+    return path

@@ -62,7 +62,7 @@ class SpeechRecognitionSpec(TaskKindSpec):
     correction_field = "corrected_transcript"
     architecture_suffix = ("ForCTC", "WhisperForConditionalGeneration")
     predictor_class = "tasks.loop.audio.SpeechRecognitionPredictor"
-    processor_files = ("preprocessor_config.json",)
+    processor_files = ("preprocessor_config.json", "processor_config.json")
     config_properties = {
         **AUDIO_UPLOADS_PROPERTY,
         "max_new_tokens": {"type": "integer", "minimum": 1, "maximum": 448},

@@ -162,7 +162,7 @@ def _check_files(path: Path, processor_files=TOKENIZER_FILES) -> None:
     if not any((path / name).is_file() for name in processor_files):
         _refuse(
             ModelCheckCode.NO_TOKENIZER,
-            f"No tokenizer or image processor files: add the one saved with save_pretrained() "
+            f"No tokenizer, image processor or feature extractor files: add the one saved with save_pretrained() "
             f"(one of {', '.join(processor_files)}).",
         )
 
