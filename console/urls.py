@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from console import crowd_views, image_views, views
+from console import audio_views, crowd_views, image_views, views
 
 app_name = "console"
 urlpatterns = [
@@ -19,6 +19,7 @@ urlpatterns = [
     path("tasks/<slug:code>/console/dashboard/", views.dashboard, name="dashboard"),
     path("tasks/<slug:code>/console/uploads/", views.uploads_page, name="uploads"),
     path("tasks/<slug:code>/console/images/", image_views.images_page, name="images"),
+    path("tasks/<slug:code>/console/audio/", audio_views.audio_page, name="audio"),
     path("tasks/<slug:code>/console/uploads/<int:upload_id>/", views.upload_detail, name="upload"),
     path("tasks/<slug:code>/console/uploads/<int:upload_id>/preview", views.upload_preview, name="upload_preview"),
     path("tasks/<slug:code>/console/uploads/<int:upload_id>/status", views.upload_status, name="upload_status"),

@@ -418,6 +418,17 @@ IMAGE_MAX_PIXELS = int(os.environ.get("IMAGE_MAX_PIXELS", str(40_000_000)))
 IMAGE_MAX_SIDE = int(os.environ.get("IMAGE_MAX_SIDE", "10000"))
 IMAGE_ZIP_MAX_MEMBERS = int(os.environ.get("IMAGE_ZIP_MAX_MEMBERS", "5000"))
 IMAGE_ZIP_MAX_BYTES = int(os.environ.get("IMAGE_ZIP_MAX_BYTES", str(100 * 1024**2)))
+# Audio clips uploaded as contexts (tasks.data.audio): the largest file in bytes, the longest clip in
+# seconds, the sample rates and channel count accepted, a zip's member count and unpacked bytes,
+# and the seconds of audio one task may hold in all (the quota).
+AUDIO_MAX_BYTES = int(os.environ.get("AUDIO_MAX_BYTES", str(20 * 1024**2)))
+AUDIO_MAX_SECONDS = float(os.environ.get("AUDIO_MAX_SECONDS", "60"))
+AUDIO_MIN_SAMPLE_RATE = int(os.environ.get("AUDIO_MIN_SAMPLE_RATE", "8000"))
+AUDIO_MAX_SAMPLE_RATE = int(os.environ.get("AUDIO_MAX_SAMPLE_RATE", "96000"))
+AUDIO_MAX_CHANNELS = int(os.environ.get("AUDIO_MAX_CHANNELS", "2"))
+AUDIO_ZIP_MAX_MEMBERS = int(os.environ.get("AUDIO_ZIP_MAX_MEMBERS", "2000"))
+AUDIO_ZIP_MAX_BYTES = int(os.environ.get("AUDIO_ZIP_MAX_BYTES", str(200 * 1024**2)))
+AUDIO_TASK_QUOTA_SECONDS = float(os.environ.get("AUDIO_TASK_QUOTA_SECONDS", str(20 * 3600)))
 # Generated images no example references are removed this long after they were generated
 # (manage.py remove_unjudged_images, annotation/generated_images.py; never under six hours).
 DYNABENCH_GENERATED_IMAGE_GRACE_S = int(os.environ.get("DYNABENCH_GENERATED_IMAGE_GRACE_S", str(24 * 3600)))
@@ -430,6 +441,8 @@ UPLOAD_LIMITS = {
     "annotation:upload_image": "IMAGE_MAX_BYTES",
     "task-uploads": "CONSOLE_UPLOAD_MAX_BYTES",
     "task-images": "IMAGE_ZIP_MAX_BYTES",
+    "console:audio": "AUDIO_ZIP_MAX_BYTES",
+    "task-audio": "AUDIO_ZIP_MAX_BYTES",
     "context-list": "CONSOLE_UPLOAD_MAX_BYTES",
     "leaderboard:submit": "MODEL_ARCHIVE_MAX_BYTES",  # an archive or a predictions file; the larger limit
     "model-list": "MODEL_ARCHIVE_MAX_BYTES",

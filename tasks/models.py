@@ -543,3 +543,29 @@ class ContextImage(models.Model):
 
     def __str__(self):
         return f"{self.task.code} image {self.sha256[:12]}"
+
+
+class ContextAudio(models.Model):
+    """An audio clip a task's owner uploaded (``tasks.data.audio``): checked, decoded, stored without
+    metadata under its content hash: ``audio/<sha256>.flac`` (the clip as uploaded, channels and rate
+    kept, 16-bit FLAC) and ``audio/16k/<sha256>.flac`` (16 kHz mono, what speech models read). A
+    context's audio field holds the ``sha256``; ``original_name`` is shown to the task's owners only."""
+
+    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="audio_clips")
+    sha256 = models.CharField(max_length=64, help_text="sha256 of the stored FLAC; the stored name.")
+    source_format = models.CharField(max_length=8, help_text="WAV, FLAC, OGG or MP3, as uploaded.")
+    sample_rate = models.PositiveIntegerField(help_text="Hz, as uploaded.")
+    channels = models.PositiveSmallIntegerField()
+    duration_s = models.FloatField(help_text="Seconds.")
+    size = models.PositiveBigIntegerField(help_text="Bytes of the stored FLAC.")
+    original_name = models.CharField(max_length=255, blank=True)
+    uploaded_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [models.UniqueConstraint(fields=["task", "sha256"], name="context_audio_unique_per_task")]
+        indexes = [models.Index(fields=["sha256"], name="context_audio_sha256")]
+
+    def __str__(self):
+        return f"{self.task.code} clip {self.sha256[:12]}"

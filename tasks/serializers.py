@@ -261,3 +261,31 @@ class ImageUploadResultSerializer(serializers.Serializer):
     added = serializers.IntegerField(help_text="New contexts of the round.")
     unchanged = serializers.IntegerField(help_text="Images already contexts of the round.")
     images = ContextImageSerializer(many=True)
+
+
+class AudioUploadSerializer(serializers.Serializer):
+    """Audio clips (WAV, FLAC, OGG Vorbis/Opus, MP3) and/or zips of them (multipart, field ``files``,
+    repeatable) and the round whose contexts they become."""
+
+    files = serializers.ListField(child=serializers.FileField(), allow_empty=False,
+                                  help_text="One or more clips or .zip files of clips (repeat the field).")
+    round = serializers.IntegerField(min_value=1, max_value=2**31 - 1, help_text="The round (it must exist).")
+
+
+class ContextAudioSerializer(serializers.Serializer):
+    """An uploaded clip: its content hash (its name everywhere), what it was, and where to play it."""
+
+    sha256 = serializers.CharField()
+    source_format = serializers.CharField(help_text="WAV, FLAC, OGG or MP3, as uploaded.")
+    sample_rate = serializers.IntegerField(help_text="Hz, as uploaded.")
+    channels = serializers.IntegerField()
+    duration_s = serializers.FloatField(help_text="Seconds.")
+    size = serializers.IntegerField(help_text="Bytes of the stored FLAC.")
+    original_name = serializers.CharField(help_text="The uploaded file's name (owners only: it may carry a label).")
+    url = serializers.CharField(help_text="The stored clip (FLAC, channels and rate as uploaded).")
+
+
+class AudioUploadResultSerializer(serializers.Serializer):
+    added = serializers.IntegerField(help_text="New contexts of the round.")
+    unchanged = serializers.IntegerField(help_text="Clips already contexts of the round.")
+    clips = ContextAudioSerializer(many=True)

@@ -20,7 +20,8 @@ Every other module asks the spec (``task.spec.<method>``) instead of branching o
 
 The package holds the protocol and registry (``base.py``) and one module per kind
 (``classification.py``, ``extractive_qa.py``, ``generation.py``, ``data_centric.py``,
-``open_ended.py``, ``image_classification.py``, ``visual_question_answering.py``, ``text_to_image.py``;
+``open_ended.py``, ``image_classification.py``, ``visual_question_answering.py``, ``text_to_image.py``, ``audio_classification.py``,
+``speech_recognition.py``;
 ``judged.py``: what the kinds judged by people share). Adding a
 kind is one module with one subclass of ``TaskKindSpec`` registered with ``@register``,
 imported below (see ``docs/adding-a-task-kind.md``). The specs are stateless: one instance per
@@ -50,11 +51,13 @@ from tasks.kinds.open_ended import OpenEndedSpec  # isort: skip
 from tasks.kinds.image_classification import ImageClassificationSpec  # isort: skip
 from tasks.kinds.visual_question_answering import VisualQuestionAnsweringSpec  # isort: skip
 from tasks.kinds.text_to_image import TextToImageSpec  # isort: skip
+from tasks.kinds.audio_classification import AudioClassificationSpec  # isort: skip
+from tasks.kinds.speech_recognition import DEFAULT_WER_THRESHOLD, SpeechRecognitionSpec  # isort: skip
 
 __all__ = [
     "KINDS", "ItemScores", "OutOfTaskTarget", "TargetError", "TaskKindSpec", "get_spec", "kind_choices",
     "normalise_label", "register", "span_at", "ClassificationSpec", "DataCentricSpec", "DEFAULT_QA_THRESHOLD",
     "ExtractiveQASpec", "qa_features", "DEFAULT_CHRF_THRESHOLD", "GenerationSpec",
     "OpenEndedSpec", "ImageClassificationSpec", "VisualQuestionAnsweringSpec",
-    "TextToImageSpec",
+    "TextToImageSpec", "AudioClassificationSpec", "DEFAULT_WER_THRESHOLD", "SpeechRecognitionSpec",
 ]

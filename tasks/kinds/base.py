@@ -8,7 +8,6 @@ from __future__ import annotations
 import dataclasses
 import re
 import string
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -67,7 +66,7 @@ def span_at(passage: str, *, text, start) -> bool:
     )
 
 
-@dataclass
+@dataclasses.dataclass
 class ItemScores:
     """Per-item scores of a model on a dataset, as the spec computes them.
 
@@ -109,8 +108,8 @@ class TaskKindSpec:
     """The key of the per-item score in an evaluation's predictions file."""
     correction_field: str = ""
     """The validator's correction field in ``Validation.metadata``."""
-    architecture_suffix: str = ""
-    """The transformers architecture suffix a submitted model must have."""
+    architecture_suffix: str | tuple[str, ...] = ""
+    """The transformers architecture suffix a submitted model must have (a tuple: one of them)."""
     predictor_class: str = ""
     """Dotted path of the registry's predictor class (has a ``for_task`` constructor)."""
     config_properties: dict = {}
@@ -119,10 +118,11 @@ class TaskKindSpec:
     """The ``config["model_wrong"]["rule"]`` a task of this kind must name."""
     perf_metrics: tuple[str, ...] = ()
     """The metrics ``score`` returns that a config may name as ``perf_metric``."""
+    lower_is_better: tuple[str, ...] = ()
+    """The ``perf_metrics`` that are error rates (WER, CER): lower is better; all others: higher."""
     collects_without_model: bool = False
     """True when a round of this kind may collect examples with no model in the loop (the owner's
-    explicit "collect without a model" when opening it, ``tasks.services.open_round``). No kind
-    does today: every kind's create page asks the model in the loop for its answer."""
+    explicit "collect without a model" when opening it, ``tasks.services.open_round``); no kind does."""
     submissions: tuple[str, ...] = ("model", "predictions", "endpoint")
     """What participants submit to the leaderboard: ``model`` (a Hugging Face directory),
     ``predictions`` (a predictions file) and/or ``selection`` (a list of pool uids that the

@@ -43,7 +43,7 @@ _field = {
         "max_length": {"type": "integer", "minimum": 1, "maximum": 100000},
         "required": {"type": "boolean"},
         "widget": {"enum": ["text", "textarea"]},
-        "type": {"enum": ["text", "image"], "description": "image: the field holds an image's sha256 (tasks.data.images)."},
+        "type": {"enum": ["text", "image", "audio"], "description": "image: the field holds an image's sha256 (tasks.data.images); audio: a clip's sha256 (tasks.data.audio)."},
         "prefill_from": {"type": "string", "description": "A context field copied in as a starting point."},
     },
 }

@@ -162,7 +162,7 @@ def _check_files(path: Path, processor_files=TOKENIZER_FILES) -> None:
     if not any((path / name).is_file() for name in processor_files):
         _refuse(
             ModelCheckCode.NO_TOKENIZER,
-            f"No tokenizer or image processor files: add the one saved with save_pretrained() "
+            f"No tokenizer, image processor or feature extractor files: add the one saved with save_pretrained() "
             f"(one of {', '.join(processor_files)}).",
         )
 
@@ -183,18 +183,20 @@ def _check_config(config: dict, *, spec) -> None:
             f"config.json has model_type {model_type!r}, which transformers does not know; use a built-in "
             "model type such as 'bert', 'roberta', 'deberta-v2' or 'distilbert'.",
         )
-    kind, suffix = spec.name, spec.architecture_suffix
+    kind, suffixes = spec.name, spec.architecture_suffix
+    suffixes = (suffixes,) if isinstance(suffixes, str) else tuple(suffixes)
+    suffix = " or *".join(suffixes)
     if model_type not in spec.head_mapping_names():
         _refuse(
             ModelCheckCode.WRONG_ARCHITECTURE,
             f"transformers has no *{suffix} model for model_type '{model_type}'; a {kind} task needs one.",
         )
     architectures = config.get("architectures") or []
-    if not isinstance(architectures, list) or not any(str(a).endswith(suffix) for a in architectures):
+    if not isinstance(architectures, list) or not any(str(a).endswith(suffixes) for a in architectures):
         _refuse(
             ModelCheckCode.WRONG_ARCHITECTURE,
             f"config.json lists architectures {architectures or '(none)'}, but a {kind} task needs a "
-            f"*{suffix} model (e.g. AutoModel{suffix}.from_pretrained(...) then save_pretrained()).",
+            f"*{suffix} model (e.g. AutoModel{suffixes[0]}.from_pretrained(...) then save_pretrained()).",
         )
 
 
