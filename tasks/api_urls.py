@@ -4,7 +4,7 @@ bans, uploads, images) (rounds themselves: ``validation/api_urls.py``)."""
 from django.urls import path
 from rest_framework.routers import DefaultRouter
 
-from tasks import api_views, audio_api_views
+from tasks import api_views
 
 router = DefaultRouter(trailing_slash=False)
 router.include_root_view = False
@@ -22,6 +22,6 @@ urlpatterns = [
     path(f"{TASK}/uploads/<int:upload_id>", api_views.UploadDetailView.as_view(), name="task-upload"),
     path(f"{TASK}/uploads/<int:upload_id>/import", api_views.UploadImportView.as_view(), name="task-upload-import"),
     path(f"{TASK}/images", api_views.TaskImagesView.as_view(), name="task-images"),
-    path(f"{TASK}/audio", audio_api_views.TaskAudioView.as_view(), name="task-audio"),
+    path(f"{TASK}/audio", api_views.TaskAudioView.as_view(), name="task-audio"),
     *router.urls,
 ]

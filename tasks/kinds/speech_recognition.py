@@ -201,9 +201,11 @@ class SpeechRecognitionSpec(TaskKindSpec):
         return {"transcript": (text or "").strip()}
 
     def head_class(self):
-        from tasks.loop.audio import SpeechHead
+        # The loader of CTC and Whisper models lives with the audio predictors; it is named by its
+        # dotted path, as ``predictor_class`` is, so that a kind never imports the models in the loop.
+        from django.utils.module_loading import import_string
 
-        return SpeechHead
+        return import_string("tasks.loop.audio.SpeechHead")
 
     def head_mapping_names(self):
         from transformers.models.auto import modeling_auto
