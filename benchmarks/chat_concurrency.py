@@ -204,6 +204,7 @@ class Side:
 
         redis.Redis.from_url(self.env["REDIS_URL"]).flushdb()
         self.manage("migrate", "--verbosity", "0")
+        self.manage("collectstatic", "--noinput", "--verbosity", "0")
         code = f"URL = {self.endpoint_url!r}\nMINILM = {str(self.minilm)!r}\n" + SETUP
         return json.loads(self.manage("shell", "-c", code).strip().splitlines()[-1])
 
