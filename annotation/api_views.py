@@ -5,10 +5,12 @@ Every rule is in annotation's service modules (``annotation/contexts.py``: ``cho
 ``add_explanations``); what may be read is in ``tasks/access.py``. Views parse input, call one service, render the result.
 """
 
+from adrf.viewsets import GenericViewSet as AsyncGenericViewSet
+from asgiref.sync import sync_to_async
 from django.db.models import Q
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
-from rest_framework import mixins, status, viewsets
+from rest_framework import mixins, status
 from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
 from rest_framework.permissions import IsAuthenticated
@@ -84,8 +86,11 @@ class TaskContextView(TaskScopedMixin, APIView):
     flag=extend_schema(summary="Flag my example with a reason", request=FlagSerializer, responses=ExampleSerializer),
     explanations=extend_schema(summary="Explain my example", request=ExplanationsSerializer, responses=ExampleSerializer),
 )
-class ExampleViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.CreateModelMixin, viewsets.GenericViewSet):
-    """My examples; an example is visible to its author and to the owners of its task (404 for anyone else)."""
+class ExampleViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, AsyncGenericViewSet):
+    """My examples; an example is visible to its author and to the owners of its task (404 for anyone else).
+
+    An async viewset (adrf): ``create`` awaits the model in the loop without holding a thread (the
+    other actions are sync and run on the request's thread)."""
 
     serializer_class = ExampleSerializer
     permission_classes = [IsAuthenticated]
@@ -118,27 +123,33 @@ class ExampleViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Cr
             examples = examples.filter(validation_state=state)
         return examples
 
-    def create(self, request, *args, **kwargs):
+    async def create(self, request, *args, **kwargs):
         serializer = ExampleCreateSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
+        context = await sync_to_async(self._writable_context)(data)
+        example = await services.acreate_example(
+            user=request.user, context=context, input=data["input"], target=data["target"],
+            tag=data.get("tag", ""), time_spent=data.get("time_spent"), metadata=data.get("metadata"),
+            submission_key=idempotency.key_from_request(request),
+        )
+        body = await sync_to_async(lambda: ExampleSerializer(example).data)()
+        if example.replayed:
+            return Response(body, status=status.HTTP_200_OK, headers={idempotency.REPLAYED_HEADER: "true"})
+        return Response(body, status=status.HTTP_201_CREATED)
+
+    def _writable_context(self, data: dict) -> Context:
+        """The context of a new example, if the caller may see its task (a 400 naming it otherwise)."""
         context = (
             Context.objects.select_related("round__task")
-            .filter(pk=data["context"], round__task__in=access.visible_tasks(request.user))
+            .filter(pk=data["context"], round__task__in=access.visible_tasks(self.request.user))
             .first()
         )
         if context is None:
             raise ValidationError({"context": [f"No context with id {data['context']}."]})
         if data.get("task") and data["task"] != context.round.task.code:
             raise ValidationError({"context": [f"Context {context.pk} belongs to task {context.round.task.code}, not {data['task']}."]})
-        example = services.create_example(
-            user=request.user, context=context, input=data["input"], target=data["target"],
-            tag=data.get("tag", ""), time_spent=data.get("time_spent"), metadata=data.get("metadata"),
-            submission_key=idempotency.key_from_request(request),
-        )
-        if example.replayed:
-            return Response(ExampleSerializer(example).data, status=status.HTTP_200_OK, headers={idempotency.REPLAYED_HEADER: "true"})
-        return Response(ExampleSerializer(example).data, status=status.HTTP_201_CREATED)
+        return context
 
     @action(detail=True, methods=["post"])
     def retract(self, request, pk=None):

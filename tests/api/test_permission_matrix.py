@@ -88,6 +88,21 @@ def _console_file(world):
 _console_file.multipart = True
 
 
+def _audio_file(world):
+    """A multipart body: one WAV clip for round 1 (sentiment has no audio field: an owner is told so, 400)."""
+    import numpy as np
+    import soundfile
+
+    upload = io.BytesIO()
+    soundfile.write(upload, np.zeros(1600, dtype="float32"), 16000, format="WAV")
+    upload.seek(0)
+    upload.name = "clip.wav"
+    return {"files": upload, "round": 1}
+
+
+_audio_file.multipart = True
+
+
 def _image_file(world):
     """A multipart body: one PNG for round 1 (sentiment has no image field: an owner is told so, 400)."""
     from tests.image_support import draw, encode
@@ -204,6 +219,8 @@ MATRIX = [
      (401, 403, 403, 403, 403, 200, 200)),
     ("POST", "/api/v1/tasks/{task_code}/images", _image_file, None, (401, 403, 403, 403, 403, 400, 400)),
     ("GET", "/api/v1/tasks/{task_code}/images", None, None, OWNERS_ONLY_READ),
+    ("POST", "/api/v1/tasks/{task_code}/audio", _audio_file, None, (401, 403, 403, 403, 403, 400, 400)),
+    ("GET", "/api/v1/tasks/{task_code}/audio", None, None, OWNERS_ONLY_READ),
     ("GET", "/api/v1/tasks/{task_code}/rounds/{round_number}/dashboard", None, None, OWNERS_ONLY_READ),
     # the validated unsafe rates are a text-to-image task's: sentiment's owners get 404, everyone else 403
     ("GET", "/api/v1/tasks/{task_code}/rounds/{round_number}/unsafe-rates", None, None, (401, 403, 403, 403, 403, 404, 404)),
