@@ -119,10 +119,19 @@ class Allowance:
     next_at: datetime | None = None
 
 
+def counted_submissions(user):
+    """``user``'s models that count toward the daily limit: all they own, except endpoint models of
+    tasks they own (an owner's endpoints for their task's loop, added in the console, are no
+    submission: they never spend the allowance of the owner's own model uploads)."""
+    owned_tasks = Task.objects.filter(owners=user).values("pk")
+    return MLModel.objects.filter(owner=user).exclude(kind=MLModel.Kind.ENDPOINT, task__in=owned_tasks)
+
+
 def submission_allowance(user) -> Allowance:
-    """Return ``user``'s :class:`Allowance` now. Superusers are not limited (``limit`` None)."""
+    """Return ``user``'s :class:`Allowance` now (over ``counted_submissions``). Superusers are not
+    limited (``limit`` None)."""
     since = timezone.now() - timedelta(days=1)
-    recent = MLModel.objects.filter(owner=user, created_at__gte=since)
+    recent = counted_submissions(user).filter(created_at__gte=since)
     used = recent.count()
     oldest = recent.order_by("created_at").values_list("created_at", flat=True).first()
     next_at = oldest + timedelta(days=1) if oldest else None
