@@ -13,6 +13,7 @@ from django.utils import timezone
 
 from dynabench.errors import FieldErrors, NotAllowed, RuleError
 from tasks.loop import artefacts
+from tasks.loop.consent import check_loop_consent
 from tasks.kinds.config import validate_task_config
 from tasks.error_codes import TaskErrorCode
 from tasks.loop.model_checks import model_config
@@ -301,25 +302,8 @@ def labels_out_of_reach(model: MLModel, config: dict | None = None) -> list[str]
     return model.task.spec.labels_out_of_reach(config if config is not None else model.task.config, hf_config)
 
 
-def _check_loop_consent(task: Task, models: list[MLModel]) -> None:
-    """Refuse an endpoint model whose owner is neither an owner of ``task`` nor allowed loop use when
-    submitting it (``Endpoint.loop_allowed``): in a loop, annotators' texts go to that owner's server
-    under that owner's key. Models without an owner (the platform's) pass."""
-    for model in models:
-        if not model.is_endpoint or model.owner is None or task.is_owner(model.owner):
-            continue
-        if not model.endpoint.loop_allowed:
-            raise RuleError(
-                TaskErrorCode.ENDPOINT_LOOP_NOT_ALLOWED,
-                f"Model {model.name} is an endpoint submitted by {model.owner.get_username()}, who did not allow it in "
-                "annotation loops: annotators' texts would go to their server under their key. Ask them to submit it "
-                "with loop use allowed (loop_allowed), or choose another model.",
-                field="target_models",
-            )
-
-
 def _check_loop_models(task: Task, models: list[MLModel]) -> None:
-    _check_loop_consent(task, models)
+    check_loop_consent(task, models)
     not_loadable = [m.pk for m in models if not m.answers]
     if not_loadable:
         raise RuleError(
