@@ -32,6 +32,7 @@ import sys
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
+from urllib.parse import urlsplit
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -199,9 +200,9 @@ def main() -> None:
     args = parser.parse_args()
     settings.MEDIA_ROOT = Path(tempfile.mkdtemp(prefix="bench-media-"))
     settings.RQ_QUEUES = {name: {**conf, "ASYNC": False} for name, conf in settings.RQ_QUEUES.items()}
-    settings.DYNABENCH_ENDPOINT_ALLOWLIST = ["127.0.0.1/32"]
     settings.ANNOTATION_SUBMISSIONS_PER_MINUTE = 0
     process, url = start_server()
+    settings.DYNABENCH_ENDPOINT_ALLOWLIST = [f"127.0.0.1/32:{urlsplit(url).port}"]
     old_name = connection.creation.create_test_db(verbosity=0, autoclobber=True)
     try:
         from django.core.cache import cache

@@ -45,15 +45,15 @@ sys.path.insert(0, str(REPO))
 
 SETTINGS = """from dynabench.settings import *  # noqa: F401,F403
 
-DYNABENCH_ENDPOINT_ALLOWLIST = ["127.0.0.1/32"]
+DYNABENCH_ENDPOINT_ALLOWLIST = ["127.0.0.1/32:{port}"]
 """
 
 
-def setup_django(args, var_dir: Path) -> dict:
+def setup_django(args, var_dir: Path, endpoint_port: int) -> dict:
     from benchmarks._postgres import create_database
 
     create_database(args.database_url)
-    (var_dir / "bench_streaming_settings.py").write_text(SETTINGS)
+    (var_dir / "bench_streaming_settings.py").write_text(SETTINGS.format(port=endpoint_port))
     env = {
         "DJANGO_SETTINGS_MODULE": "bench_streaming_settings",
         "PYTHONPATH": os.pathsep.join([str(var_dir), str(REPO)]),
@@ -185,10 +185,10 @@ def main():
     parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/9")
     args = parser.parse_args()
     var_dir = Path(tempfile.mkdtemp(prefix="bench-streaming-"))
-    env = setup_django(args, var_dir)
     from tests.endpoint_server import build_tiny_causal_lm, start_server
 
     endpoint = start_server(build_tiny_causal_lm(var_dir / "tiny-gpt2"))
+    env = setup_django(args, var_dir, endpoint.port)
     endpoint.token_delay_s = args.token_delay
     task = prepare(args, endpoint.url)
     with socket.socket() as sock:

@@ -361,11 +361,12 @@ LOGGING = {
     "loggers": {"django.db.backends": {"level": "INFO"}, "httpx": {"level": "WARNING"}, "httpcore": {"level": "WARNING"}},
 }
 
-# Models behind endpoints (tasks/loop/endpoints/). The allow-list: host names, *.suffix patterns or networks
-# (comma-separated), e.g. "api.openai.com,*.together.xyz,10.20.0.0/16"; empty: no endpoint may be called.
-# Link-local and metadata addresses are always refused; addresses inside the platform's own networks
-# (DYNABENCH_ENDPOINT_BLOCKED_NETWORKS, loopback and private ranges by default) only when a network
-# entry names them (e.g. 127.0.0.1/32 for an Ollama or vLLM on the same machine).
+# Models behind endpoints (tasks/loop/endpoints/). The allow-list: host names, *.suffix patterns or networks,
+# each with its port or port range (comma-separated), e.g. "api.openai.com,*.together.xyz:443,10.20.0.0/16:8000-8100";
+# an entry without a port allows only 80/443; empty: no endpoint may be called. Link-local and metadata
+# addresses are always refused; addresses inside the platform's own networks (DYNABENCH_ENDPOINT_BLOCKED_NETWORKS,
+# loopback and private ranges by default) only when a network entry names them (e.g. 127.0.0.1/32:11434 for
+# an Ollama on the same machine).
 DYNABENCH_ENDPOINT_ALLOWLIST = [e.strip() for e in os.environ.get("DYNABENCH_ENDPOINT_ALLOWLIST", "").split(",") if e.strip()]
 DYNABENCH_ENDPOINT_BLOCKED_NETWORKS = [
     e.strip() for e in os.environ.get(

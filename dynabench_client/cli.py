@@ -7,7 +7,7 @@ submission are the server's own (``dynabench check`` asks a dry run that stores 
 copy here.
 
 Commands: ``login``, ``tasks``, ``download ROUND``, ``check FILE``, ``submit predictions FILE``,
-``submit model DIR``, ``submit selection FILE``, ``status MODEL``, ``wait MODEL``,
+``submit model DIR``, ``submit selection FILE``, ``submit endpoint URL``, ``status MODEL``, ``wait MODEL``,
 ``leaderboard TASK``. Results go to standard output (``--json`` for JSON); messages and
 progress bars to standard error. The exit status says what happened (``EXIT_CODES``)::
 
@@ -285,6 +285,15 @@ def cmd_submit_selection(args) -> int:
     return _submitted(args, model_id)
 
 
+def cmd_submit_endpoint(args) -> int:
+    params = {k: v for k, v in (("temperature", args.temperature), ("max_tokens", args.max_tokens), ("seed", args.seed)) if v is not None}
+    model_id = _client(args).submit_endpoint(
+        args.task, args.name or args.model_name, args.base_url, args.model_name, api=args.api, params=params,
+        description=args.description, max_concurrency=args.max_concurrency, loop_allowed=args.allow_loop,
+    )
+    return _submitted(args, model_id)
+
+
 def _status_line(results: dict) -> str:
     line = f"model {results['id']} ({results['name']}, {results['task']}): {results['status']}"
     if results.get("dynascore") is not None:
@@ -384,6 +393,21 @@ def build_parser() -> argparse.ArgumentParser:
         sub.add_argument("--description", default="", help="model card, Markdown")
         sub.add_argument("--no-check", action="store_true", help="skip the dry run before the upload")
         sub.set_defaults(run=run)
+    endpoint = kinds.add_parser("endpoint", help="submit a model served behind an OpenAI-compatible API")
+    endpoint.add_argument("base_url", metavar="URL", help="e.g. https://models.example.org/v1 (on the platform's allow-list)")
+    endpoint.add_argument("--task", "-t", required=True)
+    endpoint.add_argument("--model-name", required=True, help="the `model` the API serves")
+    endpoint.add_argument("--name", help="the model's name on the leaderboard (default: the model name)")
+    endpoint.add_argument("--description", default="", help="model card, Markdown")
+    endpoint.add_argument("--api", choices=["chat", "completions"], default="chat")
+    endpoint.add_argument("--temperature", type=float)
+    endpoint.add_argument("--max-tokens", type=int)
+    endpoint.add_argument("--seed", type=int)
+    endpoint.add_argument("--max-concurrency", type=int, default=4, help="calls at a time (default 4)")
+    endpoint.add_argument("--allow-loop", action="store_true",
+                          help="let the task's owners put it in an annotation loop (annotators' texts then go to it "
+                               "under your key); off by default. The key: $DYNABENCH_ENDPOINT_API_KEY")
+    endpoint.set_defaults(run=cmd_submit_endpoint)
 
     status = commands.add_parser("status", help="a model's status (exit 0 evaluated, 7 failed, 9 in progress)")
     status.add_argument("model", type=int, metavar="MODEL")

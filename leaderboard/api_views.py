@@ -179,7 +179,7 @@ class ModelViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Crea
         if getattr(self, "swagger_fake_view", False):  # drf-spectacular reading the types
             return MLModel.objects.none()
         user = self.request.user
-        models = MLModel.objects.select_related("task", "owner").filter(task__in=access.visible_tasks(user)).order_by("-created_at", "-id")
+        models = MLModel.objects.select_related("task", "owner", "endpoint").filter(task__in=access.visible_tasks(user)).order_by("-created_at", "-id")
         if not user.is_authenticated:
             models = models.filter(published=True)
         elif not user.is_superuser:

@@ -53,6 +53,11 @@ class EndpointSubmissionSerializer(SubmissionSerializer):
     timeout_s = serializers.FloatField(required=False, default=30.0, min_value=1)  # the upper bound: records.check_timeout
     max_retries = serializers.IntegerField(required=False, default=3, min_value=0, max_value=10)
     max_concurrency = serializers.IntegerField(required=False, default=4, min_value=1, max_value=64)
+    loop_allowed = serializers.BooleanField(
+        required=False, default=False,
+        help_text="Let the task's owners put this endpoint in an annotation loop: annotators' texts then go to it under "
+                  "this key. Off by default (the endpoint is only evaluated on the leaderboard's datasets).",
+    )
 
 
 class AllowanceSerializer(serializers.Serializer):
@@ -103,16 +108,31 @@ class ModelSerializer(serializers.ModelSerializer):
 
     task = serializers.CharField(source="task.code")
     owner = serializers.SerializerMethodField()
+    loop_allowed = serializers.SerializerMethodField(
+        help_text="Endpoint models, to their owner and the task's owners: whether the owner lets the task's owners put it "
+                  "in an annotation loop. Null otherwise.")
 
     class Meta:
         model = MLModel
-        fields = ["id", "task", "name", "description", "owner", "kind", "status", "progress", "failure_reason", "published", "anonymous", "checksum", "created_at"]
+        fields = ["id", "task", "name", "description", "owner", "kind", "status", "progress", "failure_reason", "published",
+                  "anonymous", "checksum", "created_at", "loop_allowed"]
 
     def get_owner(self, model) -> str | None:
         user = self.context["request"].user
         if model.owner is None or (model.anonymous and not access.owns_model(user, model)):
             return None
         return model.owner.get_username()
+
+    def get_loop_allowed(self, model) -> bool | None:
+        if not model.is_endpoint:
+            return None
+        user = self.context["request"].user
+        owned = self.context.setdefault("_owns_task", {})  # one query per task, however many rows
+        if model.task_id not in owned:
+            owned[model.task_id] = model.task.is_owner(user)
+        if not (access.owns_model(user, model) or owned[model.task_id]):
+            return None
+        return model.endpoint.loop_allowed
 
 
 class ModelDetailSerializer(ModelSerializer):

@@ -119,10 +119,19 @@ class Allowance:
     next_at: datetime | None = None
 
 
+def counted_submissions(user):
+    """``user``'s models that count toward the daily limit: all they own, except endpoint models of
+    tasks they own (an owner's endpoints for their task's loop, added in the console, are no
+    submission: they never spend the allowance of the owner's own model uploads)."""
+    owned_tasks = Task.objects.filter(owners=user).values("pk")
+    return MLModel.objects.filter(owner=user).exclude(kind=MLModel.Kind.ENDPOINT, task__in=owned_tasks)
+
+
 def submission_allowance(user) -> Allowance:
-    """Return ``user``'s :class:`Allowance` now. Superusers are not limited (``limit`` None)."""
+    """Return ``user``'s :class:`Allowance` now (over ``counted_submissions``). Superusers are not
+    limited (``limit`` None)."""
     since = timezone.now() - timedelta(days=1)
-    recent = MLModel.objects.filter(owner=user, created_at__gte=since)
+    recent = counted_submissions(user).filter(created_at__gte=since)
     used = recent.count()
     oldest = recent.order_by("created_at").values_list("created_at", flat=True).first()
     next_at = oldest + timedelta(days=1) if oldest else None
@@ -341,7 +350,7 @@ def submit_predictions(
 def submit_endpoint(
     *, user, task: Task, name: str, base_url: str, model_name: str, api: str = "chat", params=None, prompt=None,
     api_key: str = "", timeout_s: float = 30.0, max_retries: int = 3, max_concurrency: int = 4, description: str = "",
-    anonymous: bool = False, published: bool = True, rate_limited: bool = True,
+    anonymous: bool = False, published: bool = True, rate_limited: bool = True, loop_allowed: bool = False,
 ) -> MLModel:
     """Submit a model behind an OpenAI-compatible endpoint instead of an archive; queue its evaluation.
 
@@ -350,8 +359,11 @@ def submit_endpoint(
     concurrency) and ``api_key`` is stored encrypted, never shown back. A researcher cannot name an
     environment variable for the key (only the platform's admins and task owners set those, through
     the admin). Returns a new ``MLModel`` of kind ``endpoint`` (status ``queued``); the evaluation jobs
-    send the scoring datasets' inputs (never their labels) within ``max_concurrency``. Raises
-    ``RateLimited`` (daily limit) and ``RuleError`` (``wrong_submission``, ``endpoint_*`` codes).
+    send the scoring datasets' inputs (never their labels) within ``max_concurrency``. ``loop_allowed``
+    (off by default): the submitter lets the task's owners put the endpoint in an annotation loop, where
+    annotators' texts go to it under this key; without it ``tasks.services`` refuses it in any loop of a
+    task the submitter does not own. Raises ``RateLimited`` (daily limit) and ``RuleError``
+    (``wrong_submission``, ``endpoint_*`` codes).
     """
     from tasks.loop.endpoints.records import create_endpoint_model
 
@@ -361,6 +373,7 @@ def submit_endpoint(
             task=task, owner=user, name=name, base_url=base_url, model_name=model_name, api=api, params=params,
             prompt=prompt, api_key=api_key, timeout_s=timeout_s, max_retries=max_retries, max_concurrency=max_concurrency,
             description=description or "", published=published, anonymous=anonymous, status=MLModel.Status.QUEUED,
+            loop_allowed=loop_allowed,
         )
         _enqueue_evaluation(model.pk)
     return model

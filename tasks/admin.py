@@ -265,6 +265,7 @@ class EndpointAdminForm(forms.ModelForm):
 class EndpointInline(BoundedJSONMixin, admin.StackedInline):
     model = Endpoint
     form = EndpointAdminForm
+    readonly_fields = ("loop_allowed",)  # the submitter's consent: only they give it, when submitting
     extra = 0
     max_num = 1
     can_delete = False

@@ -463,7 +463,9 @@ class Endpoint(models.Model):
     ``api_key_encrypted`` (Fernet under a key derived from ``SECRET_KEY``) or read from the
     environment variable ``api_key_env`` (its name must start with
     ``settings.DYNABENCH_ENDPOINT_KEY_ENV_PREFIX``); it is never shown back (no serializer,
-    page, admin field, export or log line carries it). Rules: ``tasks/loop/endpoints/``.
+    page, admin field, export or log line carries it). ``loop_allowed``: a submitter's consent to
+    annotation loops (``tasks.services`` refuses another user's endpoint in a loop without it).
+    Rules: ``tasks/loop/endpoints/``.
     """
 
     class Api(models.TextChoices):
@@ -481,6 +483,11 @@ class Endpoint(models.Model):
     timeout_s = models.FloatField(default=30.0, help_text="Seconds one call may take (connect and read).")
     max_retries = models.PositiveSmallIntegerField(default=3, help_text="Retries after a 429, a 5xx or a lost connection.")
     max_concurrency = models.PositiveSmallIntegerField(default=4, help_text="Calls in flight at once, per process.")
+    loop_allowed = models.BooleanField(
+        default=False,
+        help_text="Its owner lets the task's owners put it in an annotation loop (annotators' texts then go to this "
+                  "endpoint under its key). Off by default; not needed when the owner owns the task.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

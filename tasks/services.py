@@ -13,6 +13,7 @@ from django.utils import timezone
 
 from dynabench.errors import FieldErrors, NotAllowed, RuleError
 from tasks.loop import artefacts
+from tasks.loop.consent import check_loop_consent
 from tasks.kinds.config import validate_task_config
 from tasks.error_codes import TaskErrorCode
 from tasks.loop.model_checks import model_config
@@ -302,6 +303,7 @@ def labels_out_of_reach(model: MLModel, config: dict | None = None) -> list[str]
 
 
 def _check_loop_models(task: Task, models: list[MLModel]) -> None:
+    check_loop_consent(task, models)
     not_loadable = [m.pk for m in models if not m.answers]
     if not_loadable:
         raise RuleError(
@@ -426,9 +428,10 @@ def open_round(
 
 def check_loop(*, round: Round, models) -> None:
     """Check the models an owner puts in ``round``'s loop by hand (the admin's round form): each
-    must be a directory model that can output every label of the task (``labels_out_of_reach``),
-    and an open round keeps at least one unless the kind collects without a model. Raises
-    ``RuleError`` (``model_not_loadable``, ``label_out_of_reach``, ``last_model_in_loop``)."""
+    must be a directory or endpoint model that can output every label of the task (``labels_out_of_reach``),
+    an endpoint of someone who does not own the task only with its owner's consent, and an open round
+    keeps at least one unless the kind collects without a model. Raises ``RuleError``
+    (``model_not_loadable``, ``label_out_of_reach``, ``endpoint_loop_not_allowed``, ``last_model_in_loop``)."""
     models = list(models)
     _check_loop_models(round.task, models)
     if round.status == Round.Status.OPEN and not models and not round.task.spec.collects_without_model:
@@ -462,7 +465,8 @@ def add_loop_model(*, round: Round, model_id: int, acting_user) -> Round:
 
     Adding a model already in the loop changes nothing. Raises ``NotAllowed`` unless
     ``acting_user`` owns the task; ``RuleError`` when the round is closed (``round_not_open``), the
-    model is not a directory model of the task, or it cannot output a label of the task.
+    model is not a directory or endpoint model of the task, it cannot output a label of the task, or
+    it is another user's endpoint whose owner did not allow loop use (``endpoint_loop_not_allowed``).
     """
     task = round.task
     if not task.is_owner(acting_user):

@@ -1,9 +1,19 @@
 """Fixtures for models behind endpoints: the tiny causal LM, one real OpenAI-compatible server per
 test session (``tests/endpoint_server.py``), and endpoint model records pointing at it."""
 
+from urllib.parse import urlsplit
+
 import pytest
 
 from tests.endpoint_server import build_tiny_causal_lm, start_server
+
+
+def allow_local_server(settings, url: str) -> None:
+    """Add ``127.0.0.1/32:PORT`` (the port of ``url``, a server on this machine) to the endpoint allow-list,
+    keeping the entries already there: an entry names its port, so each test server is listed on its own."""
+    entry = f"127.0.0.1/32:{urlsplit(url).port}"
+    current = list(getattr(settings, "DYNABENCH_ENDPOINT_ALLOWLIST", []) or [])
+    settings.DYNABENCH_ENDPOINT_ALLOWLIST = current if entry in current else [*current, entry]
 
 
 @pytest.fixture(scope="session")
@@ -20,8 +30,8 @@ def _shared_endpoint_server(tiny_causal_lm_dir):
 
 @pytest.fixture
 def endpoint_server(_shared_endpoint_server, settings):
-    """The session's server with its behaviours reset, and 127.0.0.1 on the endpoint allow-list."""
-    settings.DYNABENCH_ENDPOINT_ALLOWLIST = ["127.0.0.1/32"]
+    """The session's server with its behaviours reset, and its port of 127.0.0.1 on the endpoint allow-list."""
+    allow_local_server(settings, _shared_endpoint_server.url)
     settings.DYNABENCH_ENDPOINT_BREAKER_COOLDOWN_S = 60
     _shared_endpoint_server.reset()
     yield _shared_endpoint_server

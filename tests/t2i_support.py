@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.endpoint_fixtures import allow_local_server
 from tests.image_generation_server import build_tiny_diffusion_pipeline, start_image_server
 
 DEFINITION = Path(__file__).resolve().parents[1] / "tasks" / "data" / "task_definitions" / "adversarial-nibbler.json"
@@ -29,8 +30,8 @@ def _shared_image_server(tiny_pipeline_dir):
 
 @pytest.fixture
 def image_server(_shared_image_server, settings):
-    """The session's images-API server, reset, with 127.0.0.1 on the endpoint allow-list."""
-    settings.DYNABENCH_ENDPOINT_ALLOWLIST = ["127.0.0.1/32"]
+    """The session's images-API server, reset, with its port of 127.0.0.1 on the endpoint allow-list."""
+    allow_local_server(settings, _shared_image_server.url)
     _shared_image_server.reset()
     yield _shared_image_server
     _shared_image_server.reset()

@@ -10,6 +10,7 @@ from annotation.models import Example
 from dynabench.errors import RuleError
 from tasks.loop.artefacts import storage
 from tasks.models import ContextImage
+from tests.endpoint_fixtures import allow_local_server
 from tests.image_generation_server import start_image_server
 from tests.t2i_support import _shared_image_server, add_context, endpoint_generator, image_server, nibbler_task, tiny_pipeline_dir  # noqa: F401
 
@@ -45,9 +46,9 @@ def test_a_bad_answer_is_refused_with_its_reason_and_nothing_is_stored(mode, say
 
 
 def test_a_generator_that_is_down_is_refused_and_nothing_is_stored(owner, annotator, tiny_pipeline_dir, settings):
-    settings.DYNABENCH_ENDPOINT_ALLOWLIST = ["127.0.0.1/32"]
     server = start_image_server(tiny_pipeline_dir)
     url = server.url
+    allow_local_server(settings, url)
     server.stop()  # its port is closed: connections are refused
     task = nibbler_task(owner)
     add_context(task)

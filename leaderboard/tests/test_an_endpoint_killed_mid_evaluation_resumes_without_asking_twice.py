@@ -6,13 +6,14 @@ import pytest
 
 from leaderboard.models import EvaluationRun
 from leaderboard.tests.conftest import evaluate_now
+from tests.endpoint_fixtures import allow_local_server
 from tests.endpoint_server import start_server
 
 
 @pytest.fixture
 def own_server(tiny_causal_lm_dir, settings):
-    settings.DYNABENCH_ENDPOINT_ALLOWLIST = ["127.0.0.1/32"]
     servers = [start_server(tiny_causal_lm_dir)]
+    allow_local_server(settings, servers[0].url)
     yield servers
     for server in servers:
         if not server.dead:

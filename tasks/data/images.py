@@ -10,8 +10,11 @@ One flow for the console page, the REST API and tests (``ingest_images``):
    than ``settings.IMAGE_MAX_BYTES`` bytes, more than ``settings.IMAGE_MAX_PIXELS`` pixels or a
    side over ``settings.IMAGE_MAX_SIDE`` (read from the header before any decoding; Pillow's own
    ``Image.MAX_IMAGE_PIXELS`` decompression-bomb guard is set to the same limit and its warning
-   is an error here), a file ``verify()`` rejects, and a truncated file (a full decode, with
-   ``ImageFile.LOAD_TRUNCATED_IMAGES`` left off).
+   is an error here), a file ``verify()`` rejects, a truncated file (a full decode, with
+   ``ImageFile.LOAD_TRUNCATED_IMAGES`` left off; a cut inside the header fails while it is read),
+   and a metadata chunk that unpacks past Pillow's own bound (a PNG text chunk inflating to
+   hundreds of MB). Whatever Pillow raises on a hostile file (``DECODE_ERRORS``) becomes
+   ``ImageRefused``, so every route answers 400 and stores nothing.
 3. The image is re-encoded (EXIF orientation applied first) with no metadata at all: EXIF, XMP,
    ICC profiles, PNG text chunks and GIF comments are dropped, so GPS positions, camera serials
    or a label typed into a comment never reach annotators. Its stored name is the sha256 of the
@@ -35,8 +38,10 @@ from __future__ import annotations
 import hashlib
 import io
 import posixpath
+import struct
 import warnings
 import zipfile
+import zlib
 from dataclasses import dataclass, field
 
 from django.conf import settings
@@ -55,6 +60,8 @@ IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".webp", ".gif")
 ZIP_SUFFIX = ".zip"
 THUMB_SIZE = (256, 256)
 MAX_GIF_FRAMES = 200
+DECODE_ERRORS = (OSError, SyntaxError, ValueError, EOFError, struct.error, zlib.error)
+"""What Pillow raises on a damaged, truncated or hostile file (``UnidentifiedImageError`` is an ``OSError``)."""
 
 ImageFile.LOAD_TRUNCATED_IMAGES = False
 
@@ -110,37 +117,52 @@ def _open_checked(data: bytes, name: str) -> Image.Image:
     if not data:
         raise ImageRefused(f"'{name}' is empty.")
     Image.MAX_IMAGE_PIXELS = max_pixels  # Pillow's decompression-bomb guard, at our limit
-    allowed = ", ".join(sorted(ALLOWED_FORMATS))
     with warnings.catch_warnings():
         warnings.simplefilter("error", Image.DecompressionBombWarning)
         try:
-            probe = Image.open(io.BytesIO(data), formats=list(ALLOWED_FORMATS))
+            return _decode(data, name, max_pixels, max_side)
+        except ImageRefused:
+            raise
         except UnidentifiedImageError:
-            raise ImageRefused(f"'{name}' is not an image Pillow can read as {allowed}.") from None
+            raise ImageRefused(f"'{name}' is not an image Pillow can read as {', '.join(sorted(ALLOWED_FORMATS))}.") from None
         except (Image.DecompressionBombError, Image.DecompressionBombWarning) as error:
             raise ImageRefused(
                 f"'{name}' has more pixels than the limit of {max_pixels:,} ({error}); make it smaller."
             ) from None
-        width, height = probe.size
-        if width * height > max_pixels or max(width, height) > max_side:
-            raise ImageRefused(
-                f"'{name}' is {width:,} x {height:,} pixels; the limit is {max_pixels:,} pixels and {max_side:,} per side."
-            )
-        if probe.format not in ALLOWED_FORMATS:
-            raise ImageRefused(f"'{name}' is {probe.format}; upload {allowed}.")
-        if getattr(probe, "n_frames", 1) > MAX_GIF_FRAMES:
-            raise ImageRefused(f"'{name}' has {probe.n_frames} frames; the limit is {MAX_GIF_FRAMES}.")
-        try:
-            probe.verify()
-            image = Image.open(io.BytesIO(data), formats=[probe.format])
+        except DECODE_ERRORS as error:
+            # A truncated file (OSError), or a metadata chunk that inflates past Pillow's bound (a PNG
+            # zTXt/iTXt/iCCP chunk: ValueError "Decompressed data too large"), raised while the header is read.
+            raise ImageRefused(_damaged(name, error)) from None
+
+
+def _damaged(name: str, error: Exception) -> str:
+    if "decompressed data too large" in str(error).lower():
+        return (f"'{name}' has a metadata chunk (such as PNG text) that unpacks to more than Pillow's limit; "
+                "save the image again without its metadata.")
+    return f"'{name}' is damaged or truncated ({error}); export it again."
+
+
+def _decode(data: bytes, name: str, max_pixels: int, max_side: int) -> Image.Image:
+    """The header checks (format, size, frames), ``verify()``, then the full decode of every frame;
+    Pillow's errors propagate to ``_open_checked``."""
+    probe = Image.open(io.BytesIO(data), formats=list(ALLOWED_FORMATS))
+    width, height = probe.size
+    if width * height > max_pixels or max(width, height) > max_side:
+        raise ImageRefused(
+            f"'{name}' is {width:,} x {height:,} pixels; the limit is {max_pixels:,} pixels and {max_side:,} per side."
+        )
+    if probe.format not in ALLOWED_FORMATS:
+        raise ImageRefused(f"'{name}' is {probe.format}; upload {', '.join(sorted(ALLOWED_FORMATS))}.")
+    if getattr(probe, "n_frames", 1) > MAX_GIF_FRAMES:
+        raise ImageRefused(f"'{name}' has {probe.n_frames} frames; the limit is {MAX_GIF_FRAMES}.")
+    probe.verify()
+    image = Image.open(io.BytesIO(data), formats=[probe.format])
+    image.load()
+    if getattr(image, "n_frames", 1) > 1:
+        for frame in range(1, image.n_frames):
+            image.seek(frame)
             image.load()
-            if getattr(image, "n_frames", 1) > 1:
-                for frame in range(1, image.n_frames):
-                    image.seek(frame)
-                    image.load()
-                image.seek(0)
-        except (OSError, SyntaxError, ValueError, EOFError) as error:
-            raise ImageRefused(f"'{name}' is damaged or truncated ({error}); export it again.") from None
+        image.seek(0)
     return image
 
 
@@ -192,14 +214,18 @@ def check_image(data: bytes, *, name: str, original_name: str | None = None) -> 
     ``original_name``: the name kept for its owners (default the base name of ``name``)."""
     image = _open_checked(data, name)
     fmt = image.format
-    if getattr(image, "n_frames", 1) > 1:
-        clean, oriented = _encode(image, fmt), image
-    else:
-        oriented = ImageOps.exif_transpose(image)
-        clean = _encode(oriented, fmt)
+    try:
+        if getattr(image, "n_frames", 1) > 1:
+            clean, oriented = _encode(image, fmt), image
+        else:
+            oriented = ImageOps.exif_transpose(image)  # reads the EXIF block, which may itself be damaged
+            clean = _encode(oriented, fmt)
+        thumbnail = _thumbnail(oriented)
+    except DECODE_ERRORS as error:
+        raise ImageRefused(_damaged(name, error)) from None
     return CheckedImage(
         data=clean, sha256=hashlib.sha256(clean).hexdigest(), ext=ALLOWED_FORMATS[fmt],
-        width=oriented.width, height=oriented.height, thumbnail=_thumbnail(oriented),
+        width=oriented.width, height=oriented.height, thumbnail=thumbnail,
         original_name=(original_name or posixpath.basename(name))[:255],
     )
 

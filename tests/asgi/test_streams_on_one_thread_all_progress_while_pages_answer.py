@@ -69,7 +69,7 @@ def _turn(base: str, session: requests.Session, code: str, state: str, csrf: str
 
 
 def test_twenty_streams_on_one_thread_all_reach_the_model_while_a_page_answers(tmp_path, stack_template, endpoint_server):
-    stack = WorkerStack(tmp_path / "stack", stack_template, DYNABENCH_ENDPOINT_ALLOWLIST="127.0.0.1/32",
+    stack = WorkerStack(tmp_path / "stack", stack_template, DYNABENCH_ENDPOINT_ALLOWLIST=f"127.0.0.1/32:{endpoint_server.port}",
                         ANNOTATION_SUBMISSIONS_PER_MINUTE="0")
     try:
         code = stack.json(f"DEFINITION = {str(DEFINITION)!r}\nURL = {endpoint_server.url!r}\nHANG_S = {HANG_S}\n" + SETUP)["code"]

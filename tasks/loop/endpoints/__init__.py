@@ -8,10 +8,11 @@ like a local model. What a task kind sends and how the answer becomes its output
 (``TaskKindSpec.endpoint_messages`` / ``endpoint_answer``).
 
 Safety (server-side request forgery). ``check_url`` accepts only ``http``/``https`` URLs without
-credentials whose host is on the admin's allow-list ``settings.DYNABENCH_ENDPOINT_ALLOWLIST``
-(host names, ``*.suffix`` patterns, or networks such as ``127.0.0.1/32``): a host name must match a
-name entry (an unlisted name is refused before any DNS look-up), an address must lie in a network
-entry. Every address the host resolves to is checked: link-local (cloud metadata ``169.254.169.254``), multicast, unspecified
+credentials whose host and port are on the admin's allow-list ``settings.DYNABENCH_ENDPOINT_ALLOWLIST``
+(host names, ``*.suffix`` patterns, or networks, each with its port or port range such as
+``127.0.0.1/32:8000``; an entry without a port allows only the scheme's default port): a host name
+must match a name entry (an unlisted name is refused before any DNS look-up), an address must lie
+in a network entry. Every address the host resolves to is checked: link-local (cloud metadata ``169.254.169.254``), multicast, unspecified
 and reserved addresses are always refused; the platform's own networks
 (``settings.DYNABENCH_ENDPOINT_BLOCKED_NETWORKS``, loopback and private ranges by default) only
 pass when a *network* entry of the allow-list covers the address (a listed name that resolves

@@ -44,14 +44,15 @@ def clean_params(params) -> dict:
 def create_endpoint_model(
     *, task, owner, name: str, base_url: str, model_name: str, api: str = "chat", params=None, prompt=None,
     api_key: str = "", api_key_env: str = "", timeout_s: float = 30.0, max_retries: int = 3, max_concurrency: int = 4,
-    description: str = "", published: bool = False, anonymous: bool = False, status=None,
+    description: str = "", published: bool = False, anonymous: bool = False, status=None, loop_allowed: bool = False,
 ):
     """Create an ``MLModel`` of kind ``endpoint`` and its ``Endpoint`` in one transaction; return the model.
 
     Checks: the task kind takes endpoints (``spec.takes_endpoints``), ``check_url``,
     ``clean_params``, the prompt overrides (``system``/``user`` strings), the key's environment
     variable name (``check_key_env``), a model name, and bounds on the timeout (``check_timeout``), retries
-    (0-10) and concurrency (1-64). Raises ``RuleError`` (codes ``EndpointCode``).
+    (0-10) and concurrency (1-64). ``loop_allowed``: the owner's consent to annotation loops of tasks
+    they do not own (``Endpoint.loop_allowed``). Raises ``RuleError`` (codes ``EndpointCode``).
     """
     from tasks.models import Endpoint, MLModel
 
@@ -79,7 +80,7 @@ def create_endpoint_model(
     endpoint = Endpoint(
         base_url=url, api=api, model_name=model_name, params=clean_params(params), prompt=prompt,
         api_key_env=check_key_env(api_key_env), timeout_s=float(timeout_s), max_retries=int(max_retries),
-        max_concurrency=int(max_concurrency),
+        max_concurrency=int(max_concurrency), loop_allowed=bool(loop_allowed),
     )
     set_api_key(endpoint, api_key if not api_key_env else "")
     with transaction.atomic():

@@ -21,14 +21,14 @@ from tasks.loop.registry import get_predictor
     ("http://localhost:8000", "endpoint_url_not_allowed"),
 ])
 def test_it_refuses_urls_the_platform_must_not_call(settings, url, code):
-    settings.DYNABENCH_ENDPOINT_ALLOWLIST = ["169.254.0.0/16", "localhost", "*.example.org"]
+    settings.DYNABENCH_ENDPOINT_ALLOWLIST = ["169.254.0.0/16", "[fe80::]/10:8000", "localhost:8000", "*.example.org"]
     with pytest.raises(RuleError) as refused:
         check_url(url)
     assert refused.value.code == code
 
 
 def test_a_listed_network_is_allowed_and_nothing_is_allowed_by_default(settings):
-    settings.DYNABENCH_ENDPOINT_ALLOWLIST = ["127.0.0.1/32"]
+    settings.DYNABENCH_ENDPOINT_ALLOWLIST = ["127.0.0.1/32:8000"]
     assert check_url("http://127.0.0.1:8000/v1/") == "http://127.0.0.1:8000/v1"
     settings.DYNABENCH_ENDPOINT_ALLOWLIST = []
     with pytest.raises(RuleError, match="not on the platform's endpoint allow-list"):

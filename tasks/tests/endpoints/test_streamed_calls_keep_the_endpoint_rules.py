@@ -11,6 +11,7 @@ from tasks.loop.chat import stream_chat
 from tasks.loop.endpoints.base import EndpointError
 from tasks.loop.endpoints.breaker import breaker_state
 from tasks.loop.endpoints.predictor import predictor_for
+from tests.endpoint_fixtures import allow_local_server
 
 
 @async_to_sync
@@ -41,7 +42,7 @@ def test_the_allow_list_and_the_breaker_hold(chat_task, endpoint_server, setting
         streamed(endpoint, [{"role": "user", "content": "hi"}])
     assert refused.value.code == "endpoint_url_not_allowed"
     assert endpoint_server.requests == []
-    settings.DYNABENCH_ENDPOINT_ALLOWLIST = ["127.0.0.1/32"]
+    allow_local_server(settings, endpoint_server.url)
     settings.DYNABENCH_ENDPOINT_BREAKER_FAILURES = 1
     endpoint_server.fail_next = [500] * 4
     with pytest.raises(EndpointError):
