@@ -122,5 +122,5 @@ def notify_crowd_completion(session_id: int) -> str:
     else:
         message = f"You finished {where}: submit your assignment on the platform to be paid."
     note = notify(user=session.worker.user, kind=Notification.Kind.STUDY_COMPLETION_CODE, key=f"crowd:{session.pk}",
-                  message=message, url=reverse("annotation:crowd_progress", args=[round.task.code, round.number, study.platform]))
+                  message=message, url=reverse("annotation:crowd_progress", args=[round.task.code, round.number, study.platform, study.activity]))
     return f"crowd session {session_id}: {'notified' if note else 'muted'}"
