@@ -23,7 +23,7 @@ def test_an_open_round_means_no_open_button_but_a_reason_and_a_link(client, owne
 
     assert "Open round 2" not in page and "data-open-round " not in page
     later = page.split("data-open-round-later>")[1].split("</div>")[0]
-    assert "Round 1 is still open" in later and 'href="/tasks/sentiment/console/rounds/1/close"' in later
+    assert "Round 1 is still open" in later and "once round 1 is closed" in later and 'href="/tasks/sentiment/console/rounds/1/close"' in later
 
 
 def test_the_open_button_is_back_once_no_round_is_open(client, owner, sentiment_task):
