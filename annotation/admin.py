@@ -84,7 +84,7 @@ class QualificationAdmin(OwnerScopedAdmin):
 
 @admin.register(CrowdStudy)
 class CrowdStudyAdmin(OwnerScopedAdmin):
-    """Crowd studies: the study URL is ``/crowd/<task>/r<round>/<platform>/``."""
+    """Crowd studies: the study URL is ``/crowd/<task>/r<round>/<platform>/<activity>/``."""
 
     list_display = ("round", "platform", "platform_study_id", "activity", "required", "participant_cap", "active", "created_at")
     list_filter = ("platform", "activity", "active")

@@ -163,13 +163,35 @@ def _new_worker(platform: str, worker_id: str) -> tuple[CrowdWorker, str]:
     return worker, proof
 
 
-def study_for(round, platform: str) -> CrowdStudy:
-    """The study of ``round`` on ``platform``, active or ended; ``RuleError`` (``no_study``, 404)
-    when there is none."""
-    study = CrowdStudy.objects.select_related("round__task").filter(round=round, platform=platform).first()
-    if study is None:
+def study_for(round, platform: str, activity: str | None = None, *, token: str = "", user=None) -> CrowdStudy:
+    """The study of ``round`` on ``platform`` for ``activity`` (``write`` or ``validate``), active or
+    ended; ``RuleError`` (``no_study``, 404) when there is none.
+
+    Without ``activity`` (a link made when a round had one study per platform): the round's only
+    study on that platform; with several, the one whose entry token is ``token`` (the entry URL's),
+    else the one ``user`` has a session in; else ``no_study`` asking for the study's own link."""
+    studies = CrowdStudy.objects.select_related("round__task").filter(round=round, platform=platform)
+    if activity is not None:
+        study = studies.filter(activity=activity).first()
+        if study is None:
+            raise RuleError("no_study", f"There is no {platform} study for {round} in which to "
+                            f"{CrowdStudy.Activity(activity).label.lower() if activity in CrowdStudy.Activity.values else activity}.",
+                            status_code=404)
+        return study
+    candidates = list(studies)
+    if len(candidates) == 1:
+        return candidates[0]
+    for study in candidates:
+        if token and hmac.compare_digest(token.encode(), study.entry_token.encode()):
+            return study
+    if user is not None and user.is_authenticated:
+        mine = [s for s in candidates if s.sessions.filter(worker__user=user).exists()]
+        if len(mine) == 1:
+            return mine[0]
+    if not candidates:
         raise RuleError("no_study", f"There is no {platform} study for {round}.", status_code=404)
-    return study
+    raise RuleError("no_study", f"{round} has several {CrowdStudy.Platform(platform).label} studies: open yours from the "
+                    "link your study platform gives you.", status_code=404)
 
 
 def is_open(study: CrowdStudy) -> bool:
@@ -327,7 +349,7 @@ def entry_url(study: CrowdStudy, *, base_url: str) -> str:
     """
     from urllib.parse import quote
 
-    path = f"{base_url.rstrip('/')}/crowd/{study.round.task.code}/r{study.round.number}/{study.platform}/"
+    path = f"{base_url.rstrip('/')}/crowd/{study.round.task.code}/r{study.round.number}/{study.platform}/{study.activity}/"
     token = f"{TOKEN_PARAMETER}={quote(study.entry_token, safe='')}"
     if study.platform == CrowdStudy.Platform.PROLIFIC:
         return f"{path}?PROLIFIC_PID={{{{%PROLIFIC_PID%}}}}&STUDY_ID={{{{%STUDY_ID%}}}}&SESSION_ID={{{{%SESSION_ID%}}}}&{token}"

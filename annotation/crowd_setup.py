@@ -54,7 +54,8 @@ def save_study(
     ``api_token``: None keeps the stored token, ``""`` removes it, text replaces it (never shown
     back). A Prolific study needs its completion code. Raises ``NotAllowed`` unless
     ``acting_user`` owns the task; ``RuleError`` ``round_closed`` (409) unless ``round`` is
-    open, ``study_exists`` (409) for a second study of one platform on one round;
+    open, ``study_exists`` (409) for a second study of one platform and kind of work (``activity``)
+    on one round;
     ``FieldErrors`` naming each bad field.
     """
     task = round.task
@@ -99,14 +100,25 @@ def save_study(
             with transaction.atomic():
                 return CrowdStudy.objects.create(round=round, platform=platform, **fields)
         except IntegrityError:
-            raise RuleError("study_exists", f"Round {round.number} already has a {CrowdStudy.Platform(platform).label} study; "
-                            "edit that one.", field="platform", status_code=409) from None
+            raise _study_exists(round, platform, activity) from None
     if study.round_id != round.pk or study.platform != platform:
         raise RuleError("bad_study", "A study stays on its round and platform; create another study instead.", field="platform")
     for name, value in fields.items():
         setattr(study, name, value)
-    study.save()
+    try:
+        with transaction.atomic():
+            study.save()
+    except IntegrityError:
+        raise _study_exists(round, platform, activity) from None
     return study
+
+
+def _study_exists(round: Round, platform: str, activity: str) -> RuleError:
+    """The refusal of a second study of one platform and kind of work on ``round`` (409)."""
+    what = CrowdStudy.Activity(activity).label.lower()
+    return RuleError("study_exists", f"Round {round.number} already has a {CrowdStudy.Platform(platform).label} study to "
+                     f"{what}; edit that one. A round takes one study per platform for each kind of work "
+                     "(writing examples, validating them).", field="activity", status_code=409)
 
 
 def new_token(*, study: CrowdStudy, acting_user) -> CrowdStudy:

@@ -122,11 +122,13 @@ def qualification_page(request, code):
 # --- crowd studies ---------------------------------------------------------------------------
 
 
-def _study(code, number, platform) -> CrowdStudy:
+def _study(code, number, platform, activity=None, *, token: str = "", user=None) -> CrowdStudy:
     if platform not in CrowdStudy.Platform.values:
         raise RuleError("no_study", f"Unknown crowd platform '{platform}': use prolific or mturk.", status_code=404)
+    if activity is not None and activity not in CrowdStudy.Activity.values:
+        raise RuleError("no_study", f"Unknown kind of study '{activity}': use write or validate.", status_code=404)
     round = get_object_or_404(Round, task__code=code, number=number)
-    return crowd.study_for(round, platform)
+    return crowd.study_for(round, platform, activity, token=token, user=user)
 
 
 def _problem(request, message, status_code, study=None):
@@ -141,7 +143,7 @@ def _work_url(study: CrowdStudy) -> str:
 
 
 def _progress_url(study: CrowdStudy) -> str:
-    return reverse("annotation:crowd_progress", args=[study.round.task.code, study.round.number, study.platform])
+    return reverse("annotation:crowd_progress", args=[study.round.task.code, study.round.number, study.platform, study.activity])
 
 
 def _problem_from(request, exc: RuleError, study=None):
@@ -151,7 +153,7 @@ def _problem_from(request, exc: RuleError, study=None):
     return response
 
 
-def crowd_entry(request, code, number, platform):
+def crowd_entry(request, code, number, platform, activity=None):
     """The study URL: check that the entry proves itself (``crowd.enter``: the study's token and
     platform study id, the platform's shape of worker id, throttles, the cap, the browser that
     made the account), log the worker in to their pseudonymous account (made on first arrival)
@@ -166,7 +168,7 @@ def crowd_entry(request, code, number, platform):
     """
     study = None
     try:
-        study = _study(code, number, platform)
+        study = _study(code, number, platform, activity, token=str(request.GET.get(crowd.TOKEN_PARAMETER) or ""))
         entry = crowd.parse_entry(platform, request.GET)
         crowd.check_entry(study=study, entry=entry)
     except RuleError as exc:
@@ -205,10 +207,10 @@ def crowd_entry(request, code, number, platform):
 
 
 @login_required
-def crowd_progress(request, code, number, platform):
+def crowd_progress(request, code, number, platform, activity=None):
     """The worker's study page: how much is done, a link to the work, the finish button when done."""
     try:
-        study = _study(code, number, platform)
+        study = _study(code, number, platform, activity, user=request.user)
     except RuleError as exc:
         return _problem(request, exc.message, exc.status_code)
     session = study.sessions.filter(worker__user=request.user).select_related("worker").first()
@@ -230,11 +232,11 @@ def crowd_progress(request, code, number, platform):
 @login_required
 @require_POST
 @csp_update({"form-action": [crowd.MTURK_SUBMIT_URL, crowd.MTURK_SANDBOX_SUBMIT_URL]})
-def crowd_finish(request, code, number, platform):
+def crowd_finish(request, code, number, platform, activity=None):
     """Finish the study once: show the completion code (Prolific) or MTurk's submit form; a
     second finish gets the already-finished page and no code."""
     try:
-        study = _study(code, number, platform)
+        study = _study(code, number, platform, activity, user=request.user)
     except RuleError as exc:
         return _problem(request, exc.message, exc.status_code)
     session = study.sessions.filter(worker__user=request.user).first()

@@ -338,7 +338,9 @@ def new_entry_token() -> str:
 class CrowdStudy(models.Model):
     """A paid-crowd study on one round: where workers from a platform enter and when they are done.
 
-    The study URL (``/crowd/<task>/r<N>/<platform>/``) takes the platform's parameters
+    A round has at most one study per platform and kind of work (``activity``): a writing and a
+    validating study may run side by side on one platform. The study URL
+    (``/crowd/<task>/r<N>/<platform>/<activity>/``) takes the platform's parameters
     (Prolific: ``PROLIFIC_PID``, ``STUDY_ID``, ``SESSION_ID``; Mechanical Turk: ``workerId``,
     ``assignmentId``, ``hitId``). ``activity``: what counts as work (examples written or
     validations given); ``required``: how many finish the study; ``completion_code``: the code
@@ -384,12 +386,12 @@ class CrowdStudy(models.Model):
         ordering = ["round", "platform"]
         verbose_name_plural = "crowd studies"
         constraints = [
-            models.UniqueConstraint(fields=["round", "platform"], name="one_crowd_study_per_round_and_platform"),
+            models.UniqueConstraint(fields=["round", "platform", "activity"], name="one_crowd_study_per_round_platform_and_activity"),
             models.CheckConstraint(condition=Q(required__gte=1), name="crowd_study_required_positive"),
         ]
 
     def __str__(self):
-        return f"{self.get_platform_display()} study of {self.round}"
+        return f"{self.get_platform_display()} study of {self.round} ({self.get_activity_display().lower()})"
 
 
 class CrowdWorker(models.Model):

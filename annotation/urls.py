@@ -26,6 +26,11 @@ urlpatterns = [
     path("crowd/<slug:code>/r<int:number>/<str:platform>/", crowd_views.crowd_entry, name="crowd_entry"),
     path("crowd/<slug:code>/r<int:number>/<str:platform>/progress/", crowd_views.crowd_progress, name="crowd_progress"),
     path("crowd/<slug:code>/r<int:number>/<str:platform>/finish/", crowd_views.crowd_finish, name="crowd_finish"),
+    # One study per platform and activity: the activity names it (the three above, without one, are
+    # the links of studies made when a round had one study per platform; they still work).
+    path("crowd/<slug:code>/r<int:number>/<str:platform>/<str:activity>/", crowd_views.crowd_entry, name="crowd_entry"),
+    path("crowd/<slug:code>/r<int:number>/<str:platform>/<str:activity>/progress/", crowd_views.crowd_progress, name="crowd_progress"),
+    path("crowd/<slug:code>/r<int:number>/<str:platform>/<str:activity>/finish/", crowd_views.crowd_finish, name="crowd_finish"),
     path("my/examples/", htmx_views.my_examples, name="my_examples"),
     path("my/examples/<int:pk>/again", htmx_views.try_again, name="again"),
     path("my/examples/<int:pk>/explain", htmx_views.explain_example, name="explain"),

@@ -10,6 +10,7 @@ from validation.models import Validation
 from community.badges import badges_of
 from community.models import Notification
 from community.models import NotificationPreference, TaskProposal
+from community.proposals import approval_summary
 from community.services import notify, send_digest
 from tasks.models import MLModel, Round
 
@@ -95,7 +96,7 @@ def notify_proposal_decided(proposal_id: int, status: str, revision: int = 1) ->
     if proposal is None:
         return f"proposal {proposal_id}: gone"
     if status == TaskProposal.Status.APPROVED and proposal.task is not None:
-        message = f"Your task proposal '{proposal.name}' was approved: task {proposal.task.code} is yours, with round 1 ready."
+        message = f"Your task proposal '{proposal.name}' was approved: task {proposal.task.code} is yours. {approval_summary(proposal.task)}"
         url = reverse("console:settings", args=[proposal.task.code])
     else:
         said = {TaskProposal.Status.CHANGES_REQUESTED: "sent back for changes", TaskProposal.Status.REJECTED: "rejected"}
@@ -121,5 +122,5 @@ def notify_crowd_completion(session_id: int) -> str:
     else:
         message = f"You finished {where}: submit your assignment on the platform to be paid."
     note = notify(user=session.worker.user, kind=Notification.Kind.STUDY_COMPLETION_CODE, key=f"crowd:{session.pk}",
-                  message=message, url=reverse("annotation:crowd_progress", args=[round.task.code, round.number, study.platform]))
+                  message=message, url=reverse("annotation:crowd_progress", args=[round.task.code, round.number, study.platform, study.activity]))
     return f"crowd session {session_id}: {'notified' if note else 'muted'}"

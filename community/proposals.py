@@ -35,9 +35,9 @@ from tasks.data.definitions import (
     parse_definition,
 )
 from tasks.kinds import KINDS
-from tasks.models import Task
+from tasks.models import Dataset, Task, Upload
 from tasks.data.seed import create_task
-from tasks.services import add_task_owner
+from tasks.services import add_task_owner, round_gaps
 from tasks.data.uploads import store_upload
 
 DECISIONS = {"approve": TaskProposal.Status.APPROVED, "changes": TaskProposal.Status.CHANGES_REQUESTED,
@@ -244,6 +244,37 @@ def _create(proposal: TaskProposal, reviewer) -> Task:
         store_upload(task=task, acting_user=proposal.proposer, file=upload, target="dataset",
                      options={"name": f"{task.code}-first", "split": "", "access": "scoring"})
     return task
+
+
+def approval_summary(task: Task) -> str:
+    """What an approved proposal's task has and what its new owner must add, in sentences (the
+    notification the proposer gets). From the task as it stands: a collecting task's open round,
+    its active contexts and models in the loop (``tasks.services.round_gaps`` names what it still
+    lacks: a model, contexts); a dataset file waiting for its column mapping; an evaluation-only
+    task without scoring datasets."""
+    said = []
+    waiting = task.uploads.filter(status=Upload.Status.MAPPING).count()
+    if waiting:
+        said.append("Your dataset file waits for its column mapping on the console (Contexts & datasets).")
+    round = task.current_round() if task.collecting else None
+    if round is not None and round.status == round.Status.OPEN:
+        contexts = round.contexts.filter(active=True).count()
+        models = round.target_models.count()
+        gaps = round_gaps(round)
+        ready = f"Round {round.number} is open with {contexts} context{'s' if contexts != 1 else ''}"
+        ready += f" and {models} model{'s' if models != 1 else ''} in the loop." if models else "."
+        said.append(ready)
+        if gaps:
+            said.append("Before annotators can write, it needs: " + " ".join(gaps)
+                        + " Add a model on the console's Rounds page (an endpoint model there, or upload or train a model directory).")
+        else:
+            said.append("Annotators can write now.")
+    elif task.collecting:
+        said.append("It has no open round: open one on the console's Rounds page.")
+    elif not task.datasets.filter(access=Dataset.Access.SCORING).exists():
+        said.append("It is an evaluation-only benchmark with no scoring dataset yet: upload one on the console "
+                    "(Contexts & datasets) before models can be ranked.")
+    return " ".join(said)
 
 
 def proposals_of(user):

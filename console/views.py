@@ -157,7 +157,7 @@ def _rounds_page(request, task, form=None, status=200, loop_error=None, endpoint
     candidates = LoopModelForm(task=task).fields["model"].queryset
     return _page(
         request, task, "rounds.html", "rounds", status=status, rounds=[(r, counts[r.pk]) for r in rounds],
-        form=form or OpenRoundForm(task=task), has_open=bool(open_rounds),
+        form=form or OpenRoundForm(task=task), open_round=open_rounds[-1] if open_rounds else None,
         loops=[(r, task_services.round_gaps(r), candidates.exclude(pk__in=[m.pk for m in r.target_models.all()])) for r in open_rounds],
         loop_error=loop_error, next_number=(rounds[0].number + 1) if rounds else 1,
         endpoint_form=endpoint_form or EndpointModelForm(),

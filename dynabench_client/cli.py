@@ -168,9 +168,23 @@ def cmd_tasks(args) -> int:
 
 
 def cmd_download(args) -> int:
+    """Write the round's public rows as JSONL. A round with no row this account may download writes
+    no file (an empty one would pass for data) and says why, with exit 0: nothing went wrong."""
     output = Path(args.output or f"{args.task}-round{args.round}.jsonl")
+    client = _client(args)
     with _bar(args, f"{args.task} round {args.round}", unit="rows") as progress:
-        rows = _client(args).download_round(args.task, args.round, output, progress=progress)
+        rows = client.download_round(args.task, args.round, progress=progress)
+    if not rows:
+        later = "" if client.round(args.task, args.round).get("examples_downloadable") else (
+            "; its validated examples come once the round closes")
+        _say(f"Nothing to download for {args.task} round {args.round}: it has no public dataset items{later}. "
+             f"No file written.")
+        if args.json:
+            _emit(args, {"path": None, "rows": 0}, "")
+        return OK
+    with open(output, "w", encoding="utf-8") as fh:
+        for row in rows:
+            fh.write(json.dumps(row, ensure_ascii=False) + "\n")
     _say(f"{len(rows):,} rows of {args.task} round {args.round} written to {output}.")
     _emit(args, {"path": str(output), "rows": len(rows)}, str(output))
     return OK
@@ -214,8 +228,7 @@ def cmd_check(args) -> int:
         result = _client(args).check_selection(uids, args.task)
     else:
         result = _check(args, _client(args), path)
-    _say(_describe_check(result))
-    _emit(args, result, "ok")
+    _emit(args, result, _describe_check(result))
     return OK
 
 

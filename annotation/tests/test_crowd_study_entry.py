@@ -40,7 +40,7 @@ def test_a_malformed_id_or_an_unknown_study_is_refused(client, prolific):
 
 def test_arrival_logs_in_a_passwordless_pseudonymous_account_and_resumes_it(client, prolific):
     first = client.get(prolific_url(prolific, pid(1), pid("s1")))
-    assert first.status_code == 302 and first.url == reverse("annotation:crowd_progress", args=["sentiment", 1, "prolific"])
+    assert first.status_code == 302 and first.url == reverse("annotation:crowd_progress", args=["sentiment", 1, "prolific", "write"])
     worker = CrowdWorker.objects.get()
     assert worker.user.username == crowd.worker_username("prolific", pid(1)) and not worker.user.has_usable_password()
     assert worker.user.groups.filter(name="annotator").exists() and not worker.user.groups.filter(name="validator").exists()

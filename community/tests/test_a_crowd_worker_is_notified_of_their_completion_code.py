@@ -23,4 +23,4 @@ def test_the_code_reaches_the_notifications(sentiment_task, django_capture_on_co
 
     note = Notification.objects.get(user=session.worker.user)
     assert note.kind == "study_completion_code" and "C0DE42" in note.message
-    assert note.url == "/crowd/sentiment/r1/prolific/progress/"
+    assert note.url == "/crowd/sentiment/r1/prolific/write/progress/"

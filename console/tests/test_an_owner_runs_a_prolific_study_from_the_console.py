@@ -32,7 +32,7 @@ def test_an_owner_creates_a_study_and_a_worker_enters_with_the_pasted_url(client
     body = page.content.decode()
     assert page.status_code == 200 and "secret-prolific-token" not in body
     url = html.unescape(re.search(r'data-entry-url value="([^"]+)"', body).group(1))
-    assert url.startswith("http://testserver/crowd/sentiment/r1/prolific/?PROLIFIC_PID={{%PROLIFIC_PID%}}")
+    assert url.startswith("http://testserver/crowd/sentiment/r1/prolific/write/?PROLIFIC_PID={{%PROLIFIC_PID%}}")
     assert f"token={study.entry_token}" in url and "C0MPLETE" in body and "data-not-ready" in body
 
     saved = client.post(created.url, {"activity": "write", "required": 3, "participant_cap": 50, "completion_code": "C0MPLETE",
@@ -57,7 +57,7 @@ def test_an_mturk_study_shows_its_external_question(client, owner, sentiment_tas
     body = client.get(created.url).content.decode()
     assert "&lt;ExternalQuestion" in body  # shown as text to copy
     question = html.unescape(re.search(r"data-external-question>(.*?)</textarea>", body, re.S).group(1))
-    assert "<ExternalURL>http://testserver/crowd/sentiment/r1/mturk/?token=" in question
+    assert "<ExternalURL>http://testserver/crowd/sentiment/r1/mturk/validate/?token=" in question
 
 
 def test_a_bad_study_form_names_the_fields(client, owner, sentiment_task):

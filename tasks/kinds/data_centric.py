@@ -10,6 +10,9 @@ from tasks.error_codes import TargetErrorCode
 from tasks.kinds.base import register
 from tasks.kinds.classification import LABEL_PROPERTIES, ClassificationSpec
 
+MAX_UNKNOWN_LISTED = 10
+"""A refused selection names at most this many of its uids that are not in the pool (then counts them all)."""
+
 
 _DATA_CENTRIC_PROPERTIES = {
     "data_centric": {
@@ -75,7 +78,9 @@ class DataCentricSpec(ClassificationSpec):
     def check_selection(self, config, uids, pool_uids) -> list[str]:
         """Return the selection (uids of the pool, in the order given) or raise ``RuleError``
         (``bad_selection``, field ``uids``) naming the first offender: not a list of strings, an
-        empty list, a duplicate, more uids than the budget, a uid not in the pool."""
+        empty list, a duplicate, more uids than the budget; or, when every entry is a fresh uid
+        string, the uids not in the pool, each with its entry number (the first
+        ``MAX_UNKNOWN_LISTED``, then how many there are in all), so one round of fixes is enough."""
         budget = self.selection_budget(config)
 
         def refuse(message):
@@ -86,12 +91,21 @@ class DataCentricSpec(ClassificationSpec):
         if len(uids) > budget:
             refuse(f"The selection has {len(uids)} uids, over the budget of {budget}; the first over it is {uids[budget]!r}.")
         seen = set()
+        unknown = []
         for position, uid in enumerate(uids, start=1):
             if not isinstance(uid, str) or not uid:
                 refuse(f"Entry {position} of the selection is not a uid string: {uid!r}.")
             if uid in seen:
                 refuse(f"Entry {position} repeats the uid {uid!r}.")
             if uid not in pool_uids:
-                refuse(f"Entry {position}: {uid!r} is not in the pool '{config['data_centric']['pool']}'.")
+                unknown.append((position, uid))
             seen.add(uid)
+        if unknown:
+            (position, uid), rest = unknown[0], unknown[1:MAX_UNKNOWN_LISTED]
+            message = f"Entry {position}: {uid!r} is not in the pool '{config['data_centric']['pool']}'."
+            if rest:
+                more = len(unknown) - MAX_UNKNOWN_LISTED
+                message += (" Nor are " + ", ".join(f"entry {p}: {u!r}" for p, u in rest)
+                            + (f" and {more:,} more" if more > 0 else "") + f" ({len(unknown):,} unknown uids in all).")
+            refuse(message)
         return list(uids)

@@ -30,7 +30,7 @@ def test_check_then_submit(live_server, researcher, tmp_path):
     unknown = dynabench("submit", "selection", stranger, "--task", "select", **cli)
 
     assert ok.returncode == 0, ok.stderr
-    assert "2 uids of pool would be trained on" in ok.stderr
+    assert ok.stdout.strip() == "OK: 2 uids of pool would be trained on."
     assert over.returncode == 3 and "over the budget of 2" in over.stderr
     assert unknown.returncode == 3 and "not-in-the-pool" in unknown.stderr
     assert not MLModel.objects.exists()

@@ -31,7 +31,7 @@ def test_an_owner_marks_a_decided_example_gold_and_is_told_why_not_otherwise(cli
     assert missing.status_code == 400 and b"has no example 999999" in missing.content
 
     page = client.get(reverse("validation:gold", args=["sentiment"]))
-    assert page.status_code == 200 and f"<td>{decided.pk}</td>".encode() in page.content
+    assert page.status_code == 200 and f'<tr data-gold-example="{decided.pk}">'.encode() in page.content
 
 
 def test_an_owner_sets_pay_and_downloads_the_bonus_files(client, sentiment_task, owner):
