@@ -222,6 +222,17 @@ class OpenEndedSpec(TargetsCheckedAsJudgments, TaskKindSpec):
             return [int(m) for m in output.get("order") or []]
         return sorted({int(t["model_id"]) for t in output.get("transcript", []) if t.get("model_id") is not None})
 
+    def answer_counts(self, config, output):
+        """``{model id: answers}``: a comparison gives each of its two models one answer; a
+        conversation gives its model one answer per assistant turn."""
+        if output.get("mode") == "side_by_side":
+            return {model_id: 1 for model_id in self.answering_models(config, output)}
+        counts: dict[int, int] = {}
+        for turn in output.get("transcript", []):
+            if turn.get("role") == "assistant" and turn.get("model_id") is not None:
+                counts[int(turn["model_id"])] = counts.get(int(turn["model_id"]), 0) + 1
+        return counts
+
     def judged_failures(self, config, target, output):
         """``[(model id, category)]`` the annotator judged failing."""
         if output.get("mode") == "side_by_side":
