@@ -22,7 +22,7 @@ from rest_framework.views import APIView
 
 from dynabench.api import query_bool, query_choice
 from dynabench.roles import has_role
-from leaderboard import preflight, services
+from leaderboard import generative_boards, preflight, services
 from leaderboard.arena_board import cached_arena_board
 from leaderboard.metric_rules import METRICS, MISSING_LEGACY, MISSING_PER_MODEL
 from leaderboard.models import MissingMetric
@@ -401,3 +401,16 @@ class ArenaView(TaskScopedMixin, APIView):
             "failure_rates": board.failures,
             "agreement": {item: dataclasses.asdict(a) for item, a in board.agreement.items()},
         })
+
+
+class GenerativeBoardsView(TaskScopedMixin, APIView):
+    """A task's leaderboards of generative work judged by people (``leaderboard/generative_boards.py``):
+    text-to-image generators ranked by validated unsafe rate, overall and per harm category, with 95%
+    Wilson intervals; chat models' arena ratings and generative vMER. Both lists are empty (``chat``
+    null) for a task whose kind has neither."""
+
+    permission_classes = [AllowAny]
+
+    @extend_schema(summary="Get a task's leaderboards of generative work", parameters=[TASK_CODE], responses={200: OpenApiTypes.OBJECT})
+    def get(self, request, task_code):
+        return Response(_finite(generative_boards.as_data(self.get_task())))

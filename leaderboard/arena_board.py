@@ -96,7 +96,7 @@ class CachedArena:
     computing: bool
 
 
-def _stamp(task) -> str:
+def judgments_stamp(task) -> str:
     """The inputs of the task's board in one string: it changes whenever a validation or an example
     is added, removed or retracted, or the task's settings change."""
     stamp = Validation.objects.filter(example__round__task=task).aggregate(n=Count("id"), last=Max("id"), at=Max("created_at"))
@@ -123,7 +123,7 @@ def cached_arena_board(task) -> CachedArena:
     nothing."""
     _check_arena(task)
     entry = cache.get(_cache_key(task.pk))
-    if entry is not None and entry["stamp"] == _stamp(task):
+    if entry is not None and entry["stamp"] == judgments_stamp(task):
         return CachedArena(board=entry["board"], computed_at=entry["computed_at"], computing=False)
     enqueue_arena_board(task.pk)
     if entry is None:
@@ -138,7 +138,7 @@ def rebuild_arena_board(task_id: int, *, resamples: int = RESAMPLES) -> str:
     task = Task.objects.filter(pk=task_id).first()
     if task is None or not task.spec.conversational:
         return f"task {task_id}: no arena to build"
-    stamp = _stamp(task)
+    stamp = judgments_stamp(task)
     board = compute_arena_board(task, resamples=resamples)
     cache.set(_cache_key(task.pk), {"stamp": stamp, "board": board, "computed_at": timezone.now()}, timeout=None)
     return f"arena of {task.code}: {board.battles} battles, {len(board.models)} models"
