@@ -285,10 +285,6 @@ class TaskKindSpec:
         """Ids of the models whose answers a person judged in this example (the generative vMER's denominator)."""
         return []
 
-    def answer_counts(self, config: dict, output: dict) -> dict[int, int]:
-        """``{model id: answers it gave}`` in this example; by default one per answering model."""
-        return {model_id: 1 for model_id in self.answering_models(config, output)}
-
     def judged_failures(self, config: dict, target: dict, output: dict) -> list[tuple[int, str]]:
         """``[(model id, failure category)]`` that the judgment ``target`` marks failing."""
         return []
