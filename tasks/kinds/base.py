@@ -120,14 +120,11 @@ class TaskKindSpec:
     perf_metrics: tuple[str, ...] = ()
     """The metrics ``score`` returns that a config may name as ``perf_metric``."""
     collects_without_model: bool = False
-    """True when a round of this kind may collect examples with no model in the loop (the owner's
-    explicit "collect without a model" when opening it, ``tasks.services.open_round``). No kind
-    does today: every kind's create page asks the model in the loop for its answer."""
+    """True when a round may collect with no model in the loop (``tasks.services.open_round``); no kind does."""
     submissions: tuple[str, ...] = ("model", "predictions", "endpoint")
     """What participants submit to the leaderboard: ``model`` (a Hugging Face directory),
     ``predictions`` (a predictions file) and/or ``selection`` (a list of pool uids that the
     platform trains its fixed recipe on, ``DataCentricSpec``)."""
-
     takes_endpoints: bool = True
     """True when a model behind an OpenAI-compatible endpoint can answer this kind (``tasks/loop/endpoints/``):
     the spec turns the model input into messages (``endpoint_messages``) and the text of the answer into
@@ -140,10 +137,13 @@ class TaskKindSpec:
     generates_images: bool = False
     """True when the model in the loop is an image generator whose images the annotator judges
     (``text_to_image.py``): the create page is ``annotation/t2i_views.py``'s."""
-
     conversational: bool = False
     """True when annotators talk with the model (turns streamed, then a judgment: ``annotation/chat.py``)
     instead of writing one example against it on the create page."""
+
+    def answers_wanted(self, config: dict) -> int:
+        """How many answers (the annotator's, then validators' own) an example's target may hold; 0: none."""
+        return 0
 
     def checked_item_fields(self, config: dict) -> list[str]:
         """Fields of a dataset item's input that a predictions-file line may repeat and must then

@@ -32,6 +32,7 @@ DEFAULT_VQA_THRESHOLD = 0.3
 """VQA accuracy below which the model counts as fooled when the config does not say: 0.3 is the
 accuracy of an answer one of VQA's ten people gave; an answer matching a lone annotator's scores 1/3."""
 MAX_ANSWER_CHARS = 200
+DEFAULT_VQA_ANSWERS = 10
 
 
 def vqa_threshold(config: dict) -> float:
@@ -63,7 +64,9 @@ class VisualQuestionAnsweringSpec(TaskKindSpec):
     Config: one context field of ``"type": "image"`` and one input field (the question);
     ``model_inputs`` is ``[image field, question field]``; ``model_wrong`` ``{"rule":
     "vqa_accuracy_below", "threshold": 0.3}``; ``perf_metric`` ``vqa_accuracy``; optionally
-    ``vqa_version`` (``"2021"``, the default, or ``"2016"``: ``tasks.metrics.vqa``). Target
+    ``vqa_version`` (``"2021"``, the default, or ``"2016"``: ``tasks.metrics.vqa``) and
+    ``vqa_answers`` (how many answers an example keeps: the annotator's, then validators' own;
+    default 10). Target
     ``{"answers": [text, ...]}``: every person's answer (the annotator's on the platform; an
     imported dataset may carry VQA's ten). Model output ``{"answer": text, "score": float | None}``.
     The model is wrong when the VQA accuracy of its answer against the target is below the
@@ -80,7 +83,7 @@ class VisualQuestionAnsweringSpec(TaskKindSpec):
     architecture_suffix = "ForQuestionAnswering"
     predictor_class = "tasks.loop.vision.VisualQuestionAnsweringPredictor"
     processor_files = ("processor_config.json", "preprocessor_config.json")
-    config_properties = {"vqa_version": {"enum": list(VERSIONS)}}
+    config_properties = {"vqa_version": {"enum": list(VERSIONS)}, "vqa_answers": {"type": "integer", "minimum": 1, "maximum": 50}}
     model_wrong_rule = "vqa_accuracy_below"
     perf_metrics = ("vqa_accuracy",)
 
@@ -149,6 +152,11 @@ class VisualQuestionAnsweringSpec(TaskKindSpec):
         if optional and not answer.strip():
             return None
         return {"answers": [answer]}
+
+    def answers_wanted(self, config):
+        """The answers an example keeps, the annotator's first, then validators' own
+        (``config["vqa_answers"]``, default ``DEFAULT_VQA_ANSWERS``: VQA's ten per question)."""
+        return int(config.get("vqa_answers", DEFAULT_VQA_ANSWERS))
 
     def form_initial(self, target):
         return {"answer": (target.get("answers") or [""])[0]}
