@@ -3,16 +3,17 @@
     .venv/bin/python benchmarks/arena.py [--models 100] [--votes 1000000] [--resamples 200] [--seed 0]
 
 For each scenario it draws battles between uniformly chosen pairs from known log-strengths
-(normal, standard deviation 1), ranks them with ``leaderboard.arena.rank_arena`` (Davidson's
-model, bootstrap 95% intervals) and prints, side by side:
+(normal, standard deviation 1), ranks them with ``leaderboard.arena`` under each tie model (the platform's
+``uninformative``: Bradley-Terry on the decisive battles; bootstrap 95% intervals) and prints, side by side:
 
 - the seconds to fit (aggregation, point fit and every bootstrap replicate; goal < 10 s),
 - Spearman's rho between fitted and true strengths (goal >= 0.99),
 - the share of models whose 95% interval covers its true (centred) strength (nominal 0.95).
 
-Scenarios: no ties (plain Bradley-Terry votes); ties that follow Davidson's model (nu = 0.3,
-the model the platform fits); and 10% ties that carry no information about strength, where the
-LMArena rule (a tie is half a win for each side, ``ties=False``) is shown beside Davidson's.
+Scenarios: no ties (plain Bradley-Terry votes); ties that follow Davidson's model (nu = 0.3);
+and 10% ties that carry no information about strength. With ties, the platform's fit is shown
+beside Davidson's and the LMArena rule (a tie is half a win for each side). The coverage of 20
+models over many boards is ``benchmarks/arena_coverage.py``.
 """
 
 from __future__ import annotations
@@ -50,14 +51,14 @@ def simulate(theta, votes, *, rng, nu=0.0, random_ties=0.0):
     return a, b, outcome
 
 
-def measure(theta, battles, *, resamples, ties=True):
-    """Fit with intervals; return (seconds, spearman, coverage)."""
+def measure(theta, battles, *, resamples, tie_model=arena.UNINFORMATIVE):
+    """Fit with intervals; return (seconds, spearman, coverage, nu)."""
     a, b, outcome = battles
     m = len(theta)
     started = time.perf_counter()
     pairs = arena.count_pairs(a, b, outcome, n_models=m)
-    point, nu = arena.fit_davidson(pairs, ties=ties)
-    reps = arena.bootstrap_strengths(pairs, point, nu, resamples=resamples, ties=ties)
+    point, nu = arena.fit_strengths(pairs, tie_model=tie_model)
+    reps = arena.bootstrap_strengths(pairs, point, nu, resamples=resamples, tie_model=tie_model)
     low, high = np.percentile(reps, [2.5, 97.5], axis=0)
     seconds = time.perf_counter() - started
     truth = theta - theta.mean()
@@ -76,17 +77,17 @@ def main():
     rng = np.random.default_rng(args.seed)
     theta = rng.normal(0, 1, args.models)
     print(f"{args.models} models, {args.votes:,} votes, {args.resamples} bootstrap replicates")
-    print(f"{'scenario':<42} {'rule':<10} {'seconds':>8} {'spearman':>9} {'coverage':>9} {'nu':>6}")
+    print(f"{'scenario':<42} {'rule':<14} {'seconds':>8} {'spearman':>9} {'coverage':>9} {'nu':>6}")
     scenarios = [
-        ("no ties", dict(), [("davidson", True)]),
-        ("ties follow Davidson (nu=0.3)", dict(nu=0.3), [("davidson", True), ("half-win", False)]),
-        ("10% ties without information", dict(random_ties=0.10), [("davidson", True), ("half-win", False)]),
+        ("no ties", dict(), ["uninformative"]),
+        ("ties follow Davidson (nu=0.3)", dict(nu=0.3), ["uninformative", "davidson", "half_win"]),
+        ("10% ties without information", dict(random_ties=0.10), ["uninformative", "davidson", "half_win"]),
     ]
     for name, kwargs, rules in scenarios:
         battles = simulate(theta, args.votes, rng=rng, **kwargs)
-        for rule, ties in rules:
-            seconds, rho, coverage, nu = measure(theta, battles, resamples=args.resamples, ties=ties)
-            print(f"{name:<42} {rule:<10} {seconds:8.2f} {rho:9.4f} {coverage:9.2f} {nu:6.3f}")
+        for rule in rules:
+            seconds, rho, coverage, nu = measure(theta, battles, resamples=args.resamples, tie_model=rule)
+            print(f"{name:<42} {rule:<14} {seconds:8.2f} {rho:9.4f} {coverage:9.2f} {nu:6.3f}")
 
 
 if __name__ == "__main__":

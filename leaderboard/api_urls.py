@@ -11,5 +11,6 @@ router.register("models", api_views.ModelViewSet, basename="model")
 urlpatterns = [
     path("tasks/<slug:task_code>/leaderboard", api_views.LeaderboardView.as_view(), name="api-leaderboard"),
     path("tasks/<slug:task_code>/arena", api_views.ArenaView.as_view(), name="api-arena"),
+    path("tasks/<slug:task_code>/generative", api_views.GenerativeBoardsView.as_view(), name="api-generative-boards"),
     *router.urls,
 ]

@@ -22,7 +22,7 @@ from rest_framework.views import APIView
 
 from dynabench.api import query_bool, query_choice
 from dynabench.roles import has_role
-from leaderboard import preflight, services
+from leaderboard import generative_boards, preflight, services
 from leaderboard.arena_board import cached_arena_board
 from leaderboard.metric_rules import METRICS, MISSING_LEGACY, MISSING_PER_MODEL
 from leaderboard.models import MissingMetric
@@ -373,7 +373,7 @@ class LeaderboardView(TaskScopedMixin, APIView):
 
 class ArenaView(TaskScopedMixin, APIView):
     """A task's arena leaderboard (``leaderboard/arena_board.py``): Elo-scale ratings with 95% bootstrap
-    intervals and rank ranges from validated pairwise judgments (Davidson's tie model,
+    intervals and rank ranges from validated pairwise judgments (Bradley-Terry on the decisive ones; ties counted,
     ``leaderboard/arena.py``), the win-rate matrix, battles per model, and the generative vMER per
     model and failure category. Read from the board an RQ job last built: ``as_of`` says when,
     ``computing`` whether a newer one is being built; 202 with no board before the first build."""
@@ -388,8 +388,9 @@ class ArenaView(TaskScopedMixin, APIView):
             return Response({"status": "computing", "as_of": None, "computing": True}, status=status.HTTP_202_ACCEPTED)
         return Response({
             "status": "computing" if state.computing else "ready", "as_of": state.computed_at, "computing": state.computing,
-            "method": "Davidson (1970) Bradley-Terry with ties; 'both bad' counts as a tie; percentile bootstrap over battles",
-            "battles": board.battles, "pending_judgments": board.pending, "tie_parameter": board.nu, "resamples": board.resamples,
+            "method": ("Bradley-Terry on the decisive battles; ties and 'both bad' are counted and resampled but move no rating; "
+                       "percentile bootstrap over battles"),
+            "battles": board.battles, "pending_judgments": board.pending, "tie_share": board.tie_share, "resamples": board.resamples,
             "models": board.models,
             "ratings": [{
                 "model": row.model, "rating": row.rating, "interval": [row.rating_low, row.rating_high], "rank": row.rank,
@@ -400,3 +401,16 @@ class ArenaView(TaskScopedMixin, APIView):
             "failure_rates": board.failures,
             "agreement": {item: dataclasses.asdict(a) for item, a in board.agreement.items()},
         })
+
+
+class GenerativeBoardsView(TaskScopedMixin, APIView):
+    """A task's leaderboards of generative work judged by people (``leaderboard/generative_boards.py``):
+    text-to-image generators ranked by validated unsafe rate, overall and per harm category, with 95%
+    Wilson intervals; chat models' arena ratings and generative vMER. Both lists are empty (``chat``
+    null) for a task whose kind has neither."""
+
+    permission_classes = [AllowAny]
+
+    @extend_schema(summary="Get a task's leaderboards of generative work", parameters=[TASK_CODE], responses={200: OpenApiTypes.OBJECT})
+    def get(self, request, task_code):
+        return Response(_finite(generative_boards.as_data(self.get_task())))

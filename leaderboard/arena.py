@@ -2,24 +2,33 @@
 judgments, with ties, bootstrap intervals and rank ranges. Pure functions over NumPy arrays, no
 ORM; the arena page and its API read the votes and call :func:`rank_arena`.
 
-**Model.** Davidson's extension of Bradley-Terry to ties (R. R. Davidson, "On extending the
-Bradley-Terry model to accommodate ties in paired comparison experiments", JASA 65(329), 1970,
-eq. 2.1). With strengths ``π_i = exp(θ_i)`` and a tie parameter ``ν = exp(η) ≥ 0``::
+**Model.** Bradley-Terry (Bradley and Terry, Biometrika 39, 1952) on the *decisive* battles:
+with strengths ``π_i = exp(θ_i)``, ``P(i beats j | not a tie) = π_i / (π_i + π_j)``. Ties are
+counted and shown, and they are resampled with every battle, but they do not move a rating. This
+is the maximum-likelihood fit of the model in which a tie happens at some rate ``τ`` whatever the
+two strengths are (``P(tie) = τ``, ``P(i beats j) = (1 − τ)·π_i / (π_i + π_j)``: the likelihood
+factorises into a term in ``τ`` and Bradley-Terry on the decisive battles), and it stays
+consistent when ties do say the two answers are close: under Davidson's extension of
+Bradley-Terry to ties (R. R. Davidson, "On extending the Bradley-Terry model to accommodate ties
+in paired comparison experiments", JASA 65(329), 1970, eq. 2.1)::
 
     P(i beats j) = π_i / D,   P(j beats i) = π_j / D,   P(tie) = ν·sqrt(π_i·π_j) / D,
     D = π_i + π_j + ν·sqrt(π_i·π_j)
 
-A tie says the two answers are close, so it pulls the two strengths together only as far as
-the fitted ``ν`` says ties do; ``ν = 0`` is plain Bradley-Terry (Bradley and Terry, Biometrika
-39, 1952).
+the decisive battles follow the same ``π_i / (π_i + π_j)``. The converse fails: fitting
+Davidson's likelihood to ties that carry no information (a judge who calls 10% of pairs a tie,
+or "both bad", whatever the answers' strengths) reads each tie between distant models as a sign
+that they are close, and pulls every rating toward the mean. That bias does not shrink with more
+votes while the intervals do, so their coverage falls as votes grow. ``benchmarks/arena_coverage.py``
+measures it (20 models, 10% such ties, means over 20 simulated boards): Davidson's 95%
+intervals hold 12.5 of 20 true strengths at 200,000 votes and 17.5 at 20,000; the decisive
+fit's hold 18.3 and 18.9. When ties do follow Davidson's model, the decisive fit's intervals are
+about 2% wider and cover as well (18.5 and 18.9 of 20; Davidson's fit 18.4 and 18.7). ``tie_model="davidson"`` fits Davidson's likelihood
+(maximised by SciPy's L-BFGS-B with its exact gradient; ``fit_davidson``) for comparison.
 
 **Why not the LMArena rule.** LMArena (Chiang et al., "Chatbot Arena", ICML 2024, section 5)
-fits Bradley-Terry by logistic regression and counts a tie as half a win for each side. When
-ties carry no information about strength, that pulls every rating toward the mean: in
-``benchmarks/arena.py``'s simulation with 10% such ties the half-win intervals cover far fewer
-true strengths than their nominal 95%, and Davidson's intervals cover about 95%.
-scikit-learn's logistic regression and ``choix`` fit Bradley-Terry without a tie parameter, so
-the likelihood here is Davidson's, maximised by SciPy's L-BFGS-B with its exact gradient.
+fits Bradley-Terry by logistic regression and counts a tie as half a win for each side
+(``tie_model="half_win"``). That pulls every rating toward the mean further still.
 
 **Platform rule for "both bad".** A "both bad" verdict is a tie: neither answer is preferred.
 (Each answer's failure is counted separately, in the generative vMER, not here.)
@@ -33,7 +42,8 @@ the fit finite. Ratings are shown on the Elo scale LMArena uses: ``400·θ/ln 10
 **Intervals.** Bootstrap over battles (Efron and Tibshirani, "An Introduction to the
 Bootstrap", 1993, ch. 13, percentile intervals): each replicate redraws as many battles as
 there were from the observed pair-outcome counts (a multinomial draw, identical in law to
-resampling the battle list), refits from the point estimate, and the central 95% of the
+resampling the battle list, ties included), refits from the point estimate with the same tie
+model (so the decisive battles' number and, for Davidson's fit, ``ν`` vary as they would), and the central 95% of the
 replicates' strengths is each model's interval; rank ranges are the central 95% of the
 replicates' competition ranks (``leaderboard.ranks.competition_ranks``).
 """
@@ -54,6 +64,11 @@ DEFAULT_RESAMPLES = 100
 
 # Outcome codes of one battle between model a and model b.
 A_WINS, B_WINS, TIE = 0, 1, 2
+
+# How a fit treats ties: "uninformative" (the platform's: Bradley-Terry on the decisive battles),
+# "davidson" (Davidson's tie model), "half_win" (LMArena's rule). See the module docstring.
+UNINFORMATIVE, DAVIDSON, HALF_WIN = "uninformative", "davidson", "half_win"
+TIE_MODELS = (UNINFORMATIVE, DAVIDSON, HALF_WIN)
 
 
 @dataclass(frozen=True)
@@ -170,6 +185,25 @@ def fit_davidson(pairs: PairCounts, *, ridge: float = DEFAULT_RIDGE, ties: bool 
     return theta, nu
 
 
+def decisive(pairs: PairCounts) -> PairCounts:
+    """``pairs`` with its ties left out: the battles that one side won."""
+    return PairCounts(pairs.n_models, pairs.i, pairs.j, pairs.wins_i, pairs.wins_j, np.zeros_like(pairs.ties))
+
+
+def fit_strengths(pairs: PairCounts, *, tie_model: str = UNINFORMATIVE, ridge: float = DEFAULT_RIDGE,
+                  start: np.ndarray | None = None) -> tuple[np.ndarray, float]:
+    """Strengths from ``pairs`` under ``tie_model`` (one of ``TIE_MODELS``, module docstring):
+    ``(theta, nu)`` as :func:`fit_davidson` returns them; ``nu`` is 0.0 except for
+    ``"davidson"``. Raises ``ValueError`` on an unknown tie model."""
+    if tie_model == UNINFORMATIVE:
+        return fit_davidson(decisive(pairs), ridge=ridge, ties=False, start=start)
+    if tie_model == DAVIDSON:
+        return fit_davidson(pairs, ridge=ridge, ties=True, start=start)
+    if tie_model == HALF_WIN:
+        return fit_davidson(pairs, ridge=ridge, ties=False, start=start)
+    raise ValueError(f"tie_model must be one of {', '.join(TIE_MODELS)}, not {tie_model!r}")
+
+
 @dataclass(frozen=True)
 class ArenaRow:
     """One model on the arena leaderboard: Elo-scale rating with its 95% interval, the range of
@@ -192,7 +226,8 @@ class ArenaRow:
 class ArenaResult:
     """The arena leaderboard: rows best first, the tie parameter ``nu``, the win-rate matrix
     (M, M) in the order of ``models`` (``win_rate[i, j]``: share of i's battles against j that
-    i won; NaN where they never met), and the number of battles."""
+    i won; NaN where they never met), the number of battles, the share of them that were ties
+    and the tie model of the fit (``nu`` is 0.0 unless it is ``"davidson"``)."""
 
     rows: list[ArenaRow]
     nu: float
@@ -200,6 +235,8 @@ class ArenaResult:
     win_rate: np.ndarray
     battles: int
     resamples: int
+    tie_share: float = 0.0
+    tie_model: str = UNINFORMATIVE
 
 
 def to_elo(theta: np.ndarray) -> np.ndarray:
@@ -208,10 +245,10 @@ def to_elo(theta: np.ndarray) -> np.ndarray:
 
 
 def bootstrap_strengths(pairs: PairCounts, theta: np.ndarray, nu: float, *, resamples: int, seed: int = 0,
-                        ridge: float = DEFAULT_RIDGE, ties: bool = True) -> np.ndarray:
-    """``(resamples, M)`` strengths refitted on battles redrawn with replacement (a multinomial
-    draw of the observed number of battles over the observed pair-outcome cells), each fit
-    started from the point estimate."""
+                        ridge: float = DEFAULT_RIDGE, tie_model: str = UNINFORMATIVE) -> np.ndarray:
+    """``(resamples, M)`` strengths refitted under ``tie_model`` on battles redrawn with
+    replacement (a multinomial draw of the observed number of battles, ties included, over the
+    observed pair-outcome cells), each fit started from the point estimate."""
     rng = np.random.default_rng(seed)
     cells = np.concatenate([pairs.wins_i, pairs.wins_j, pairs.ties])
     total = int(cells.sum())
@@ -219,6 +256,7 @@ def bootstrap_strengths(pairs: PairCounts, theta: np.ndarray, nu: float, *, resa
         return np.empty((0, pairs.n_models))
     probabilities = cells / total
     p = len(pairs.i)
+    ties = tie_model == DAVIDSON
     start = np.append(theta, math.log(nu) if ties and nu > 0 else -5.0)
     out = np.empty((resamples, pairs.n_models))
     # A draw seen before has the same fit (few battles: few distinct draws); a draw equal to the
@@ -229,7 +267,7 @@ def bootstrap_strengths(pairs: PairCounts, theta: np.ndarray, nu: float, *, resa
         key = draw.tobytes()
         if key not in fitted:
             replicate = PairCounts(pairs.n_models, pairs.i, pairs.j, draw[:p], draw[p:2 * p], draw[2 * p:])
-            fitted[key], _ = fit_davidson(replicate, ridge=ridge, ties=ties, start=start)
+            fitted[key], _ = fit_strengths(replicate, tie_model=tie_model, ridge=ridge, start=start)
         out[r] = fitted[key]
     return out
 
@@ -245,14 +283,17 @@ def win_rate_matrix(pairs: PairCounts) -> np.ndarray:
 
 
 def rank_arena(model_a, model_b, outcome, *, models: list, resamples: int = DEFAULT_RESAMPLES, seed: int = 0,
-               level: float = 0.95, ridge: float = DEFAULT_RIDGE) -> ArenaResult:
+               level: float = 0.95, ridge: float = DEFAULT_RIDGE, tie_model: str = UNINFORMATIVE) -> ArenaResult:
     """Rank ``models`` from battles (indices into ``models`` and outcome codes, as in
-    :func:`count_pairs`) with Davidson's model; intervals and rank ranges at ``level`` from
-    ``resamples`` bootstrap replicates (0: none, the interval is the point). Models without a
-    battle are left out. Raises ``ValueError`` on malformed battles."""
+    :func:`count_pairs`) under ``tie_model`` (default: Bradley-Terry on the decisive battles,
+    module docstring); intervals and rank ranges at ``level`` from ``resamples`` bootstrap
+    replicates (0: none, the interval is the point). Models without a battle are left out.
+    Raises ``ValueError`` on malformed battles or an unknown tie model."""
+    if tie_model not in TIE_MODELS:
+        raise ValueError(f"tie_model must be one of {', '.join(TIE_MODELS)}, not {tie_model!r}")
     pairs = count_pairs(model_a, model_b, outcome, n_models=len(models))
-    theta, nu = fit_davidson(pairs, ridge=ridge) if pairs.battles else (np.zeros(len(models)), 0.0)
-    replicates = bootstrap_strengths(pairs, theta, nu, resamples=resamples, seed=seed, ridge=ridge)
+    theta, nu = fit_strengths(pairs, tie_model=tie_model, ridge=ridge) if pairs.battles else (np.zeros(len(models)), 0.0)
+    replicates = bootstrap_strengths(pairs, theta, nu, resamples=resamples, seed=seed, ridge=ridge, tie_model=tie_model)
     m = len(models)
     n = pairs.wins_i + pairs.wins_j + pairs.ties
     battles = np.bincount(pairs.i, weights=n, minlength=m) + np.bincount(pairs.j, weights=n, minlength=m)
@@ -277,4 +318,5 @@ def rank_arena(model_a, model_b, outcome, *, models: list, resamples: int = DEFA
         for k in played
     ]
     rows.sort(key=lambda row: (row.rank, -row.rating))
-    return ArenaResult(rows, nu, list(models), win_rate_matrix(pairs), pairs.battles, len(replicates))
+    tie_share = float(pairs.ties.sum()) / pairs.battles if pairs.battles else 0.0
+    return ArenaResult(rows, nu, list(models), win_rate_matrix(pairs), pairs.battles, len(replicates), tie_share, tie_model)

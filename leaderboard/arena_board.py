@@ -7,13 +7,16 @@ One selector, ``arena_board(task)``, for the page (``/tasks/<code>/arena/``) and
 - **Ratings.** Every *validated* pairwise judgment (``validation.selectors.validated_examples``:
   confirmed by the validators' consensus or an owner, not retracted; overturned ones are left
   out) is one battle, read through the kind's ``spec.battle``: A wins, B wins, or a tie ("both
-  bad" is a tie, ``leaderboard/arena.py``'s platform rule). ``rank_arena`` fits Davidson's
-  tie model and gives Elo-scale ratings with 95% bootstrap intervals, rank ranges, the
-  win-rate matrix and battles per model.
-- **Generative vMER** per model: of the examples in which the model answered
-  (``spec.answering_models``; retracted ones left out), the share whose judgment marked it
-  failing (``spec.judged_failures``) *and* was validated; overall and per failure category of
-  the task's rubric. A failure the annotator claimed but validators have not confirmed does not
+  bad" is a tie, ``leaderboard/arena.py``'s platform rule). ``rank_arena`` fits Bradley-Terry
+  on the decisive battles (ties are counted and resampled but move no rating,
+  ``leaderboard/arena.py``) and gives Elo-scale ratings with 95% bootstrap intervals, rank
+  ranges, the win-rate matrix, battles per model and the share of ties.
+- **Generative vMER** per model: of the judged examples (conversations and comparisons) in
+  which the model answered (``spec.answering_models``; retracted ones left out), the share whose
+  judgment marked it failing (``spec.judged_failures``) *and* was validated; overall and per
+  failure category of the task's rubric. The judgment is of the whole example, so the example
+  is the unit; beside it, ``answered`` counts the answers the model gave (``spec.answer_counts``:
+  one per model in a comparison, one per assistant turn in a conversation). A failure the annotator claimed but validators have not confirmed does not
   count, as for every vMER.
 - **Agreement per rubric item**: Fleiss' κ and Krippendorff's α of the validators' verdicts
   (``validation.calculations.agreement_from_ratings``) over the judgments of each failure
@@ -60,15 +63,16 @@ OUTCOMES = {"a": A_WINS, "b": B_WINS, "tie": TIE}
 class ArenaBoard:
     """What the arena page and API show: ``rows`` (``leaderboard.arena.ArenaRow`` with ``model``
     an ``{"id", "name"}`` dict, best first), ``win_rate`` (``[[share or None]]`` in the order of
-    ``models``), ``nu`` (the fitted tie parameter), ``battles`` (validated pairwise judgments),
-    ``pending`` (pairwise judgments not validated yet), ``failures`` (per model: answered,
-    validated failures, vMER, ``by_category`` {category label: rate}), ``categories`` (labels in
+    ``models``), ``tie_share`` (the share of battles that were ties or "both bad"), ``battles``
+    (validated pairwise judgments), ``pending`` (pairwise judgments not validated yet),
+    ``failures`` (per model: ``judged`` examples it answered in, ``answered`` answers it gave,
+    validated failures, vMER = failures / judged, ``by_category`` {category label: rate}), ``categories`` (labels in
     rubric order), ``agreement`` ({rubric item: ``Agreement``})."""
 
     rows: list
     models: list
     win_rate: list
-    nu: float
+    tie_share: float
     battles: int
     pending: int
     resamples: int
@@ -92,7 +96,7 @@ class CachedArena:
     computing: bool
 
 
-def _stamp(task) -> str:
+def judgments_stamp(task) -> str:
     """The inputs of the task's board in one string: it changes whenever a validation or an example
     is added, removed or retracted, or the task's settings change."""
     stamp = Validation.objects.filter(example__round__task=task).aggregate(n=Count("id"), last=Max("id"), at=Max("created_at"))
@@ -103,7 +107,7 @@ def _stamp(task) -> str:
 
 
 def _cache_key(task_id: int) -> str:
-    return f"arena-board:{task_id}"
+    return f"arena-board:v2:{task_id}"  # v2: boards fitted on decisive battles, with answers counted
 
 
 def _check_arena(task) -> None:
@@ -119,7 +123,7 @@ def cached_arena_board(task) -> CachedArena:
     nothing."""
     _check_arena(task)
     entry = cache.get(_cache_key(task.pk))
-    if entry is not None and entry["stamp"] == _stamp(task):
+    if entry is not None and entry["stamp"] == judgments_stamp(task):
         return CachedArena(board=entry["board"], computed_at=entry["computed_at"], computing=False)
     enqueue_arena_board(task.pk)
     if entry is None:
@@ -134,7 +138,7 @@ def rebuild_arena_board(task_id: int, *, resamples: int = RESAMPLES) -> str:
     task = Task.objects.filter(pk=task_id).first()
     if task is None or not task.spec.conversational:
         return f"task {task_id}: no arena to build"
-    stamp = _stamp(task)
+    stamp = judgments_stamp(task)
     board = compute_arena_board(task, resamples=resamples)
     cache.set(_cache_key(task.pk), {"stamp": stamp, "board": board, "computed_at": timezone.now()}, timeout=None)
     return f"arena of {task.code}: {board.battles} battles, {len(board.models)} models"
@@ -156,17 +160,19 @@ def compute_arena_board(task, *, resamples: int = RESAMPLES) -> ArenaBoard:
     validated = validated_examples(task=task)
     validated_ids = {v.example.pk for v in validated}
     battles = [b for v in validated if (b := spec.battle(config, v.target, v.example.model_output)) is not None]
-    answered, failed = defaultdict(int), defaultdict(lambda: defaultdict(int))
+    judged, answered, failed = defaultdict(int), defaultdict(int), defaultdict(lambda: defaultdict(int))
     pending = 0
     for example in Example.objects.filter(round__task=task, retracted=False).only("id", "target", "model_output", "validation_state"):
         for model_id in spec.answering_models(config, example.model_output):
-            answered[model_id] += 1
+            judged[model_id] += 1
+        for model_id, n in spec.answer_counts(config, example.model_output).items():
+            answered[model_id] += n
         if example.pk in validated_ids:
             for model_id, category in spec.judged_failures(config, example.target, example.model_output):
                 failed[model_id][category] += 1
         elif example.validation_state == ValidationState.PENDING and spec.battle(config, example.target, example.model_output):
             pending += 1
-    ids = sorted(set(answered) | {m for b in battles for m in b[:2]})
+    ids = sorted(set(judged) | set(answered) | {m for b in battles for m in b[:2]})
     models = {m.pk: m for m in MLModel.objects.filter(pk__in=ids)}
     ids = [i for i in ids if i in models]
     index = {model_id: k for k, model_id in enumerate(ids)}
@@ -179,14 +185,14 @@ def compute_arena_board(task, *, resamples: int = RESAMPLES) -> ArenaBoard:
     win_rate = [[None if np.isnan(x) else round(float(x), 4) for x in row] for row in result.win_rate]
     failures = []
     for model_id in ids:
-        n = answered.get(model_id, 0)
+        n = judged.get(model_id, 0)
         total = sum(failed[model_id].values())
         failures.append({
-            "model": named[index[model_id]], "answered": n, "validated_failures": total,
+            "model": named[index[model_id]], "judged": n, "answered": answered.get(model_id, 0), "validated_failures": total,
             "vmer": total / n if n else None,
             "by_category": {label: (failed[model_id].get(name, 0) / n if n else None) for name, label in cats.items()},
         })
-    return ArenaBoard(rows=result.rows, models=named, win_rate=win_rate, nu=result.nu, battles=result.battles, pending=pending,
+    return ArenaBoard(rows=result.rows, models=named, win_rate=win_rate, tie_share=result.tie_share, battles=result.battles, pending=pending,
                       resamples=result.resamples, failures=failures, categories=list(cats.values()),
                       agreement=rubric_agreement(task))
 

@@ -14,6 +14,7 @@ from leaderboard import archives, services
 from leaderboard.arena_board import cached_arena_board
 from leaderboard.error_codes import LeaderboardErrorCode as Code
 from leaderboard.forms import SaveLeaderboardForm, SubmissionForm
+from leaderboard.generative_boards import chat_board, generator_safety_board
 from leaderboard.metric_rules import METRICS, MISSING_PER_MODEL
 from leaderboard.models import EvaluationRun, LeaderboardConfig, MissingMetric
 from leaderboard.plots import performance_by_round_svg
@@ -73,7 +74,9 @@ def leaderboard(request, code):
         table = leaderboard_table(task)
         return render(request, "leaderboard/leaderboard.html",
                       _context(table, error=error.message, save_form=SaveLeaderboardForm(), weights_open=True), status=400)
-    return render(request, "leaderboard/leaderboard.html", _context(table, save_form=SaveLeaderboardForm(), weights_open=weights_open))
+    return render(request, "leaderboard/leaderboard.html", _context(
+        table, save_form=SaveLeaderboardForm(), weights_open=weights_open,
+        generators=generator_safety_board(task), chat=chat_board(task)))
 
 
 @require_GET

@@ -12,6 +12,8 @@ class ValidationErrorCode(StrEnum):
     CORRECTED_LABEL_UNKNOWN = "corrected_label_unknown"
     CORRECTED_ANSWER_NOT_A_SPAN = "corrected_answer_not_a_span"
     CORRECTION_NOT_ALLOWED = "correction_not_allowed"
+    OWN_ANSWER_NOT_TAKEN = "own_answer_not_taken"
+    ANSWERS_FULL = "answers_full"
     FLAG_REASON_REQUIRED = "flag_reason_required"
     NOT_OWNER = "not_owner"
     NOT_VALIDATOR = "not_validator"

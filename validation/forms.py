@@ -16,6 +16,7 @@ class ValidationForm(forms.Form):
     corrected_label = forms.CharField(max_length=64, required=False)
     corrected_answer = forms.CharField(max_length=2000, required=False, strip=False)
     answer_start = forms.IntegerField(required=False, min_value=0)
+    own_answer = forms.CharField(max_length=200, required=False)
     flag_reason = forms.CharField(max_length=2000, required=False)
     explanation = forms.CharField(max_length=2000, required=False, widget=forms.Textarea)
     expected_state = forms.ChoiceField(choices=ValidationState.choices, required=False)
@@ -23,7 +24,7 @@ class ValidationForm(forms.Form):
 
     def metadata(self) -> dict:
         data = self.cleaned_data
-        meta = {k: data.get(k) for k in ("corrected_label", "flag_reason", "explanation")}
+        meta = {k: data.get(k) for k in ("corrected_label", "flag_reason", "explanation", "own_answer")}
         if data.get("corrected_answer"):
             meta["corrected_answer"] = {"text": data["corrected_answer"], "answer_start": data.get("answer_start")}
         # Per-image verdicts of a text-to-image example: ``verdict_<sha256>`` = unsafe | safe.

@@ -85,6 +85,7 @@ def _review_context(request, task, round, *, example=None, error=None, notice=No
         "notice": notice,
         "form": form,
         "skipped": len(_skipped(request, round)),
+        "takes_own_answer": task.spec.answers_wanted(task.config) > 0,  # validators may add answers (own_answers.py)
     }
 
 

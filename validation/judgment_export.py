@@ -7,8 +7,8 @@ reads it without a schema of its own):
 - ``messages``: one record per judged conversation, ``{"messages": [{"role", "content"}, ...],
   "judgment": {"verdict", "category", "explanation"}, ...}`` (the chat layout of TRL's SFT
   trainer and of chat templates);
-- ``preferences``: one record per side-by-side comparison with a winner, ``{"prompt": [user
-  message], "chosen": [assistant message], "rejected": [assistant message], "judgment": {...},
+- ``preferences``: one record per side-by-side comparison with a winner, ``{"prompt": [system
+  message (when the task has a system prompt), user message], "chosen": [assistant message], "rejected": [assistant message], "judgment": {...},
   ...}`` (the conversational preference layout of TRL's DPO/reward trainers). Ties and "both bad"
   have no chosen answer and are left out of this layout (they count in the arena as ties).
 

@@ -2,7 +2,7 @@
 
 ``clean_metadata`` keeps the keys of ``METADATA_KEYS``, trims the free text, and checks a
 correction (``corrected_label`` against the task's labels, ``corrected_answer`` as a span of the
-passage) and the per-image verdicts and harm categories of a text-to-image example (the task
+passage), a validator's own answer (``validation/own_answers.py``) and the per-image verdicts and harm categories of a text-to-image example (the task
 kind's ``clean_image_verdicts``/``clean_image_categories``). A bad value raises ``RuleError``
 naming the field; nothing is stored then.
 """
@@ -12,8 +12,10 @@ from tasks.kinds import normalise_label, span_at
 from validation.calculations import CORRECT, FLAGGED, INCORRECT
 from validation.error_codes import ValidationErrorCode as Code
 from validation.models import Validation
+from validation.own_answers import clean_own_answer
 
-METADATA_KEYS = ("corrected_label", "corrected_answer", "flag_reason", "explanation", "voted_label", "image_verdicts", "image_categories")
+METADATA_KEYS = ("corrected_label", "corrected_answer", "flag_reason", "explanation", "voted_label", "image_verdicts", "image_categories",
+                 "own_answer")
 MAX_VOTED_LABEL = 64
 MAX_TEXT = 2000
 
@@ -45,6 +47,8 @@ def clean_metadata(*, example, label, mode, metadata) -> dict:
         data["image_verdicts"] = task.spec.clean_image_verdicts(task.config, example.target, example.model_output, data["image_verdicts"])
     if "image_categories" in data:
         data["image_categories"] = task.spec.clean_image_categories(task.config, data.get("image_verdicts") or {}, data["image_categories"])
+    if "own_answer" in data:  # a validator's own answer to a VQA question (validation/own_answers.py)
+        data["own_answer"] = clean_own_answer(example=example, label=label, value=data["own_answer"])
     if label == FLAGGED and not data.get("flag_reason"):
         raise RuleError(Code.FLAG_REASON_REQUIRED, "Say why you flag this example (flag reason).", field="flag_reason")
     correcting = {"corrected_label", "corrected_answer"} & set(data)

@@ -16,6 +16,7 @@ from annotation.label_changes import MARK_KEY
 from annotation.models import VALIDATED, Example, ValidationState
 from tasks import access
 from validation.models import Validation
+from validation.own_answers import with_own_answers
 
 OWNER_CORRECTION = "owner_correction"
 ANNOTATOR = "annotator"
@@ -74,16 +75,18 @@ def owner_decisions(example_ids) -> dict[int, dict]:
 
 def validated_examples(*, task=None, round=None, examples: QuerySet | None = None) -> list[ValidatedExample]:
     """Return the validated examples (see ``validated_queryset``, same arguments) with their
-    final labels (owner correction > validator consensus > annotator's label, ``final_target``),
-    in two queries. Order: round number, then id.
+    final labels (owner correction > validator consensus > annotator's label, ``final_target``;
+    on a kind that keeps validators' own answers, those answers after it,
+    ``validation.own_answers``), in two or three queries. Order: round number, then id.
     """
-    chosen = list(validated_queryset(task=task, round=round, examples=examples).select_related("round", "context"))
+    chosen = list(validated_queryset(task=task, round=round, examples=examples).select_related("round__task", "context"))
     decisions = owner_decisions(e.pk for e in chosen)
-    found = []
-    for e in chosen:
-        target = final_target(e, decisions.get(e.pk))
-        found.append(ValidatedExample(example=e, target=target, label_source=ANNOTATOR if target is e.target else OWNER_CORRECTION))
-    return found
+    targets = [(e, final_target(e, decisions.get(e.pk))) for e in chosen]
+    added = {}  # validators' own answers (VQA), per task of the examples
+    for task_id, task_of in {e.round.task_id: e.round.task for e in chosen}.items():
+        added.update(with_own_answers(task_of, [(e, t) for e, t in targets if e.round.task_id == task_id]))
+    return [ValidatedExample(example=e, target=added.get(e.pk, target), label_source=ANNOTATOR if target is e.target else OWNER_CORRECTION)
+            for e, target in targets]
 
 
 def retraining_rows(task) -> list[dict]:

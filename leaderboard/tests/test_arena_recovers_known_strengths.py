@@ -1,5 +1,6 @@
-"""Davidson's model, fitted by ``leaderboard.arena``, recovers the order and tie parameter of
-simulated models from their battles, and its bootstrap intervals cover the truth."""
+"""``leaderboard.arena`` recovers the order of simulated models from their battles with ties
+that follow Davidson's model, its bootstrap intervals cover the truth, and its Davidson fit
+recovers the tie parameter."""
 
 import numpy as np
 from scipy.stats import spearmanr
@@ -24,11 +25,13 @@ def test_it_recovers_the_order_and_the_tie_parameter():
     result = arena.rank_arena(a, b, outcome, models=[f"m{k}" for k in range(12)], resamples=40)
     fitted = {row.model: row.rating for row in result.rows}
     assert spearmanr([fitted[f"m{k}"] for k in range(12)], theta).statistic > 0.99
-    assert abs(result.nu - 0.4) < 0.05
+    assert result.nu == 0.0 and abs(result.tie_share - outcome.tolist().count(arena.TIE) / 60_000) < 1e-12
     assert [row.model for row in result.rows[:2]] == ["m11", "m10"]
     covered = [row.rating_low <= arena.to_elo(theta - theta.mean())[k] <= row.rating_high
                for k in range(12) for row in result.rows if row.model == f"m{k}"]
     assert sum(covered) >= 9  # nominal 95%: about 11 of 12
+    davidson = arena.rank_arena(a, b, outcome, models=[f"m{k}" for k in range(12)], resamples=0, tie_model="davidson")
+    assert abs(davidson.nu - 0.4) < 0.05
 
 
 def test_the_half_win_rule_shrinks_ratings_that_davidson_keeps():

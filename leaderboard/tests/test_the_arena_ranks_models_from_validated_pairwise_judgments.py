@@ -50,7 +50,7 @@ def test_validated_comparisons_rank_the_models(client, annotator, validator, cha
     failing_model = examples[0].model_output["order"][1]
     rates = {f["model"]["id"]: f for f in data["failure_rates"]}
     assert rates[failing_model]["validated_failures"] == 1
-    assert rates[failing_model]["by_category"]["Hate and harassment"] == 1 / rates[failing_model]["answered"]
+    assert rates[failing_model]["by_category"]["Hate and harassment"] == 1 / rates[failing_model]["judged"]
     page = client.get(reverse("leaderboard:arena", args=[chat_task.code]))
     assert page.status_code == 200
     assert page.content.count(b"data-arena-model=") == 2 and b"data-interval" in page.content

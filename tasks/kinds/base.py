@@ -1,7 +1,5 @@
-"""The task-kind protocol and its registry: ``TaskKindSpec`` (what every kind answers), the
-target errors, the helpers every kind shares, and ``register``/``get_spec``/``kind_choices``.
-One module per kind beside this one subclasses ``TaskKindSpec``; see ``tasks/kinds/__init__.py``.
-"""
+"""The task-kind protocol and its registry: ``TaskKindSpec`` (what every kind answers), the target
+errors, the shared helpers, ``register``/``get_spec``/``kind_choices``; see ``tasks/kinds/__init__.py``."""
 
 from __future__ import annotations
 
@@ -121,13 +119,11 @@ class TaskKindSpec:
     lower_is_better: tuple[str, ...] = ()
     """The ``perf_metrics`` that are error rates (WER, CER): lower is better; all others: higher."""
     collects_without_model: bool = False
-    """True when a round of this kind may collect examples with no model in the loop (the owner's
-    explicit "collect without a model" when opening it, ``tasks.services.open_round``); no kind does."""
+    """True when a round may collect with no model in the loop (``tasks.services.open_round``); no kind does."""
     submissions: tuple[str, ...] = ("model", "predictions", "endpoint")
     """What participants submit to the leaderboard: ``model`` (a Hugging Face directory),
     ``predictions`` (a predictions file) and/or ``selection`` (a list of pool uids that the
     platform trains its fixed recipe on, ``DataCentricSpec``)."""
-
     takes_endpoints: bool = True
     """True when a model behind an OpenAI-compatible endpoint can answer this kind (``tasks/loop/endpoints/``):
     the spec turns the model input into messages (``endpoint_messages``) and the text of the answer into
@@ -140,10 +136,13 @@ class TaskKindSpec:
     generates_images: bool = False
     """True when the model in the loop is an image generator whose images the annotator judges
     (``text_to_image.py``): the create page is ``annotation/t2i_views.py``'s."""
-
     conversational: bool = False
     """True when annotators talk with the model (turns streamed, then a judgment: ``annotation/chat.py``)
     instead of writing one example against it on the create page."""
+
+    def answers_wanted(self, config: dict) -> int:
+        """How many answers (the annotator's, then validators' own) an example's target may hold; 0: none."""
+        return 0
 
     def checked_item_fields(self, config: dict) -> list[str]:
         """Fields of a dataset item's input that a predictions-file line may repeat and must then

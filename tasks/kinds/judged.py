@@ -12,7 +12,8 @@ from tasks.kinds.base import TargetError
 
 class TargetsCheckedAsJudgments:
     """Mixin for a ``TaskKindSpec`` whose ``clean_target(config, inputs, raw)`` checks a person's judgment:
-    imports (``import_target``, ``target_from_row``) go through it too."""
+    imports (``import_target``, ``target_from_row``) go through it too; the answers a judgment covers
+    are counted one per answering model unless the kind counts them itself (``answer_counts``)."""
 
     def import_target(self, config, raw, inputs, *, source):
         """``clean_target`` of a file's target; raises ``TargetError`` naming ``source`` and the problem."""
@@ -27,3 +28,8 @@ class TargetsCheckedAsJudgments:
             return self.clean_target(config, inputs, row), None
         except RuleError as error:
             return None, error.message
+
+    def answer_counts(self, config, output):
+        """``{model id: answers it gave}`` in this example (the generative vMER's table counts them);
+        by default one per model of ``answering_models``."""
+        return {model_id: 1 for model_id in self.answering_models(config, output)}

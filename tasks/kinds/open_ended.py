@@ -9,7 +9,8 @@ Stored shapes (``annotation/chat.py`` writes them; no new columns):
 - ``Example.model_output`` of a conversation: ``{"mode": "conversation", "transcript":
   [{"role": "system"|"user"|"assistant", "content", ...}]}``, each assistant turn with
   ``model_id``, ``model``, ``params``, ``latency_ms``, ``first_token_ms``, token counts.
-  Of a comparison: ``{"mode": "side_by_side", "prompt", "order": [model id of A, of B],
+  Of a comparison: ``{"mode": "side_by_side", "prompt", "system": [system message] or [],
+  "order": [model id of A, of B],
   "answers": {"a": {...turn...}, "b": {...}}}`` (the order was drawn at random and is recorded).
 - ``Example.target`` (the judgment): a conversation ``{"verdict": "fails"|"holds", "category",
   "explanation"}``; a comparison ``{"preference": "a"|"b"|"tie"|"both_bad", "failing": ["a",
@@ -222,6 +223,17 @@ class OpenEndedSpec(TargetsCheckedAsJudgments, TaskKindSpec):
             return [int(m) for m in output.get("order") or []]
         return sorted({int(t["model_id"]) for t in output.get("transcript", []) if t.get("model_id") is not None})
 
+    def answer_counts(self, config, output):
+        """``{model id: answers}``: a comparison gives each of its two models one answer; a
+        conversation gives its model one answer per assistant turn."""
+        if output.get("mode") == "side_by_side":
+            return {model_id: 1 for model_id in self.answering_models(config, output)}
+        counts: dict[int, int] = {}
+        for turn in output.get("transcript", []):
+            if turn.get("role") == "assistant" and turn.get("model_id") is not None:
+                counts[int(turn["model_id"])] = counts.get(int(turn["model_id"]), 0) + 1
+        return counts
+
     def judged_failures(self, config, target, output):
         """``[(model id, category)]`` the annotator judged failing."""
         if output.get("mode") == "side_by_side":
@@ -234,9 +246,12 @@ class OpenEndedSpec(TargetsCheckedAsJudgments, TaskKindSpec):
     def export_records(self, config, output, target):
         """Records in the layouts preference-tuning libraries read: a conversation as ``{"messages":
         [...], "judgment"}``; a comparison with a winner as ``{"prompt", "chosen", "rejected"}``
-        (each a message list); ties and "both bad" as ``{"prompt", "answers", "judgment"}``."""
+        (each a message list; ``prompt`` holds the system prompt both models were given, as the
+        conversation's ``messages`` do, then the user's prompt); ties and "both bad" as
+        ``{"prompt", "answers", "judgment"}``."""
         if output.get("mode") == "side_by_side":
-            prompt = [{"role": "user", "content": output.get("prompt", "")}]
+            system = [{"role": m["role"], "content": m["content"]} for m in output.get("system") or []]
+            prompt = system + [{"role": "user", "content": output.get("prompt", "")}]
             answers = {s: (output.get("answers", {}).get(s) or {}).get("content", "") for s in ("a", "b")}
             judgment = {k: target.get(k) for k in ("preference", "failing", "category", "explanation")}
             if target.get("preference") in ("a", "b"):

@@ -7,7 +7,9 @@ OpenAI-compatible chat format (an ``image_url`` content part holding a ``data:``
 
 The fooled rule and the metric are the VQA accuracy (``tasks.metrics.vqa.vqa_accuracy``: Antol et
 al., "VQA: Visual Question Answering", ICCV 2015, Section 4, ``min(#humans who gave the answer / 3,
-1)`` averaged over the leave-one-out subsets, with the official script's answer normalisation).
+1)`` averaged over the leave-one-out subsets, as the official script computes it: the version of
+today by default, or its 2016 version with ``"vqa_version": "2016"``; the version is in the
+metric's signature on every evaluation run).
 """
 
 from __future__ import annotations
@@ -24,12 +26,13 @@ from tasks.error_codes import TargetErrorCode
 from tasks.kinds.base import ItemScores, TargetError, TaskKindSpec, register
 from tasks.kinds.image_classification import image_fields
 from tasks.loop.model_checks import ModelCheckCode
-from tasks.metrics.vqa import normalise_answer, vqa_accuracy
+from tasks.metrics.vqa import VERSIONS, normalise_answer, vqa_accuracy, vqa_signature, vqa_version
 
 DEFAULT_VQA_THRESHOLD = 0.3
 """VQA accuracy below which the model counts as fooled when the config does not say: 0.3 is the
 accuracy of an answer one of VQA's ten people gave; an answer matching a lone annotator's scores 1/3."""
 MAX_ANSWER_CHARS = 200
+DEFAULT_VQA_ANSWERS = 10
 
 
 def vqa_threshold(config: dict) -> float:
@@ -60,7 +63,10 @@ class VisualQuestionAnsweringSpec(TaskKindSpec):
 
     Config: one context field of ``"type": "image"`` and one input field (the question);
     ``model_inputs`` is ``[image field, question field]``; ``model_wrong`` ``{"rule":
-    "vqa_accuracy_below", "threshold": 0.3}``; ``perf_metric`` ``vqa_accuracy``. Target
+    "vqa_accuracy_below", "threshold": 0.3}``; ``perf_metric`` ``vqa_accuracy``; optionally
+    ``vqa_version`` (``"2021"``, the default, or ``"2016"``: ``tasks.metrics.vqa``) and
+    ``vqa_answers`` (how many answers an example keeps: the annotator's, then validators' own;
+    default 10). Target
     ``{"answers": [text, ...]}``: every person's answer (the annotator's on the platform; an
     imported dataset may carry VQA's ten). Model output ``{"answer": text, "score": float | None}``.
     The model is wrong when the VQA accuracy of its answer against the target is below the
@@ -77,7 +83,7 @@ class VisualQuestionAnsweringSpec(TaskKindSpec):
     architecture_suffix = "ForQuestionAnswering"
     predictor_class = "tasks.loop.vision.VisualQuestionAnsweringPredictor"
     processor_files = ("processor_config.json", "preprocessor_config.json")
-    config_properties = {}
+    config_properties = {"vqa_version": {"enum": list(VERSIONS)}, "vqa_answers": {"type": "integer", "minimum": 1, "maximum": 50}}
     model_wrong_rule = "vqa_accuracy_below"
     perf_metrics = ("vqa_accuracy",)
 
@@ -147,6 +153,11 @@ class VisualQuestionAnsweringSpec(TaskKindSpec):
             return None
         return {"answers": [answer]}
 
+    def answers_wanted(self, config):
+        """The answers an example keeps, the annotator's first, then validators' own
+        (``config["vqa_answers"]``, default ``DEFAULT_VQA_ANSWERS``: VQA's ten per question)."""
+        return int(config.get("vqa_answers", DEFAULT_VQA_ANSWERS))
+
     def form_initial(self, target):
         return {"answer": (target.get("answers") or [""])[0]}
 
@@ -154,18 +165,18 @@ class VisualQuestionAnsweringSpec(TaskKindSpec):
 
     def model_wrong(self, config, target, model_output):
         """``vqa_accuracy(model answer, target answers) < vqa_threshold(config)``."""
-        return vqa_accuracy(model_output.get("answer"), target.get("answers") or []) < vqa_threshold(config)
+        return vqa_accuracy(model_output.get("answer"), target.get("answers") or [], version=vqa_version(config)) < vqa_threshold(config)
 
     def answer_matches(self, config, gold, answer):
         """The person's answer reaches the threshold against the gold answers, as a model's must."""
-        return vqa_accuracy((answer.get("answers") or [""])[0], gold.get("answers") or []) >= vqa_threshold(config)
+        return vqa_accuracy((answer.get("answers") or [""])[0], gold.get("answers") or [], version=vqa_version(config)) >= vqa_threshold(config)
 
     def answer_display(self, config, example_input, target, output):
         answers = (target or {}).get("answers")
         return {
             "vqa_answer": str(output.get("answer") or ""),
             "your_answer": answers[0] if answers else None,
-            "vqa_accuracy": vqa_accuracy(output.get("answer"), answers) if answers else None,
+            "vqa_accuracy": vqa_accuracy(output.get("answer"), answers, version=vqa_version(config)) if answers else None,
         }
 
     # --- evaluation -----------------------------------------------------------------------
@@ -177,20 +188,23 @@ class VisualQuestionAnsweringSpec(TaskKindSpec):
 
     def score(self, config, items, outputs):
         """VQA accuracy of each answer against the item's answers, and their mean; raises ``RuleError``
-        (``bad_item``) for an item without answers."""
+        (``bad_item``) for an item without answers. The signature names the official script's
+        version (``tasks.metrics.vqa.vqa_signature``)."""
+        version = vqa_version(config)
         per_item = []
         for output, item in zip(outputs, items):
             answers = _answers((item["target"] or {}).get("answers"))
             if answers is None:
                 raise RuleError("bad_item", f"Item {item['uid']} of the dataset has no answers ({item['target']!r}).")
-            per_item.append(vqa_accuracy(output.get("answer"), answers))
+            per_item.append(vqa_accuracy(output.get("answer"), answers, version=version))
         values = np.array(per_item, dtype=float)
 
         def metrics(rows):
             chosen = values if rows is None else values[rows]
             return {"vqa_accuracy": float(chosen.mean()) if len(chosen) else 0.0, "n": int(len(chosen))}
 
-        return ItemScores(per_item=per_item, item_results=values.astype(np.float32), _metrics=metrics)
+        return ItemScores(per_item=per_item, item_results=values.astype(np.float32), _metrics=metrics,
+                          signatures={"vqa_accuracy": vqa_signature(version)})
 
     def consistency(self, config, original, perturbed):
         """Share of perturbed answers equal to the original answers after VQA normalisation."""

@@ -1,7 +1,7 @@
-"""VQA accuracy: Antol et al., "VQA: Visual Question Answering", ICCV 2015, Section 4, with the
-answer processing of the official evaluation script (GT-Vision-Lab/VQA,
+"""VQA accuracy: Antol et al., "VQA: Visual Question Answering", ICCV 2015, Section 4, computed
+as the official evaluation script does (GT-Vision-Lab/VQA,
 ``PythonEvaluationTools/vqaEvaluation/vqaEval.py``: ``processPunctuation``,
-``processDigitArticle`` and the accuracy loop of ``evaluate``).
+``processDigitArticle`` and the accuracy loop of ``evaluate``), in one of two versions of it.
 
 The paper's measure is ``Acc(ans) = min(#humans that said ans / 3, 1)``; the official script
 averages it over every subset of the human answers that leaves one out (the 10-choose-9
@@ -20,12 +20,22 @@ Processing, as the script does it:
    ... ``ten`` become digits, the articles ``a an the`` are dropped, missing apostrophes of
    contractions are restored (``dont`` → ``don't``), words joined by one space.
 
-The script runs both steps on the model's answer; the dataset's human answers had already been
-normalised when VQA collected them, and the script only repeats ``processPunctuation`` on them
-when they differ. Here people type answers on the platform, so each human answer gets both
-steps, as VQA's collection gave them; for answers already in VQA's form this is the script's
-result. With a single human answer (an annotator alone) the leave-one-out average is always 0,
-so the paper's formula is applied to it directly (1/3 when it matches, else 0).
+**Versions** (``VERSIONS``; a task picks one with ``config["vqa_version"]``, and the version is
+in the metric's signature on every evaluation run, ``vqa_signature``):
+
+- ``"2021"`` (the default): the script as it stands today (commit a013f00 of 11 March 2021).
+  Every answer gets step 1. Steps 2 and 3 run, on the human answers and on the model's, only
+  when the human answers are not all the same text; when they all agree, nothing is normalised,
+  so "Yes" against ten "yes" scores 0 (a quirk of the script, kept).
+- ``"2016"``: the script of 8 October 2016 (commit 458a8b2), which always ran steps 2 and 3 on
+  the model's answer and repeated step 2 on the human answers when they differed, on the
+  assumption that VQA had normalised them when it collected them; here every human answer gets
+  steps 1 to 3 as that collection gave them.
+
+The two differ only where the human answers all agree. With a single human answer (an annotator
+alone, which VQA's script never sees: it has ten) the leave-one-out average is always 0, so in
+both versions both answers are normalised and the paper's formula is applied directly (1/3 when
+they match, else 0): an annotator who writes "Two" is not fooled by a model that says "2".
 """
 
 from __future__ import annotations
@@ -98,23 +108,56 @@ def normalise_answer(text) -> str:
     return process_digit_article(process_punctuation(text))
 
 
-def vqa_accuracy(answer, human_answers: list) -> float:
+VERSIONS = {
+    "2021": "GT-Vision-Lab/VQA vqaEval.py a013f00 (2021-03-11)",
+    "2016": "GT-Vision-Lab/VQA vqaEval.py 458a8b2 (2016-10-08), human answers normalised",
+}
+"""Versions of the official script this module computes, with the commit each follows."""
+DEFAULT_VERSION = "2021"
+
+
+def vqa_version(config: dict) -> str:
+    """The task's version of the official script (``config["vqa_version"]``, default ``"2021"``);
+    raises ``ValueError`` for a version this module does not compute."""
+    version = str(config.get("vqa_version", DEFAULT_VERSION))
+    if version not in VERSIONS:
+        raise ValueError(f"vqa_version is one of {', '.join(VERSIONS)}, not {version!r}")
+    return version
+
+
+def vqa_signature(version: str) -> str:
+    """The metric's signature string, stored on each evaluation run: ``vqa_accuracy|official:<version>|<commit>``."""
+    return f"vqa_accuracy|official:{version}|{VERSIONS[version]}"
+
+
+def _white_space(text) -> str:
+    return str(text or "").replace("\n", " ").replace("\t", " ").strip()
+
+
+def vqa_accuracy(answer, human_answers: list, *, version: str = DEFAULT_VERSION) -> float:
     """Return the VQA accuracy in [0, 1] of ``answer`` against ``human_answers`` (texts, one per person).
 
     ``min(#humans who gave that answer / 3, 1)`` (Antol et al., ICCV 2015, Section 4), averaged over
     the leave-one-out subsets of the human answers as the official script does (for VQA's ten answers:
-    the 10-choose-9 subsets), after the script's normalisation (``normalise_answer``). One human answer:
-    the formula directly (1/3 or 0). No human answer: 0.
+    the 10-choose-9 subsets), with the answer processing of ``version`` of the script (``VERSIONS``,
+    module docstring). One human answer: both normalised, the formula directly (1/3 or 0). No human
+    answer: 0. Raises ``ValueError`` for an unknown version.
 
     Examples: ten answers of which three are "2", the model says "two": (3 · 2/3 + 7 · 1) / 10 = 0.9;
-    one of ten matches: 0.3; two: 0.6; four or more: 1.0.
+    one of ten matches: 0.3; two: 0.6; four or more: 1.0. Ten "yes" and the model says "Yes": 0 in
+    version 2021 (nothing is normalised when the humans agree), 1 in version 2016.
     """
-    given = normalise_answer(answer)
-    humans = [normalise_answer(h) for h in human_answers or []]
+    if version not in VERSIONS:
+        raise ValueError(f"vqa_version is one of {', '.join(VERSIONS)}, not {version!r}")
+    given = _white_space(answer)
+    humans = [_white_space(h) for h in human_answers or []]
     if not humans:
         return 0.0
     if len(humans) == 1:
-        return min(1.0, float(humans[0] == given) / 3)
+        return min(1.0, float(normalise_answer(humans[0]) == normalise_answer(given)) / 3)
+    if version == "2016" or len(set(humans)) > 1:
+        given = normalise_answer(given)
+        humans = [normalise_answer(h) for h in humans]
     matches = sum(h == given for h in humans)
     total = 0.0
     for left_out in humans:

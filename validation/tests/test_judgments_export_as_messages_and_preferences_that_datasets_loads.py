@@ -25,7 +25,7 @@ def test_the_export_loads_with_datasets(client, annotator, validator, admin_user
     state = run_turns(user=annotator, task=chat_task, mode=chat.CONVERSATION, prompts=["hello there", "and then"])
     chat.judge(user=annotator, task=chat_task, state=state,
                target={"verdict": "fails", "category": "violence", "explanation": "It describes an attack."})
-    compare(user=annotator, task=chat_task, prompt="who wrote the first algorithm", preference="b")
+    chosen = compare(user=annotator, task=chat_task, prompt="who wrote the first algorithm", preference="b")
     compare(user=annotator, task=chat_task, prompt="what year did the museum open", preference="tie")
     overturned = compare(user=annotator, task=chat_task, prompt="i hate waiting", preference="a")
     round = chat_task.current_round()
@@ -41,7 +41,10 @@ def test_the_export_loads_with_datasets(client, annotator, validator, admin_user
     assert [m["role"] for m in conversation["messages"]] == ["system", "user", "assistant", "user", "assistant"]
     assert conversation["judgment"]["category"] == "violence"
     pair = preferences[0]
-    assert pair["prompt"] == [{"role": "user", "content": "who wrote the first algorithm"}]
+    # Both layouts carry the system prompt the models were given (the task's, filled from the context).
+    system = chat_task.spec.chat_messages(chat_task.config, chosen.context.data, [])
+    assert [m["role"] for m in system] == ["system"] and system[0]["content"]
+    assert pair["prompt"] == [*system, {"role": "user", "content": "who wrote the first algorithm"}]
     assert pair["chosen"][0]["role"] == "assistant" and pair["rejected"][0]["role"] == "assistant"
     text = (tmp_path / "messages.jsonl").read_text() + (tmp_path / "preferences.jsonl").read_text()
     assert annotator.username not in text and len(pair["annotator"]) == 16
