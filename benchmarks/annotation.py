@@ -14,7 +14,8 @@ What it does:
    saved to the temporary folder. The limits are set explicitly, not switched off:
    ``ANNOTATION_SUBMISSIONS_PER_MINUTE`` (``--rate-limit``) and the sentiment task's
    ``daily_example_cap`` (``--daily-cap``).
-2. Starts gunicorn (``--workers`` x ``--threads``, gthread) on a free port as a subprocess.
+2. Starts the platform as ``make run`` serves it (``dynabench.asgi`` under ``--workers`` uvicorn workers,
+   ``--threads`` threads each for sync views) on a free port as a subprocess.
 3. Overhead: one logged-in annotator (``Annotator``: its session and CSRF cookies, a
    keep-alive connection) submits ``--requests`` examples through the create page's HTMX
    endpoint; after (or before, alternately) each one, this process calls the bare
@@ -204,11 +205,11 @@ def prepare(args, var_dir: Path, models_dir: Path):
 
 def start_server(env: dict, port: int, args) -> subprocess.Popen:
     command = [
-        sys.executable, "-m", "gunicorn", "dynabench.wsgi:application",
-        "--bind", f"127.0.0.1:{port}", "--workers", str(args.workers), "--threads", str(args.threads),
-        "--worker-class", "gthread", "--timeout", "120", "--log-level", "warning",
+        sys.executable, "-m", "gunicorn", "dynabench.asgi:application",
+        "--bind", f"127.0.0.1:{port}", "--workers", str(args.workers),
+        "--worker-class", "uvicorn_worker.UvicornWorker", "--timeout", "120", "--log-level", "warning",
     ]
-    server = subprocess.Popen(command, cwd=REPO, env={**os.environ, **env}, start_new_session=True)
+    server = subprocess.Popen(command, cwd=REPO, env={**os.environ, **env, "WEB_THREADS": str(args.threads)}, start_new_session=True)
     import requests
 
     deadline = time.monotonic() + 120

@@ -13,7 +13,7 @@ What it does:
    OpenAI-compatible server (``tests/endpoint_server.py``: a GPT-2 of random weights, started in
    this process, waiting ``--token-delay`` seconds before each token as a real model would take
    to generate it).
-2. Starts gunicorn (1 worker x 4 threads, gthread) on a free port with the platform as deployed.
+2. Starts the platform as deployed (``dynabench.asgi`` under one uvicorn worker, 4 threads for sync views) on a free port.
 3. The annotator's turns: each POSTs the chat form as ``static/js/chat.js`` does (``Accept:
    text/event-stream``) over a keep-alive ``http.client`` connection and reads the server-sent
    events as they arrive. For each turn it records the moment the endpoint server had flushed
@@ -102,9 +102,9 @@ def prepare(args, server_url: str):
 def start_gunicorn(env: dict, port: int) -> subprocess.Popen:
     import requests
 
-    command = [sys.executable, "-m", "gunicorn", "dynabench.wsgi:application", "--bind", f"127.0.0.1:{port}",
-               "--workers", "1", "--threads", "4", "--worker-class", "gthread", "--timeout", "120", "--log-level", "warning"]
-    server = subprocess.Popen(command, cwd=REPO, env={**os.environ, **env}, start_new_session=True)
+    command = [sys.executable, "-m", "gunicorn", "dynabench.asgi:application", "--bind", f"127.0.0.1:{port}",
+               "--workers", "1", "--worker-class", "uvicorn_worker.UvicornWorker", "--timeout", "120", "--log-level", "warning"]
+    server = subprocess.Popen(command, cwd=REPO, env={**os.environ, **env, "WEB_THREADS": "4"}, start_new_session=True)
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         if server.poll() is not None:
