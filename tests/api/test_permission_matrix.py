@@ -197,6 +197,7 @@ MATRIX = [
     ("POST", "/api/v1/tasks/{task_code}/leaderboard", {}, None, ALL_405),
     ("GET", "/api/v1/tasks/{task_code}/arena", None, None, (404,) * 7),  # a classification task has no arena; public on open-ended tasks
     ("POST", "/api/v1/tasks/{task_code}/arena", {}, None, ALL_405),
+    ("GET", "/api/v1/tasks/{task_code}/generative", None, None, ALL_200),
     ("GET", "/api/v1/datasets", None, None, ALL_200),
     ("POST", "/api/v1/datasets", {"name": "x"}, None, ALL_405),
     ("GET", "/api/v1/datasets/{id}", None, None, ALL_200),
