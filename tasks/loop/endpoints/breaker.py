@@ -14,6 +14,9 @@ from dynabench.errors import RuleError
 from tasks.loop.endpoints.base import EndpointCode, setting
 
 
+#: Seconds between two reports of the same configuration error of one model (``report_config_error``).
+MISCONFIGURED_EVERY_S = 600
+
 _memo: dict[str, tuple[float, dict]] = {}
 
 _memo_lock = threading.Lock()
@@ -86,13 +89,12 @@ def record_outcome(model, ok: bool, reason: str = "") -> None:
 def report_config_error(model, reason: str) -> bool:
     """Send ``tasks.signals.endpoint_misconfigured`` for ``model`` with the endpoint's ``reason`` (the
     ``community`` app notifies the task's owners and the model's owner), at most once per model and reason
-    every ``DYNABENCH_ENDPOINT_MISCONFIGURED_EVERY_S`` seconds (600; one cache ``add``), so a busy task does
+    every ``MISCONFIGURED_EVERY_S`` seconds (one cache ``add``), so a busy task does
     not queue a job per annotator. Returns whether it was sent. On the event loop (an async view) the signal
     goes out from a thread of the loop's default executor, as its receivers may touch the database (RQ's
     enqueue waits for the transaction's commit)."""
     digest = hashlib.sha256(reason.encode()).hexdigest()[:16]
-    every = int(setting("DYNABENCH_ENDPOINT_MISCONFIGURED_EVERY_S", 600))
-    if not cache.add(f"endpoint-misconfigured:{_breaker_key(model)}:{digest}", 1, timeout=max(1, every)):
+    if not cache.add(f"endpoint-misconfigured:{_breaker_key(model)}:{digest}", 1, timeout=MISCONFIGURED_EVERY_S):
         return False
     try:
         loop = asyncio.get_running_loop()
