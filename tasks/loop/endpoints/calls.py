@@ -212,10 +212,11 @@ class Retries:
                 body = response.content  # read by the caller (``aread``), else no reason to show
             except Exception:  # noqa: BLE001 - httpx.ResponseNotRead / StreamConsumed: the bytes are gone
                 body = b""
-        reason = server_reason(body, hide=_key_or_none(self.endpoint))
+        reason = server_reason(body, hide=_key_or_none(self.endpoint)) or "no reason given"
         self.error = EndpointError(
             EndpointCode.MISCONFIGURED,
-            f"The endpoint refused the request as misconfigured (HTTP {status}): {reason or 'no reason given'}",
+            f"The endpoint refused the request as misconfigured (HTTP {status}): {reason}"
+            + ("" if reason.endswith((".", "!", "?", "…")) else "."),
             config_error=True,
         )
 
