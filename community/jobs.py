@@ -29,6 +29,28 @@ def notify_model_finished(model_id: int, status: str, reason: str = "") -> str:
     return f"model {model_id}: {'notified' if note else 'muted'}"
 
 
+def notify_endpoint_misconfigured(model_id: int, reason: str) -> str:
+    """Tell the task's owners and the model's owner that an endpoint model's server refused a request as
+    misconfigured, with the server's ``reason``: once per version of the endpoint's settings (a save of the
+    connection makes the next refusal news again)."""
+    model = MLModel.objects.select_related("owner", "task", "endpoint").filter(pk=model_id).first()
+    if model is None or not model.is_endpoint or not hasattr(model, "endpoint"):
+        return f"model {model_id}: no endpoint to report"
+    task, version = model.task, f"{model.endpoint.updated_at.timestamp():.6f}"
+    owners = list(task.owners.filter(is_active=True))
+    people = owners + ([model.owner] if model.owner is not None and model.owner.is_active and model.owner not in owners else [])
+    message = (f"The endpoint model {model.name} of {task.name} is misconfigured: its server refused a request and said: "
+               f"{reason} Annotators cannot use it until its connection is fixed: edit it, then use Test connection.")
+    sent = 0
+    for person in people:
+        url = (reverse("console:endpoint", args=[task.code, model.pk]) if person in owners
+               else reverse("leaderboard:model", args=[model.pk]))
+        key = f"endpoint_misconfigured:{model.pk}:{version}"[:128]
+        if notify(user=person, kind=Notification.Kind.ENDPOINT_MISCONFIGURED, key=key, message=message, url=url):
+            sent += 1
+    return f"model {model_id}: {sent} notified"
+
+
 def notify_example_settled(example_id: int, state: str) -> str:
     """Tell an example's author that validation settled it (validated correct, incorrect or flagged)."""
     example = Example.objects.select_related("author", "round__task").filter(pk=example_id).first()

@@ -18,6 +18,7 @@ class Notification(models.Model):
         PROPOSAL_DECIDED = "proposal_decided", "Your task proposal was decided"
         STUDY_COMPLETION_CODE = "study_completion_code", "A crowd study you joined has your completion code"
         BADGE_EARNED = "badge_earned", "You earned a badge"
+        ENDPOINT_MISCONFIGURED = "endpoint_misconfigured", "An endpoint model refused its requests as misconfigured"
 
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="notifications")
     kind = models.CharField(max_length=32, choices=Kind.choices)

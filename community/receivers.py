@@ -4,7 +4,9 @@ dotted path, so nothing is written or emailed in the request or job that sent th
 import django_rq
 from django.dispatch import receiver
 
-from tasks.signals import crowd_study_completed, example_settled, model_evaluation_finished, round_status_changed
+from tasks.signals import (
+    crowd_study_completed, endpoint_misconfigured, example_settled, model_evaluation_finished, round_status_changed,
+)
 
 
 def _enqueue(job: str, *args) -> None:
@@ -29,3 +31,8 @@ def on_round_status_changed(sender, round_id, status, **kwargs):
 @receiver(crowd_study_completed, dispatch_uid="community.crowd_study_completed")
 def on_crowd_study_completed(sender, session_id, user_id, **kwargs):
     _enqueue("community.jobs.notify_crowd_completion", session_id)
+
+
+@receiver(endpoint_misconfigured, dispatch_uid="community.endpoint_misconfigured")
+def on_endpoint_misconfigured(sender, model_id, reason, **kwargs):
+    _enqueue("community.jobs.notify_endpoint_misconfigured", model_id, reason)

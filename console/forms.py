@@ -151,6 +151,37 @@ class EndpointModelForm(forms.Form):
         return {**{k: data[k] for k in keys}, "params": params, "prompt": prompt}
 
 
+class EndpointConnectionForm(EndpointModelForm):
+    """An endpoint model's connection to change (``tasks.loop.endpoints.records.update_endpoint``): the add form's
+    fields but the name, plus *Remove the key*. The key is never rendered back: empty keeps the stored one."""
+
+    remove_key = forms.BooleanField(required=False, label="Remove the key",
+                                    help_text="Send no key from now on (the stored key and the variable's name are cleared).")
+
+    def __init__(self, *args, endpoint, **kwargs):
+        self.endpoint = endpoint
+        params, prompt = endpoint.params or {}, endpoint.prompt or {}
+        initial = {name: getattr(endpoint, name) for name in ("base_url", "model_name", "api", "api_key_env", "timeout_s",
+                                                              "max_retries", "max_concurrency")}
+        initial.update({k: params.get(k) for k in ("temperature", "top_p", "max_tokens", "seed")})
+        initial.update(stop=(params.get("stop") or [""])[0], system=prompt.get("system", ""), user=prompt.get("user", ""))
+        super().__init__(*args, initial=initial, **kwargs)
+        del self.fields["name"]
+        self.fields["api_key"].help_text = "Stored encrypted; never shown. Empty: keep the stored key."
+
+    def changes(self) -> dict:
+        """The keyword arguments of ``update_endpoint`` (every setting, the key typed, ``remove_key``). Stop
+        sequences set through the API beyond the first are kept while the first is unchanged."""
+        data = self.cleaned_data
+        params = {k: data[k] for k in ("temperature", "top_p", "max_tokens", "seed") if data.get(k) is not None}
+        stops = list((self.endpoint.params or {}).get("stop") or [])
+        if data.get("stop"):
+            params["stop"] = stops if stops[:1] == [data["stop"]] else [data["stop"]]
+        prompt = {k: data[k] for k in ("system", "user") if data.get(k)}
+        keys = ("base_url", "model_name", "api", "api_key", "api_key_env", "timeout_s", "max_retries", "max_concurrency", "remove_key")
+        return {**{k: data[k] for k in keys}, "params": params, "prompt": prompt}
+
+
 class LoopModelForm(forms.Form):
     """A model of the task to add to, or take out of, an open round's loop."""
 

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from console import audio_views, crowd_views, image_views, views
+from console import audio_views, crowd_views, endpoint_views, image_views, views
 
 app_name = "console"
 urlpatterns = [
@@ -13,6 +13,8 @@ urlpatterns = [
     path("tasks/<slug:code>/console/rounds/", views.rounds_page, name="rounds"),
     path("tasks/<slug:code>/console/rounds/open", views.open_round, name="open_round"),
     path("tasks/<slug:code>/console/endpoints/add", views.add_endpoint, name="add_endpoint"),
+    path("tasks/<slug:code>/console/endpoints/<int:model_id>/", endpoint_views.endpoint_page, name="endpoint"),
+    path("tasks/<slug:code>/console/endpoints/<int:model_id>/test", endpoint_views.endpoint_test, name="endpoint_test"),
     path("tasks/<slug:code>/console/rounds/<int:number>/close", views.close_round, name="close_round"),
     path("tasks/<slug:code>/console/rounds/<int:number>/loop/<str:action>", views.change_loop, name="loop"),
     path("tasks/<slug:code>/console/rounds/<int:number>/dashboard", views.dashboard, name="round_dashboard"),

@@ -41,7 +41,7 @@ from tasks.loop.endpoints.records import create_endpoint_model
 from tasks.data import uploads
 from tasks import services as task_services
 from tasks.data.seed import create_task_from_definition
-from tasks.models import Round, Task, Upload
+from tasks.models import MLModel, Round, Task, Upload
 from validation import image_judgments, round_close
 from validation.forms import CloseRoundForm
 
@@ -161,6 +161,7 @@ def _rounds_page(request, task, form=None, status=200, loop_error=None, endpoint
         loops=[(r, task_services.round_gaps(r), candidates.exclude(pk__in=[m.pk for m in r.target_models.all()])) for r in open_rounds],
         loop_error=loop_error, next_number=(rounds[0].number + 1) if rounds else 1,
         endpoint_form=endpoint_form or EndpointModelForm(),
+        endpoint_models=task.models.filter(kind=MLModel.Kind.ENDPOINT).select_related("endpoint").order_by("-created_at"),
     )
 
 

@@ -14,7 +14,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
-from rest_framework.exceptions import UnsupportedMediaType, ValidationError
+from rest_framework.exceptions import NotFound, PermissionDenied, UnsupportedMediaType, ValidationError
 from rest_framework.parsers import MultiPartParser
 from rest_framework.permissions import AllowAny, IsAuthenticated, IsAuthenticatedOrReadOnly
 from rest_framework.response import Response
@@ -32,6 +32,8 @@ from leaderboard.serializers import (
     ArchiveCheckResultSerializer,
     ArchiveCheckSerializer,
     ArchiveSubmissionSerializer,
+    EndpointChangeSerializer,
+    EndpointConnectionSerializer,
     EndpointSubmissionSerializer,
     LeaderboardSerializer,
     ModelDetailSerializer,
@@ -161,6 +163,18 @@ def _model_ranking(model):
         summary="My submission allowance: whether I hold the researcher role and how many submissions remain in 24 hours",
         responses=AllowanceSerializer,
     ),
+    connection=extend_schema(
+        summary="Read or change an endpoint model's connection (its task's owners, or its submitter)",
+        description=(
+            "GET: the connection without the key (`key_set` says whether one is stored). PATCH: change any of its "
+            "settings, checked as on submission (the URL against the allow-list again); `api_key` empty or absent keeps "
+            "the stored key, `remove_key` clears it, and a stored key is not kept when the URL moves to another server. "
+            "When what decides the answers changes, the model's `checksum` is new and the leaderboard evaluates it again; "
+            "earlier runs keep the checksum they were scored with."
+        ),
+        request=EndpointChangeSerializer,
+        responses={200: EndpointConnectionSerializer},
+    ),
     publish=extend_schema(summary="Publish or unpublish my model", request=VisibilitySerializer, responses=ModelSerializer),
     anonymise=extend_schema(summary="Anonymise my model or show my name", request=VisibilitySerializer, responses=ModelSerializer),
 )
@@ -284,6 +298,24 @@ class ModelViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Crea
             raise ValidationError({"task": ["No such task."]})
         model = services.submit_endpoint(user=request.user, task=task, **data)
         return Response(ModelSerializer(model, context=self.get_serializer_context()).data, status=status.HTTP_201_CREATED)
+
+    @action(detail=True, methods=["get", "patch"], url_path="endpoint", permission_classes=[IsAuthenticated])
+    def connection(self, request, pk=None):
+        """The connection of an endpoint model (``update_endpoint`` on PATCH); 403 for people who may not change it."""
+        from tasks.loop.endpoints.records import can_edit_endpoint, update_endpoint
+        from tasks.models import Endpoint
+
+        model = self.get_object()
+        if not can_edit_endpoint(request.user, model):
+            raise PermissionDenied("Only the owners of the model's task, or of the model, see and change its connection.")
+        if request.method == "PATCH":
+            serializer = EndpointChangeSerializer(data=request.data)
+            serializer.is_valid(raise_exception=True)
+            model = update_endpoint(model=model, acting_user=request.user, **serializer.validated_data)
+        endpoint = Endpoint.objects.filter(model=model).select_related("model").first()
+        if endpoint is None:
+            raise NotFound("This model is not behind an endpoint.")
+        return Response(EndpointConnectionSerializer(endpoint).data)
 
     @action(detail=False, methods=["get"], permission_classes=[IsAuthenticated])
     def allowance(self, request):

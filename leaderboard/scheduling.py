@@ -44,9 +44,12 @@ def _covered(model: MLModel, datasets: list[Dataset]) -> list[Dataset]:
     return [d for d in datasets if d.name in names]
 
 
-def _is_current(run: EvaluationRun, dataset: Dataset) -> bool:
-    """A run counts for the dataset's current content (runs from before versions were recorded count)."""
-    return run.dataset_version is None or run.dataset_version == dataset.version
+def _is_current(run: EvaluationRun, dataset: Dataset, model: MLModel) -> bool:
+    """A run counts for the dataset's current content and the model's current checksum (an endpoint whose
+    settings changed, a retrained directory): runs from before versions were recorded count, and so does
+    a run that recorded no checksum yet (queued, running, failed) or whose model has none."""
+    dataset_current = run.dataset_version is None or run.dataset_version == dataset.version
+    return dataset_current and (not run.model_checksum or not model.checksum or run.model_checksum == model.checksum)
 
 
 def schedule_evaluations(task: Task, *, models=None, datasets=None) -> list[EvaluationRun]:
@@ -55,7 +58,8 @@ def schedule_evaluations(task: Task, *, models=None, datasets=None) -> list[Eval
     ``models``/``datasets``: ``MLModel``/``Dataset`` rows or ids to consider (default: every
     evaluable model, ``tasks.selectors.evaluable_models``, and every non-empty scoring or standard dataset,
     ``evaluable_datasets``). A pair is missing when it has no run, or when its run belongs to an
-    earlier version of the dataset (its scores then move to the run's ``history``, still readable,
+    earlier version of the dataset or was scored with another checksum of the model (its scores then
+    move to the run's ``history`` with the model checksum they were computed with, still readable,
     no longer ranked). A predictions file is scheduled only on the datasets it covers. Queued,
     running, done and failed runs of the current version are left alone, so calling this again
     queues nothing new; two concurrent calls create each run once (the one-run-per-pair
@@ -80,7 +84,7 @@ def schedule_evaluations(task: Task, *, models=None, datasets=None) -> list[Eval
         for model in chosen_models:
             for dataset in _covered(model, chosen_datasets):
                 run = existing.get((model.pk, dataset.pk))
-                if run is not None and _is_current(run, dataset):
+                if run is not None and _is_current(run, dataset, model):
                     continue
                 if run is None:
                     try:
@@ -140,6 +144,6 @@ def missing_pairs(task: Task) -> list[tuple[int, int]]:
     for model in evaluable_models(task):
         for dataset in _covered(model, chosen_datasets):
             run = runs.get((model.pk, dataset.pk))
-            if run is None or not _is_current(run, dataset):
+            if run is None or not _is_current(run, dataset, model):
                 pairs.append((model.pk, dataset.pk))
     return pairs

@@ -60,6 +60,47 @@ class EndpointSubmissionSerializer(SubmissionSerializer):
     )
 
 
+class EndpointChangeSerializer(StrictSerializerMixin, serializers.Serializer):
+    """``PATCH /api/v1/models/{id}/endpoint``: the connection settings to change (any subset; the others keep
+    their value). ``api_key`` is write-only (empty or absent: keep the stored one); ``remove_key`` clears it."""
+
+    base_url = serializers.CharField(max_length=500, required=False)
+    model_name = serializers.CharField(max_length=200, required=False)
+    api = serializers.ChoiceField(choices=["chat", "completions"], required=False)
+    params = serializers.DictField(required=False)
+    prompt = serializers.DictField(child=serializers.CharField(allow_blank=True, max_length=5000), required=False)
+    api_key = serializers.CharField(required=False, allow_blank=True, write_only=True, max_length=1000, trim_whitespace=True,
+                                    style={"input_type": "password"})
+    api_key_env = serializers.CharField(required=False, allow_blank=True, max_length=100,
+                                        help_text="Task owners only: the key's environment variable, DYNABENCH_ENDPOINT_KEY_<NAME>.")
+    remove_key = serializers.BooleanField(required=False, default=False)
+    timeout_s = serializers.FloatField(required=False, min_value=1, max_value=600)
+    max_retries = serializers.IntegerField(required=False, min_value=0, max_value=10)
+    max_concurrency = serializers.IntegerField(required=False, min_value=1, max_value=64)
+
+
+class EndpointConnectionSerializer(serializers.Serializer):
+    """An endpoint model's connection as its owners read it: never the key, only whether one is set."""
+
+    model = serializers.IntegerField(source="model_id")
+    checksum = serializers.CharField(source="model.checksum", help_text="sha256 of what decides the answers (not the key).")
+    base_url = serializers.CharField()
+    api = serializers.CharField()
+    model_name = serializers.CharField()
+    params = serializers.DictField()
+    prompt = serializers.DictField()
+    api_key_env = serializers.CharField()
+    key_set = serializers.SerializerMethodField()
+    timeout_s = serializers.FloatField()
+    max_retries = serializers.IntegerField()
+    max_concurrency = serializers.IntegerField()
+
+    def get_key_set(self, endpoint) -> bool:
+        from tasks.loop.endpoints.keys import has_api_key
+
+        return has_api_key(endpoint)
+
+
 class AllowanceSerializer(serializers.Serializer):
     """``GET /api/v1/models/allowance``: may I submit, and how many submissions remain today."""
 

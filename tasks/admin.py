@@ -220,55 +220,79 @@ class ContextAdmin(OwnerScopedAdmin):
 
 
 class EndpointAdminForm(forms.ModelForm):
-    """An endpoint model's connection, checked as everywhere (``tasks/loop/endpoints/``: the allow-list, the
-    parameters, the key's variable name). The key itself is write-only: typed here, stored encrypted,
-    never shown (leave it empty to keep the stored one)."""
+    """An endpoint model's connection, checked and saved as on the console and the API
+    (``tasks.loop.endpoints.records.check_endpoint_update`` on clean, ``update_endpoint`` on save, by
+    ``MLModelAdmin.save_formset``): the allow-list, the parameters, the key's variable name, who may change
+    it. The key itself is write-only: typed here, stored encrypted, never shown (empty keeps the stored one)."""
 
     api_key = forms.CharField(required=False, widget=forms.PasswordInput(render_value=False), help_text="Stored encrypted; never shown. Empty: keep the stored key.")
+    remove_key = forms.BooleanField(required=False, label="Remove the key", help_text="Send no key from now on.")
+    acting_user = None  # set per request by ``EndpointInline.get_formset``
 
     class Meta:
         model = Endpoint
         fields = ("base_url", "api", "model_name", "params", "prompt", "api_key_env", "timeout_s", "max_retries", "max_concurrency")
 
-    def clean_base_url(self):
-        from tasks.loop.endpoints.urls import check_url
+    def changes(self) -> dict:
+        """The keyword arguments of ``update_endpoint`` besides the model and the acting user."""
+        from tasks.loop.endpoints.records import SETTINGS
 
-        try:
-            return check_url(self.cleaned_data["base_url"])
-        except RuleError as refused:
-            raise forms.ValidationError(refused.message) from None
+        data = self.cleaned_data
+        return {**{name: data.get(name) for name in SETTINGS}, "api_key": data.get("api_key") or "",
+                "remove_key": bool(data.get("remove_key"))}
 
-    def clean_params(self):
-        from tasks.loop.endpoints.records import clean_params
+    def clean(self):
+        from tasks.loop.endpoints.records import check_endpoint_update
 
-        try:
-            return clean_params(self.cleaned_data["params"])
-        except RuleError as refused:
-            raise forms.ValidationError(refused.message) from None
-
-    def clean_api_key_env(self):
-        from tasks.loop.endpoints.keys import check_key_env
-
-        try:
-            return check_key_env(self.cleaned_data["api_key_env"])
-        except RuleError as refused:
-            raise forms.ValidationError(refused.message) from None
-
-    def save(self, commit=True):
-        from tasks.loop.endpoints.keys import set_api_key
-
-        if self.cleaned_data.get("api_key"):
-            set_api_key(self.instance, self.cleaned_data["api_key"])
-        return super().save(commit=commit)
+        cleaned = super().clean()
+        if not self.errors and self.instance.pk:
+            try:
+                check_endpoint_update(model=self.instance.model, acting_user=self.acting_user, **self.changes())
+            except RuleError as refused:
+                self.add_error(refused.field if refused.field in self.fields else None, refused.message)
+        return cleaned
 
 
 class EndpointInline(BoundedJSONMixin, admin.StackedInline):
+    """The connection of an endpoint model, shown to the people who may change it (``can_edit_endpoint``: the
+    task's owners and admins) even without Django's permissions on ``Endpoint``; never added here (the
+    console and the API create endpoint models)."""
+
     model = Endpoint
     form = EndpointAdminForm
     readonly_fields = ("loop_allowed",)  # the submitter's consent: only they give it, when submitting
     extra = 0
     max_num = 1
     can_delete = False
+    readonly_fields = ("key_status",)
+
+    def get_formset(self, request, obj=None, **kwargs):
+        kwargs["form"] = type("EndpointAdminFormFor", (self.form,), {"acting_user": request.user})
+        return super().get_formset(request, obj, **kwargs)
+
+    def _may_edit(self, request, obj) -> bool:
+        """``can_edit_endpoint`` on the parent model; without one (the inline's queryset, built per page whose
+        parent the model admin already checked, and always narrowed to that parent) whoever may change models."""
+        from tasks.loop.endpoints.records import can_edit_endpoint
+
+        if obj is None:
+            return request.user.has_perm("tasks.change_mlmodel")
+        return can_edit_endpoint(request.user, obj)
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_view_permission(self, request, obj=None):
+        return self._may_edit(request, obj) or super().has_view_permission(request, obj)
+
+    def has_change_permission(self, request, obj=None):
+        return self._may_edit(request, obj)
+
+    @admin.display(description="key")
+    def key_status(self, obj):
+        from tasks.loop.endpoints.keys import has_api_key
+
+        return "a key is set" if obj.pk and has_api_key(obj) else "no key"
 
 
 @admin.register(MLModel)
@@ -284,6 +308,22 @@ class MLModelAdmin(OwnerScopedAdmin):
 
     def get_queryset(self, request):
         return super().get_queryset(request).prefetch_related("rounds_in_loop")
+
+    def save_formset(self, request, form, formset, change):
+        """The connection goes through ``update_endpoint`` (checksum, leaderboard, breaker), never a bare save."""
+        if formset.model is not Endpoint:
+            return super().save_formset(request, form, formset, change)
+        from tasks.loop.endpoints.records import update_endpoint
+
+        formset.new_objects, formset.changed_objects, formset.deleted_objects = [], [], []  # for the admin's change message
+        for inline_form in formset.forms:
+            if inline_form.instance.pk and inline_form.has_changed():
+                try:
+                    update_endpoint(model=form.instance, acting_user=request.user, **inline_form.changes())
+                except RuleError as refused:
+                    messages.error(request, f"The connection was not saved: {refused.message}")
+                else:
+                    formset.changed_objects.append((inline_form.instance, inline_form.changed_data))
 
     @admin.display(description="progress")
     def progress_display(self, obj):

@@ -22,7 +22,13 @@ the transaction commits (``tasks.services.set_round_status``, ``validation.round
 ``crowd_study_completed(sender, session_id, user_id)``: a crowd worker finished a study and its completion
 code was recorded (``annotation.crowd.complete``). Sent once the transaction commits.
 
-The ``community`` app (notifications) receives the last four; the senders import nothing above them.
+``endpoint_misconfigured(sender, model_id, reason)``: an endpoint model's server refused a request as
+misconfigured (an HTTP 4xx other than 408/429; ``reason``: the server's own words, bounded, without the
+key). Sent by ``tasks.loop.endpoints.breaker.report_config_error`` at most once per model and reason
+every ten minutes, possibly from the event loop: receivers must not touch the database there.
+
+The ``community`` app (notifications) receives the last four and ``endpoint_misconfigured``; the senders
+import nothing above them.
 """
 
 from django.dispatch import Signal
@@ -32,6 +38,7 @@ model_evaluation_finished = Signal()
 example_settled = Signal()
 round_status_changed = Signal()
 crowd_study_completed = Signal()
+endpoint_misconfigured = Signal()
 
 labels_removed = Signal()
 """``labels_removed(sender, task, mapping)``: an owner removed labels from ``task``

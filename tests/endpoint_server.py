@@ -10,7 +10,10 @@ vocabulary that holds the default tasks' labels, 2 layers, safetensors) run with
 tokens.
 
 Tests drive failures through the socket: ``fail_next`` (status codes to answer the next
-requests with, e.g. ``[429, 503]``), ``stall()``/``release()`` (requests wait until released),
+requests with, e.g. ``[429, 503]``, each with an OpenAI-style error body; or ``(status, body)`` pairs whose
+body is a dict sent as JSON or a str sent as plain text), ``pinned`` (as ``transformers serve --force-model``
+does: a request for another model than ``model_name`` gets a 400 whose OpenAI-style error says
+``Server is pinned to '<model_name>'; requested '<model>'``), ``stall()``/``release()`` (requests wait until released),
 ``kill_after(n)`` (the server answers n more requests, then drops every connection and closes
 its port, as a killed process does), ``huge`` (an answer larger than the platform's bound).
 ``requests`` records every body received and ``answered`` every prompt answered with 200;
@@ -74,10 +77,10 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, *args):  # quiet
         pass
 
-    def _send(self, status: int, body: dict | bytes, headers: dict | None = None):
-        data = body if isinstance(body, bytes) else json.dumps(body).encode()
+    def _send(self, status: int, body: dict | bytes | str, headers: dict | None = None):
+        data = body if isinstance(body, bytes) else body.encode() if isinstance(body, str) else json.dumps(body).encode()
         self.send_response(status)
-        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Type", "text/plain; charset=utf-8" if isinstance(body, str) else "application/json")
         self.send_header("Content-Length", str(len(data)))
         for key, value in (headers or {}).items():
             self.send_header(key, value)
@@ -120,8 +123,13 @@ class _Handler(BaseHTTPRequestHandler):
         if dying:
             server.die()
             return self._drop()
+        if isinstance(status, tuple):
+            return self._send(*status)
         if status is not None:
             return self._send(status, {"error": {"message": f"told to answer {status}"}}, {"Retry-After": "0"} if status == 429 else None)
+        if server.pinned and body.get("model") != server.model_name:
+            said = f"Server is pinned to '{server.model_name}'; requested '{body.get('model')}'"
+            return self._send(400, {"error": {"message": said, "type": "invalid_request_error"}})
         if server.stalling.is_set():
             server.released.wait(timeout=120)
         if self.path == "/v1/chat/completions":
@@ -235,7 +243,7 @@ class EndpointServer(ThreadingHTTPServer):
         """Forget recorded requests and every failure behaviour."""
         self.images = []
         self.requests, self.answered, self.fail_next = [], [], []
-        self.remaining, self.dead, self.huge = None, False, False
+        self.remaining, self.dead, self.huge, self.pinned = None, False, False, False
         self.token_delay_s, self.first_token_sent = 0.0, []
         self.in_flight, self.most_in_flight = 0, 0
         self.released.set()

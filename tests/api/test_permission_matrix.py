@@ -193,6 +193,9 @@ MATRIX = [
     ("DELETE", "/api/v1/models/{id}", None, None, (401, 405, 405, 405, 405, 405, 405)),
     ("POST", "/api/v1/models/{id}/publish", {"published": False}, None, (401, 403, 403, 403, 403, 200, 200)),
     ("POST", "/api/v1/models/{id}/anonymise", {"anonymous": True}, None, (401, 403, 403, 403, 403, 200, 200)),
+    # the matrix's model is a directory: its owners learn it has no endpoint (404 to read, 400 to change)
+    ("GET", "/api/v1/models/{id}/endpoint", None, None, (401, 403, 403, 403, 403, 404, 404)),
+    ("PATCH", "/api/v1/models/{id}/endpoint", {"model_name": "x"}, None, (401, 403, 403, 403, 403, 400, 400)),
     ("GET", "/api/v1/tasks/{task_code}/leaderboard", None, None, ALL_200),
     ("POST", "/api/v1/tasks/{task_code}/leaderboard", {}, None, ALL_405),
     ("GET", "/api/v1/tasks/{task_code}/arena", None, None, (404,) * 7),  # a classification task has no arena; public on open-ended tasks

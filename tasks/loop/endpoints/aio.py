@@ -86,7 +86,7 @@ async def acall(endpoint, messages: list[dict]) -> Answer:
                     answer = answer_of(endpoint, data, (time.perf_counter() - started) * 1000)
                     record_outcome(model, True)
                     return answer
-                tries.refused(response)
+                tries.refused(response, data)
     record_outcome(model, False, tries.error.message)
     logger.warning("endpoint model %s: %s", model.pk, tries.error.message)
     raise tries.error
@@ -115,7 +115,7 @@ async def apost_json(endpoint, path: str, body: dict, *, max_bytes: int) -> tupl
                         raise EndpointError(EndpointCode.FAILED, "The endpoint's answer is not a JSON object.")
                     record_outcome(model, True)
                     return parsed, (time.perf_counter() - started) * 1000
-                tries.refused(response)
+                tries.refused(response, data)
     record_outcome(model, False, tries.error.message)
     logger.warning("endpoint model %s: %s", model.pk, tries.error.message)
     raise tries.error

@@ -20,6 +20,7 @@ class EndpointCode:
     BAD_SETTINGS = "endpoint_bad_settings"
     BAD_KEY_ENV = "endpoint_bad_key_env"
     FAILED = "endpoint_failed"
+    MISCONFIGURED = "endpoint_misconfigured"
     TIMED_OUT = "endpoint_timed_out"
     UNAVAILABLE = "endpoint_unavailable"
     BUDGET_SPENT = "endpoint_budget_spent"
@@ -34,6 +35,12 @@ STORE_EVERY_S = 0.5
 BACKOFF_BASE_S = 0.25
 
 BACKOFF_MAX_S = 8.0
+
+#: The most characters of an endpoint's own reason for refusing a request that a message carries.
+REASON_CHARS = 500
+
+#: The most bytes of a refusal's body read to find that reason.
+REASON_BYTES = 16384
 
 
 def setting(name, default):
@@ -54,9 +61,23 @@ class Answer:
     cached: bool = False
 
 
-class EndpointError(Exception):
-    """A call failed after its retries; ``code`` (``EndpointCode``) and a message without the key."""
+class ConfigErrorMessage(str):
+    """The message of a configuration error (the endpoint refused the request with an HTTP 4xx other than
+    408 or 429: a wrong model name, key, API or parameter). It is a ``str`` like every message, so a caller
+    that only passes ``error.message`` on (``breaker.record_outcome(model, False, error.message)``) still
+    tells the breaker that the endpoint answered and the settings are at fault: ``config_error`` is True."""
 
-    def __init__(self, code: str, message: str):
+    config_error = True
+
+
+class EndpointError(Exception):
+    """A call failed after its retries; ``code`` (``EndpointCode``) and a message without the key.
+
+    ``config_error``: the endpoint refused the request as misconfigured (``EndpointCode.MISCONFIGURED``;
+    not retried, not counted by the circuit breaker, the task's owners told); ``message`` is then a
+    ``ConfigErrorMessage`` and carries the server's own reason (at most ``REASON_CHARS`` characters)."""
+
+    def __init__(self, code: str, message: str, *, config_error: bool = False):
         super().__init__(message)
-        self.code, self.message = code, message
+        self.config_error = config_error
+        self.code, self.message = code, (ConfigErrorMessage(message) if config_error else message)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import hashlib
 import os
 import threading
 import time
@@ -11,6 +13,9 @@ from django.core.cache import cache
 from dynabench.errors import RuleError
 from tasks.loop.endpoints.base import EndpointCode, setting
 
+
+#: Seconds between two reports of the same configuration error of one model (``report_config_error``).
+MISCONFIGURED_EVERY_S = 600
 
 _memo: dict[str, tuple[float, dict]] = {}
 
@@ -58,7 +63,16 @@ def breaker_open_for(model) -> float:
 
 
 def record_outcome(model, ok: bool, reason: str = "") -> None:
+    """Count one call's outcome in ``model``'s breaker: a success closes it; a failure counts toward
+    ``DYNABENCH_ENDPOINT_BREAKER_FAILURES`` and opens it for the cool-down.
+
+    A configuration error (``reason`` is a ``ConfigErrorMessage``: the endpoint answered with a 4xx
+    other than 408/429) is not a failure of the endpoint: it leaves the breaker as it was and tells the
+    model's and the task's owners instead (``report_config_error``)."""
     key = _breaker_key(model)
+    if not ok and getattr(reason, "config_error", False):
+        report_config_error(model, str(reason))
+        return
     if ok:
         cache.delete(key)
         _remember(key, {})
@@ -70,6 +84,37 @@ def record_outcome(model, ok: bool, reason: str = "") -> None:
         state["open_until"] = time.time() + float(setting("DYNABENCH_ENDPOINT_BREAKER_COOLDOWN_S", 30))
     cache.set(key, state, timeout=3600)
     _remember(key, state)
+
+
+def report_config_error(model, reason: str) -> bool:
+    """Send ``tasks.signals.endpoint_misconfigured`` for ``model`` with the endpoint's ``reason`` (the
+    ``community`` app notifies the task's owners and the model's owner), at most once per model and reason
+    every ``MISCONFIGURED_EVERY_S`` seconds (one cache ``add``), so a busy task does
+    not queue a job per annotator. Returns whether it was sent. On the event loop (an async view) the signal
+    goes out from a thread of the loop's default executor, as its receivers may touch the database (RQ's
+    enqueue waits for the transaction's commit)."""
+    digest = hashlib.sha256(reason.encode()).hexdigest()[:16]
+    if not cache.add(f"endpoint-misconfigured:{_breaker_key(model)}:{digest}", 1, timeout=MISCONFIGURED_EVERY_S):
+        return False
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        _send_misconfigured(type(model), model.pk, reason, close=False)
+    else:
+        loop.run_in_executor(None, _send_misconfigured, type(model), model.pk, reason, True)
+    return True
+
+
+def _send_misconfigured(sender, model_id: int, reason: str, close: bool) -> None:
+    from django.db import connections
+
+    from tasks.signals import endpoint_misconfigured
+
+    try:
+        endpoint_misconfigured.send(sender=sender, model_id=model_id, reason=reason)
+    finally:
+        if close:  # an executor thread: its database connection is not a request's, so nothing else closes it
+            connections.close_all()
 
 
 def breaker_state(model) -> dict:

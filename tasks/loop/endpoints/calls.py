@@ -15,7 +15,9 @@ from contextlib import contextmanager
 
 from dynabench.errors import RuleError
 from dynabench.jsonbounds import loads_bounded
-from tasks.loop.endpoints.base import Answer, BACKOFF_BASE_S, BACKOFF_MAX_S, EndpointCode, EndpointError, logger, setting
+from tasks.loop.endpoints.base import (
+    Answer, BACKOFF_BASE_S, BACKOFF_MAX_S, EndpointCode, EndpointError, REASON_BYTES, REASON_CHARS, logger, setting,
+)
 from tasks.loop.endpoints.breaker import breaker_open_for, record_outcome
 from tasks.loop.endpoints.keys import api_key
 from tasks.loop.endpoints.slots import slots
@@ -107,6 +109,35 @@ def answer_of(endpoint, data: bytes, latency_ms: float) -> Answer:
                   completion_tokens=count("completion_tokens"))
 
 
+def _key_or_none(endpoint) -> str:
+    try:
+        return api_key(endpoint)
+    except RuleError:
+        return ""
+
+
+def server_reason(body: bytes, *, hide: str = "", limit: int = REASON_CHARS) -> str:
+    """The reason an endpoint gave for refusing a request, from the first ``REASON_BYTES`` of its answer:
+    OpenAI's ``{"error": {"message": ...}}``, ``{"error": "..."}``, ``{"message": ...}`` or FastAPI's
+    ``{"detail": ...}``, else the text itself; on one line, ``hide`` (the key) replaced by ``[key]``,
+    cut to ``limit`` characters ('' when the answer says nothing). Plain text: pages escape it."""
+    text = body[:REASON_BYTES].decode("utf-8", errors="replace")
+    try:
+        data = loads_bounded(body[:REASON_BYTES]) if len(body) <= REASON_BYTES else None
+    except ValueError:
+        data = None
+    if isinstance(data, dict):
+        found = data.get("error", data.get("message", data.get("detail")))
+        if isinstance(found, dict):
+            found = found.get("message", found)
+        if found is not None:
+            text = found if isinstance(found, str) else json.dumps(found, ensure_ascii=False)
+    text = " ".join(text.split())
+    if hide:
+        text = text.replace(hide, "[key]")
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def backoff(attempt: int, retry_after: str | None) -> float:
     if retry_after:
         try:
@@ -119,11 +150,13 @@ def backoff(attempt: int, retry_after: str | None) -> float:
 class Retries:
     """The one retry rule of every request to an endpoint, plain (``call``) or streamed
     (``tasks.loop.chat.stream_chat``), from a thread (``for``) or a coroutine (``async for``): after the first try, up to ``endpoint.max_retries`` more on an
-    HTTP 429 or 5xx answer and on a connection error, each after ``backoff`` (the answer's
+    HTTP 408, 429 or 5xx answer and on a connection error, each after ``backoff`` (the answer's
     ``Retry-After`` when it gives one, else exponential backoff with jitter, at most
     ``BACKOFF_MAX_S``); none after a timeout, another HTTP status, or an ``EndpointError`` raised
-    by the try itself (a malformed or oversized answer). ``error`` holds the last failure
-    (``EndpointError``); counting it in the circuit breaker is the caller's::
+    by the try itself (a malformed or oversized answer). Another 4xx is a configuration error
+    (``refused``: ``error.config_error``, the server's reason in the message). ``error`` holds the last failure
+    (``EndpointError``); counting it in the circuit breaker is the caller's (``record_outcome`` reads
+    a configuration error from ``error.message`` and does not count it)::
 
         tries = Retries(endpoint)
         for _ in tries:
@@ -158,13 +191,34 @@ class Retries:
             if attempt < self.endpoint.max_retries:
                 await asyncio.sleep(backoff(attempt, self._retry_after))
 
-    def refused(self, response) -> None:
-        """Record an answer other than 200: retried when 429 or 5xx (after its ``Retry-After``)."""
-        self.error = EndpointError(EndpointCode.FAILED, f"The endpoint answered HTTP {response.status_code}.")
-        if response.status_code != 429 and response.status_code < 500:
-            self._stop = True
-        else:
+    def refused(self, response, body: bytes | None = None) -> None:
+        """Record an answer other than 200 (``body``: the bytes read of it, if the caller read them).
+
+        429, 408 and 5xx: retried (after the answer's ``Retry-After``). Any other 4xx is a configuration
+        error (``config_error``; code ``endpoint_misconfigured``): the endpoint answered and refused these
+        settings, so it is not retried, and its message carries the server's own reason
+        (``server_reason``). Anything else (a 3xx: redirects are never followed) fails at once."""
+        status = response.status_code
+        if status in (408, 429) or status >= 500:
+            self.error = EndpointError(EndpointCode.FAILED, f"The endpoint answered HTTP {status}.")
             self._retry_after = response.headers.get("retry-after")
+            return
+        self._stop = True
+        if not 400 <= status < 500:
+            self.error = EndpointError(EndpointCode.FAILED, f"The endpoint answered HTTP {status}.")
+            return
+        if body is None:
+            try:
+                body = response.content  # read by the caller (``aread``), else no reason to show
+            except Exception:  # noqa: BLE001 - httpx.ResponseNotRead / StreamConsumed: the bytes are gone
+                body = b""
+        reason = server_reason(body, hide=_key_or_none(self.endpoint)) or "no reason given"
+        self.error = EndpointError(
+            EndpointCode.MISCONFIGURED,
+            f"The endpoint refused the request as misconfigured (HTTP {status}): {reason}"
+            + ("" if reason.endswith((".", "!", "?", "…")) else "."),
+            config_error=True,
+        )
 
     def stop(self) -> None:
         """No more tries (e.g. a stream that already showed part of its answer)."""
@@ -218,7 +272,7 @@ def call(endpoint, messages: list[dict], *, checked: bool = False, failures_know
                 if failures_known:
                     record_outcome(model, True)
                 return answer
-            tries.refused(response)
+            tries.refused(response, data)
     record_outcome(model, False, tries.error.message)
     logger.warning("endpoint model %s: %s", model.pk, tries.error.message)
     raise tries.error
@@ -227,12 +281,10 @@ def call(endpoint, messages: list[dict], *, checked: bool = False, failures_know
 def post_json(endpoint, path: str, body: dict, *, max_bytes: int) -> tuple[dict, float]:
     """POST ``body`` to ``<base_url>/v1/<path>`` (another API of the same server, e.g. ``images/generations``)
     with every guard of ``call``: the breaker (refused at once while open), the allow-list (``check_url``,
-    checked before each call), the record's timeout, its retries with backoff after 429/5xx/lost
-    connections, its concurrency limit, the key in the header only; the answer read up to ``max_bytes``.
+    checked before each call), the record's timeout, its retries (``Retries``: after 408/429/5xx/lost
+    connections, none after a configuration error), its concurrency limit, the key in the header only; the answer read up to ``max_bytes``.
     Returns ``(parsed JSON object, latency in ms)``; raises ``EndpointError`` (the failure counted in the
     breaker) or ``RuleError`` (a URL the allow-list refuses)."""
-    import httpx
-
     model = endpoint.model
     if breaker_open_for(model) > 0:
         raise EndpointError(EndpointCode.UNAVAILABLE, "The endpoint's circuit breaker is open after repeated failures.")
@@ -243,37 +295,20 @@ def post_json(endpoint, path: str, body: dict, *, max_bytes: int) -> tuple[dict,
     key = api_key(endpoint)
     headers = {"Authorization": f"Bearer {key}"} if key else {}
     started = time.perf_counter()
-    error = None
-    for attempt in range(endpoint.max_retries + 1):
-        retry_after = None
-        try:
-            with slots(endpoint).hold(), client.stream("POST", url, json=body, headers=headers) as response:
-                data = read_bounded(response, max_bytes)
-                if response.status_code == 200:
-                    try:
-                        parsed = loads_bounded(data)
-                    except ValueError as exc:
-                        error = EndpointError(EndpointCode.FAILED, f"The endpoint's answer is not JSON ({exc}).")
-                        break
-                    if not isinstance(parsed, dict):
-                        error = EndpointError(EndpointCode.FAILED, "The endpoint's answer is not a JSON object.")
-                        break
-                    record_outcome(model, True)
-                    return parsed, (time.perf_counter() - started) * 1000
-                error = EndpointError(EndpointCode.FAILED, f"The endpoint answered HTTP {response.status_code}.")
-                if response.status_code != 429 and response.status_code < 500:
-                    break
-                retry_after = response.headers.get("retry-after")
-        except httpx.TimeoutException:
-            error = EndpointError(EndpointCode.TIMED_OUT, f"The endpoint did not answer within {endpoint.timeout_s:g} s.")
-            break
-        except httpx.TransportError as exc:
-            error = EndpointError(EndpointCode.FAILED, f"The connection to the endpoint failed ({type(exc).__name__}).")
-        except EndpointError as exc:
-            error = exc
-            break
-        if attempt < endpoint.max_retries:
-            time.sleep(backoff(attempt, retry_after))
-    record_outcome(model, False, error.message)
-    logger.warning("endpoint model %s: %s", model.pk, error.message)
-    raise error
+    tries = Retries(endpoint)
+    for _ in tries:
+        with tries.guard(), slots(endpoint).hold(), client.stream("POST", url, json=body, headers=headers) as response:
+            data = read_bounded(response, max_bytes)
+            if response.status_code == 200:
+                try:
+                    parsed = loads_bounded(data)
+                except ValueError as exc:
+                    raise EndpointError(EndpointCode.FAILED, f"The endpoint's answer is not JSON ({exc}).") from None
+                if not isinstance(parsed, dict):
+                    raise EndpointError(EndpointCode.FAILED, "The endpoint's answer is not a JSON object.")
+                record_outcome(model, True)
+                return parsed, (time.perf_counter() - started) * 1000
+            tries.refused(response, data)
+    record_outcome(model, False, tries.error.message)
+    logger.warning("endpoint model %s: %s", model.pk, tries.error.message)
+    raise tries.error

@@ -22,7 +22,9 @@ class EndpointPredictor:
     (``task.spec.endpoint_answer``) plus ``"endpoint"``: ``{"model_id", "model", "api", "params",
     "raw", "latency_ms", "prompt_tokens", "completion_tokens", "cached"}``. When some calls fail,
     the answers that came are stored first, then ``RuleError`` is raised with the first failure's
-    code (``endpoint_failed``, ``endpoint_timed_out``, ``endpoint_unavailable``; 503).
+    code (``endpoint_failed``, ``endpoint_timed_out``, ``endpoint_unavailable``; 503), or, when the
+    endpoint refused the request as misconfigured, ``endpoint_misconfigured`` (502: not a passing
+    failure, so no "submit again"; the message says the owners were told and carries the server's reason).
     ``measures_memory`` is False: the model's memory lies outside the platform.
     """
 
@@ -50,6 +52,9 @@ class EndpointPredictor:
         failure = None
         if todo:
             failure = self._ask(todo, answers)
+        if failure is not None and failure.config_error:
+            raise RuleError(failure.code, f"The endpoint model '{self.model.name}' is misconfigured, so it cannot answer; "
+                            f"its owners were told. {failure.message}", status_code=502)
         if failure is not None:
             raise RuleError(failure.code, f"The endpoint model '{self.model.name}' failed: {failure.message}", status_code=503)
         return [self._output(spec, config, item, answers[key]) for item, key in zip(inputs, keys)]

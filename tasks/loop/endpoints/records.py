@@ -1,4 +1,4 @@
-"""Creating an endpoint model: its record, its checked settings and the checksum of what decides its answers."""
+"""Creating and changing an endpoint model: its record, its checked settings, who may change them, and the checksum of what decides its answers."""
 
 from __future__ import annotations
 
@@ -7,8 +7,11 @@ import json
 
 from django.db import transaction
 
-from dynabench.errors import RuleError
+from urllib.parse import urlsplit
+
+from dynabench.errors import NotAllowed, RuleError
 from tasks.loop.endpoints.base import EndpointCode, PARAMS, setting
+from tasks.loop.endpoints.breaker import reset_breaker
 from tasks.loop.endpoints.keys import check_key_env, set_api_key
 from tasks.loop.endpoints.urls import check_url
 
@@ -41,20 +44,20 @@ def clean_params(params) -> dict:
     return out
 
 
-def create_endpoint_model(
-    *, task, owner, name: str, base_url: str, model_name: str, api: str = "chat", params=None, prompt=None,
-    api_key: str = "", api_key_env: str = "", timeout_s: float = 30.0, max_retries: int = 3, max_concurrency: int = 4,
-    description: str = "", published: bool = False, anonymous: bool = False, status=None, loop_allowed: bool = False,
-):
-    """Create an ``MLModel`` of kind ``endpoint`` and its ``Endpoint`` in one transaction; return the model.
+#: The connection's fields an owner may change (``update_endpoint``), besides the key.
+SETTINGS = ("base_url", "api", "model_name", "params", "prompt", "api_key_env", "timeout_s", "max_retries", "max_concurrency")
 
-    Checks: the task kind takes endpoints (``spec.takes_endpoints``), ``check_url``,
-    ``clean_params``, the prompt overrides (``system``/``user`` strings), the key's environment
-    variable name (``check_key_env``), a model name, and bounds on the timeout (``check_timeout``), retries
-    (0-10) and concurrency (1-64). ``loop_allowed``: the owner's consent to annotation loops of tasks
-    they do not own (``Endpoint.loop_allowed``). Raises ``RuleError`` (codes ``EndpointCode``).
-    """
-    from tasks.models import Endpoint, MLModel
+
+def check_settings(task, *, base_url: str, api: str = "chat", model_name: str = "", params=None, prompt=None,
+                   api_key_env: str = "", timeout_s: float = 30.0, max_retries: int = 3, max_concurrency: int = 4) -> dict:
+    """Return the connection's settings checked and cleaned (``SETTINGS`` as keys), or raise ``RuleError``
+    (codes ``EndpointCode``, ``field`` naming the setting at fault).
+
+    Checks: the task kind takes endpoints (``spec.takes_endpoints``) and this API (``spec.endpoint_apis``),
+    ``check_url`` (the allow-list), ``clean_params``, the prompt overrides (``system``/``user`` strings of
+    at most 5000 characters), the key's environment variable name (``check_key_env``), a model name
+    (1-200 characters), and bounds on the timeout (``check_timeout``), retries (0-10) and concurrency (1-64)."""
+    from tasks.models import Endpoint
 
     if not task.spec.takes_endpoints:
         raise RuleError(EndpointCode.KIND_TAKES_NO_ENDPOINT, f"Tasks of kind {task.spec.display_name} take no endpoint models.")
@@ -77,11 +80,28 @@ def create_endpoint_model(
     for field, value, low, high in checks:
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:
             raise RuleError(EndpointCode.BAD_SETTINGS, f"'{field}' lies between {low} and {high}.", field=field)
-    endpoint = Endpoint(
-        base_url=url, api=api, model_name=model_name, params=clean_params(params), prompt=prompt,
-        api_key_env=check_key_env(api_key_env), timeout_s=float(timeout_s), max_retries=int(max_retries),
-        max_concurrency=int(max_concurrency), loop_allowed=bool(loop_allowed),
-    )
+    return {"base_url": url, "api": api, "model_name": model_name, "params": clean_params(params), "prompt": prompt,
+            "api_key_env": check_key_env(api_key_env), "timeout_s": float(timeout_s), "max_retries": int(max_retries),
+            "max_concurrency": int(max_concurrency)}
+
+
+def create_endpoint_model(
+    *, task, owner, name: str, base_url: str, model_name: str, api: str = "chat", params=None, prompt=None,
+    api_key: str = "", api_key_env: str = "", timeout_s: float = 30.0, max_retries: int = 3, max_concurrency: int = 4,
+    description: str = "", published: bool = False, anonymous: bool = False, status=None, loop_allowed: bool = False,
+):
+    """Create an ``MLModel`` of kind ``endpoint`` and its ``Endpoint`` in one transaction; return the model.
+
+    The settings are checked by ``check_settings``; ``api_key`` is stored encrypted (ignored when
+    ``api_key_env`` names the key's variable). ``loop_allowed``: the owner's consent to annotation loops
+    of tasks they do not own (``Endpoint.loop_allowed``). Raises ``RuleError`` (codes ``EndpointCode``).
+    """
+    from tasks.models import Endpoint, MLModel
+
+    endpoint = Endpoint(**check_settings(
+        task, base_url=base_url, api=api, model_name=model_name, params=params, prompt=prompt, api_key_env=api_key_env,
+        timeout_s=timeout_s, max_retries=max_retries, max_concurrency=max_concurrency,
+    ), loop_allowed=bool(loop_allowed))
     set_api_key(endpoint, api_key if not api_key_env else "")
     with transaction.atomic():
         model = MLModel.objects.create(
@@ -103,6 +123,95 @@ def check_timeout(timeout_s) -> float:
         raise RuleError(EndpointCode.BAD_SETTINGS, f"'timeout_s' lies between 1 and {longest} seconds: the platform's pages wait "
                         f"at most {longest} s for a model (DYNABENCH_MODEL_WAIT_S).", field="timeout_s")
     return float(timeout_s)
+
+
+def can_edit_endpoint(user, model) -> bool:
+    """Whether ``user`` may change ``model``'s connection: an owner of its task (admins included) or the
+    model's own submitter (``tasks.access.owns_model``)."""
+    from tasks import access
+
+    return bool(user.is_authenticated and (model.task.is_owner(user) or access.owns_model(user, model)))
+
+
+def _origin(url: str) -> tuple:
+    parts = urlsplit(url)
+    return parts.scheme, (parts.hostname or "").lower(), parts.port
+
+
+def check_endpoint_update(*, model, acting_user, api_key: str = "", remove_key: bool = False, **changes):
+    """Return ``model``'s ``Endpoint`` with ``changes`` applied and checked, not saved; raise ``RuleError``.
+
+    ``changes``: any of ``SETTINGS`` (the others keep their value), each checked as on creation
+    (``check_settings``; the URL against the allow-list again, even unchanged). The key: ``api_key``
+    typed sets it (stored encrypted); empty keeps the stored one; ``remove_key`` clears it (and the
+    variable's name). Refusals: ``NotAllowed`` (403) unless ``can_edit_endpoint``; the model is not an
+    endpoint (``endpoint_bad_settings``); a user who is not an owner of the task names a key variable
+    (``endpoint_bad_key_env``: the platform's secrets are the task owners' and admins' to hand out); a
+    stored key kept while the URL moves to another origin (scheme, host, port) (``endpoint_bad_settings``
+    on ``api_key``: a key goes only to the server it was typed for; type it again or remove it)."""
+    from tasks.models import Endpoint
+
+    if not can_edit_endpoint(acting_user, model):
+        raise NotAllowed("not_model_owner", f"Only the owners of task {model.task.code} or of the model may change its connection.")
+    unknown = sorted(set(changes) - set(SETTINGS))
+    if unknown:
+        raise RuleError(EndpointCode.BAD_SETTINGS, f"Unknown connection settings {unknown}; allowed: {', '.join(SETTINGS)}.",
+                        field=unknown[0])
+    try:
+        endpoint = Endpoint.objects.get(model_id=model.pk)
+    except Endpoint.DoesNotExist:
+        raise RuleError(EndpointCode.BAD_SETTINGS, f"The model '{model.name}' is not behind an endpoint.") from None
+    endpoint.model = model
+    old_url, old_env = endpoint.base_url, endpoint.api_key_env
+    merged = {name: changes.get(name, getattr(endpoint, name)) for name in SETTINGS}
+    if remove_key:
+        merged["api_key_env"] = ""
+    cleaned = check_settings(model.task, **merged)
+    if cleaned["api_key_env"] and cleaned["api_key_env"] != old_env and not model.task.is_owner(acting_user):
+        raise RuleError(EndpointCode.BAD_KEY_ENV, "Only the task's owners name a key's environment variable; type the key instead.",
+                        field="api_key_env")
+    for name, value in cleaned.items():
+        setattr(endpoint, name, value)
+    if remove_key:
+        set_api_key(endpoint, "")
+    elif api_key:  # a key typed wins over a variable's name
+        set_api_key(endpoint, api_key)
+        endpoint.api_key_env = ""
+    elif cleaned["api_key_env"]:
+        set_api_key(endpoint, "")
+    elif endpoint.api_key_encrypted and _origin(endpoint.base_url) != _origin(old_url):
+        raise RuleError(EndpointCode.BAD_SETTINGS, "The stored key goes only to the server it was given for: type the key "
+                        f"again for {urlsplit(endpoint.base_url).netloc}, or remove it.", field="api_key")
+    return endpoint
+
+
+def update_endpoint(*, model, acting_user, api_key: str = "", remove_key: bool = False, **changes):
+    """Change ``model``'s connection (``check_endpoint_update`` first: the same checks, the same refusals)
+    and return the model; the console, the admin and ``PATCH /api/v1/models/{id}/endpoint`` call it.
+
+    In one transaction: the endpoint is saved and, when what decides its answers changed (URL, API,
+    model name, parameters, prompt: ``settings_checksum``), the model's ``checksum`` is the new one and
+    ``tasks.signals.leaderboard_inputs_changed`` is sent for it, so the leaderboard evaluates it again
+    (runs keep the ``model_checksum`` they were scored with; their scores move to their ``history``);
+    answers cached from another URL are dropped (the response cache is keyed by the request, not the
+    server). After the commit the circuit breaker is closed (an owner fixed the endpoint)."""
+    from tasks.models import Endpoint, EndpointResponse, MLModel
+    from tasks.signals import leaderboard_inputs_changed
+
+    with transaction.atomic():
+        model = MLModel.objects.select_for_update().select_related("task").get(pk=model.pk)
+        old_url = Endpoint.objects.filter(model_id=model.pk).values_list("base_url", flat=True).first()
+        endpoint = check_endpoint_update(model=model, acting_user=acting_user, api_key=api_key, remove_key=remove_key, **changes)
+        endpoint.save()
+        checksum = settings_checksum(endpoint)
+        if checksum != model.checksum:
+            model.checksum = checksum
+            model.save(update_fields=["checksum", "updated_at"])
+            if endpoint.base_url != old_url:
+                EndpointResponse.objects.filter(model=model).delete()
+            leaderboard_inputs_changed.send(sender=MLModel, task=model.task, models=[model])
+        transaction.on_commit(lambda: reset_breaker(model))
+    return model
 
 
 def settings_checksum(endpoint) -> str:

@@ -1,6 +1,6 @@
 """A streamed chat call (``tasks/loop/chat.py``) retries by the one rule of ``tasks.loop.endpoints.calls.Retries``,
 as a plain call does: a 429 or a 5xx is tried again until the endpoint answers (within
-``max_retries``), a 401 is not, and running out of tries ends with the last failure's reason."""
+``max_retries``), a 401 is not (a configuration error, with the server's reason), and running out of tries ends with the last failure's reason."""
 
 import copy
 
@@ -38,13 +38,14 @@ def test_a_429_and_a_503_are_tried_again_and_the_answer_streams(endpoint, endpoi
     assert "".join(value for step, value in steps if step == "token") == answer.text and answer.text
 
 
-def test_a_401_is_not_tried_again(endpoint, endpoint_server):
+def test_a_401_is_not_tried_again_and_says_the_servers_reason(endpoint, endpoint_server):
     endpoint_server.fail_next = [401]
 
     with pytest.raises(EndpointError) as failed:
         streamed(endpoint, MESSAGES)
 
-    assert failed.value.code == "endpoint_failed" and "HTTP 401" in failed.value.message
+    assert failed.value.code == "endpoint_misconfigured" and failed.value.config_error
+    assert "HTTP 401" in failed.value.message and "told to answer 401" in failed.value.message
     assert len(endpoint_server.requests) == 1
 
 
