@@ -11,6 +11,7 @@ from annotation import t2i
 from dynabench.errors import RuleError
 from tasks.loop.endpoints.breaker import breaker_state
 from tasks.models import ContextImage
+from tests.endpoint_fixtures import allow_local_server
 from tests.t2i_support import _shared_image_server, add_context, endpoint_generator, image_server, nibbler_task, tiny_pipeline_dir  # noqa: F401
 
 
@@ -53,7 +54,9 @@ def test_the_breaker_opens_after_failures_and_refuses_without_calling(owner, ann
     settings.DYNABENCH_ENDPOINT_BREAKER_COOLDOWN_S = 60
     task = nibbler_task(owner)
     add_context(task)
-    endpoint_generator(task, f"http://127.0.0.1:{_closed_port()}")  # nothing listens there: the connection fails
+    closed = f"http://127.0.0.1:{_closed_port()}"
+    allow_local_server(settings, closed)
+    endpoint_generator(task, closed)  # nothing listens there: the connection fails
     state = t2i.start(user=annotator, task=task)
     for _ in range(2):
         with pytest.raises(RuleError, match="connection to the endpoint failed"):

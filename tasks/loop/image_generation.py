@@ -100,6 +100,11 @@ def _images_request(model, prompt: str, params: dict) -> tuple:
 
 
 def _failed(model, error: EndpointError) -> RuleError:
+    """What the annotator is told when the generator did not answer: misconfigured (502: its owners
+    were told, trying again will not help) or failing (503, with when to try again)."""
+    if error.config_error:
+        return RuleError(error.code, f"The image generator '{model.name}' is misconfigured, so it cannot answer; its owners "
+                                     f"were told. {error.message} Nothing was saved.", status_code=502)
     wait = breaker_open_for(model)
     again = f"try again in {wait:.0f} s" if wait > 0 else "try again in a moment"
     return RuleError(error.code, f"The image generator '{model.name}' failed: {error.message} Nothing was saved; "

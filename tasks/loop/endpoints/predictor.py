@@ -52,11 +52,8 @@ class EndpointPredictor:
         failure = None
         if todo:
             failure = self._ask(todo, answers)
-        if failure is not None and failure.config_error:
-            raise RuleError(failure.code, f"The endpoint model '{self.model.name}' is misconfigured, so it cannot answer; "
-                            f"its owners were told. {failure.message}", status_code=502)
         if failure is not None:
-            raise RuleError(failure.code, f"The endpoint model '{self.model.name}' failed: {failure.message}", status_code=503)
+            raise self._refusal(failure)
         return [self._output(spec, config, item, answers[key]) for item, key in zip(inputs, keys)]
 
     async def apredict_one(self, item: dict) -> dict:
@@ -78,11 +75,19 @@ class EndpointPredictor:
             try:
                 answer = await acall(self.endpoint, messages)
             except EndpointError as failure:
-                raise RuleError(failure.code, f"The endpoint model '{self.model.name}' failed: {failure.message}", status_code=503) from None
+                raise self._refusal(failure) from None
             except RuleError as refused:
-                raise RuleError(refused.code, f"The endpoint model '{self.model.name}' failed: {refused.message}", status_code=503) from None
+                raise self._refusal(EndpointError(refused.code, refused.message)) from None
             await sync_to_async(self._store)([(key, answer)])
         return self._output(spec, config, item, answer)
+
+    def _refusal(self, failure: EndpointError) -> RuleError:
+        """What the caller is told when the endpoint did not answer: misconfigured (502: the owners
+        were told; submitting again will not help) or failing (503)."""
+        if failure.config_error:
+            return RuleError(failure.code, f"The endpoint model '{self.model.name}' is misconfigured, so it cannot answer; "
+                             f"its owners were told. {failure.message}", status_code=502)
+        return RuleError(failure.code, f"The endpoint model '{self.model.name}' failed: {failure.message}", status_code=503)
 
     def _ask(self, todo: dict[str, list[dict]], answers: dict[str, Answer]) -> EndpointError | None:
         """Ask the endpoint for every request of ``todo`` (key → messages), at most ``max_concurrency`` at

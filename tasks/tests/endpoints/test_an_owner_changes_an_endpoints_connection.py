@@ -57,7 +57,7 @@ def test_a_url_off_the_allow_list_is_refused_and_nothing_changes(model, owner):
 
 
 def test_the_stored_key_does_not_follow_the_url_to_another_server(model, owner, endpoint_server, settings):
-    settings.DYNABENCH_ENDPOINT_ALLOWLIST = ["127.0.0.1/32", "127.0.0.2/32"]
+    settings.DYNABENCH_ENDPOINT_ALLOWLIST = [f"127.0.0.1/32:{endpoint_server.port}", f"127.0.0.2/32:{endpoint_server.port}"]
 
     with pytest.raises(RuleError) as refused:
         update_endpoint(model=model, acting_user=owner, base_url=f"http://127.0.0.2:{endpoint_server.port}")
