@@ -141,6 +141,11 @@ class TaskKindSpec:
     """True when the model in the loop is an image generator whose images the annotator judges
     (``text_to_image.py``): the create page is ``annotation/t2i_views.py``'s."""
 
+    measures_transfer: bool = True
+    """True when ``model_wrong`` is decided by a rule from any model's output, so a validated example can be
+    put to the task's other models and its transfer rate measured (``validation/transfer.py``); False
+    when it is the annotator's judgment of the one answer they saw."""
+
     conversational: bool = False
     """True when annotators talk with the model (turns streamed, then a judgment: ``annotation/chat.py``)
     instead of writing one example against it on the create page."""
