@@ -5,8 +5,8 @@ this machine, else generated sentences) and 10 local models (tiny 2-layer BERTs 
 ``tests/tiny_models.py``). Measured side by side in one run:
 
 - **bare**: the batched forward of the same 10 models over the same 10,000 model inputs
-  (``get_predictor(model).predict(inputs)``, models loaded first), nothing stored: the cost of one
-  evaluation of these models on this round;
+  (``get_predictor(model).predict(...)`` in the job's chunks of ``LOCAL_CHUNK`` inputs, every model
+  loaded first and kept loaded), nothing stored: the cost of one evaluation of these models on this round;
 - **job**: ``validation.jobs.measure_transfer`` on the round (reads the validated examples and their
   final labels, runs every model, stores 100,000 answers and 10,000 rates).
 
@@ -96,6 +96,7 @@ def main() -> None:
     from annotation.models import Example, TransferRate, TransferResult
     from tasks.loop.registry import get_predictor
     from validation.jobs import measure_transfer
+    from validation.transfer import LOCAL_CHUNK
 
     task, round1, models = _world(args.examples, args.models)
     inputs = [task.spec.model_input(task.config, e) for e in Example.objects.filter(round=round1).order_by("pk").values_list("input", flat=True)]
@@ -104,8 +105,10 @@ def main() -> None:
     pairs = len(inputs) * len(models)
 
     started = time.perf_counter()
-    for model in models:
-        get_predictor(model).predict(inputs)
+    for model in models:  # in the job's chunks (one registry call each), as an evaluation also calls it piecewise
+        predictor = get_predictor(model)
+        for start in range(0, len(inputs), LOCAL_CHUNK):
+            predictor.predict(inputs[start : start + LOCAL_CHUNK])
     bare_s = time.perf_counter() - started
 
     started = time.perf_counter()

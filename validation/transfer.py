@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from django.db import transaction
 
 from annotation.models import VALIDATED, Example, TransferRate, TransferResult
-from dynabench.errors import RuleError
+from dynabench.errors import NotAllowed, RuleError
 from tasks.loop.endpoints.budget import charge_round, check_round_budget, round_usage
 from tasks.loop.registry import get_predictor
 from tasks.models import MLModel, Round, Task
@@ -186,12 +186,12 @@ def recompute_rates(round: Round, *, validated: list[ValidatedExample] | None = 
     tried: dict[int, int] = {}
     fooled: dict[int, int] = {}
     rejudged = []
-    results = TransferResult.objects.filter(example_id__in=list(final), model_id__in=ready).only(
+    results = TransferResult.objects.filter(example__round=round, model_id__in=ready).only(
         "id", "example_id", "model_id", "output", "target", "fooled"
     )
     for result in results.iterator(chunk_size=5000):
-        v = final[result.example_id]
-        if result.model_id == v.example.model_id:
+        v = final.get(result.example_id)
+        if v is None or result.model_id == v.example.model_id:
             continue
         if result.target != v.target:
             result.target, result.fooled = v.target, task.spec.model_wrong(task.config, v.target, result.output)
@@ -202,7 +202,9 @@ def recompute_rates(round: Round, *, validated: list[ValidatedExample] | None = 
     with transaction.atomic():
         if rejudged:
             TransferResult.objects.bulk_update(rejudged, ["target", "fooled"], batch_size=1000)
-        TransferRate.objects.filter(example__round=round).exclude(example_id__in=list(tried)).delete()
+        stale = sorted(set(TransferRate.objects.filter(example__round=round).values_list("example_id", flat=True)) - set(tried))
+        for start in range(0, len(stale), 1000):  # in slices: SQLite caps a statement's parameters
+            TransferRate.objects.filter(example_id__in=stale[start : start + 1000]).delete()
         TransferRate.objects.bulk_create(
             rates, update_conflicts=True, unique_fields=["example"], update_fields=["tried", "fooled", "updated_at"], batch_size=1000
         )
@@ -232,8 +234,6 @@ def request_transfer(*, round: Round, acting_user) -> None:
     """Queue the transfer of ``round``'s validated examples to every ready model, once the caller's
     transaction commits. Raises ``NotAllowed`` unless ``acting_user`` owns the task, ``RuleError``
     when the kind does not measure transfer (its ``model_wrong`` is a person's judgment)."""
-    from dynabench.errors import NotAllowed
-
     if not round.task.is_owner(acting_user):
         raise NotAllowed("not_owner", f"Only an owner of task '{round.task.code}' can measure its examples' transfer.")
     if not round.task.spec.measures_transfer:
