@@ -443,3 +443,50 @@ class CrowdSession(models.Model):
             ),
         ]
         indexes = [models.Index(fields=["address_hash"], name="crowd_session_address")]
+
+
+class TransferResult(models.Model):
+    """One other model's answer to one validated example: the raw material of the example's transfer
+    rate (``validation/transfer.py``). ``output`` is the model's full answer to the example's model
+    input; ``target`` the final label it was judged against; ``fooled`` the kind's ``model_wrong``
+    of the two. Kept, so the rate is recomputed from these rows without running a model again
+    (``validation.transfer.recompute_rates``); deleting a model deletes its rows."""
+
+    example = models.ForeignKey(Example, on_delete=models.CASCADE, related_name="transfer_results")
+    model = models.ForeignKey("tasks.MLModel", on_delete=models.CASCADE, related_name="transfer_results")
+    output = models.JSONField(default=dict)
+    target = models.JSONField(default=dict)
+    fooled = models.BooleanField()
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["example", "model"], name="transfer_result_once_per_model")]
+
+    def __str__(self):
+        return f"example {self.example_id} on model {self.model_id}: {'fooled' if self.fooled else 'not fooled'}"
+
+
+class TransferRate(models.Model):
+    """How far a validated example transfers: of the ``tried`` other ready models of its task (every
+    model that answers, the one it was written against left out), how many it ``fooled``. Derived
+    from the example's ``TransferResult`` rows (``validation.transfer.recompute_rates``)."""
+
+    example = models.OneToOneField(Example, on_delete=models.CASCADE, related_name="transfer")
+    tried = models.PositiveIntegerField()
+    fooled = models.PositiveIntegerField()
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [models.CheckConstraint(condition=Q(fooled__lte=F("tried")) & Q(tried__gte=1), name="transfer_rate_within_tried")]
+
+    @property
+    def rate(self) -> float:
+        """``fooled / tried``: the share of the other models the example fools (0..1)."""
+        return self.fooled / self.tried
+
+    def as_dict(self) -> dict:
+        """``{"rate", "fooled", "tried"}``: the shape of a transfer rate in the export and the API."""
+        return {"rate": self.rate, "fooled": self.fooled, "tried": self.tried}
+
+    def __str__(self):
+        return f"example {self.example_id} fools {self.fooled} of {self.tried} other models"

@@ -9,7 +9,7 @@ owners and admins (``tasks.selectors.example_labels_hidden``).
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from annotation.models import Example
+from annotation.models import Example, TransferRate, ValidationState
 from dynabench.api import StrictSerializerMixin
 from tasks import access
 from tasks.models import Context
@@ -44,6 +44,11 @@ class ExampleSerializer(serializers.ModelSerializer):
     )
     model_wrong = serializers.SerializerMethodField(help_text="Whether the example fooled the model, decided by the server.")
     metadata = serializers.SerializerMethodField(help_text="Explanations and flag reason; null when the example is in a hidden split.")
+    transfer = serializers.SerializerMethodField(
+        help_text='`{"rate", "fooled", "tried"}`: of the task\'s other ready models (the one that answered left out), '
+        "how many the validated example fools (`validation/transfer.py`); null until measured, for an example not "
+        "validated, or in a hidden split."
+    )
     labels_hidden = serializers.SerializerMethodField(
         help_text="True when the example went into a hidden dataset, whoever asks; its target, the model's answer, "
         "model_wrong and metadata are then null for everyone but the task's owners and admins."
@@ -54,7 +59,7 @@ class ExampleSerializer(serializers.ModelSerializer):
         fields = [
             "id", "task", "round", "context", "input", "target", "model", "model_output", "model_wrong", "metadata",
             "tag", "retracted", "flagged", "split", "time_spent", "validation_state", "validation_count",
-            "labels_hidden", "created_at",
+            "transfer", "labels_hidden", "created_at",
         ]
 
     def _hidden(self, example) -> bool:
@@ -81,6 +86,15 @@ class ExampleSerializer(serializers.ModelSerializer):
     @extend_schema_field({"type": "boolean", "nullable": True})
     def get_model_wrong(self, example):
         return None if self._hidden(example) else example.model_wrong
+
+    @extend_schema_field(NULLABLE_JSON_OBJECT)
+    def get_transfer(self, example):
+        if self._hidden(example) or example.retracted or example.validation_state != ValidationState.VERIFIED_CORRECT:
+            return None
+        try:
+            return example.transfer.as_dict()
+        except TransferRate.DoesNotExist:
+            return None
 
     def get_labels_hidden(self, example) -> bool:
         self._hidden(example)  # looks the hidden splits up once for the whole page

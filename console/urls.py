@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from console import audio_views, crowd_views, endpoint_views, image_views, views
+from console import audio_views, crowd_views, endpoint_views, image_views, transfer_views, views
 
 app_name = "console"
 urlpatterns = [
@@ -18,6 +18,7 @@ urlpatterns = [
     path("tasks/<slug:code>/console/rounds/<int:number>/close", views.close_round, name="close_round"),
     path("tasks/<slug:code>/console/rounds/<int:number>/loop/<str:action>", views.change_loop, name="loop"),
     path("tasks/<slug:code>/console/rounds/<int:number>/dashboard", views.dashboard, name="round_dashboard"),
+    path("tasks/<slug:code>/console/rounds/<int:number>/transfer", transfer_views.measure_transfer, name="measure_transfer"),
     path("tasks/<slug:code>/console/dashboard/", views.dashboard, name="dashboard"),
     path("tasks/<slug:code>/console/uploads/", views.uploads_page, name="uploads"),
     path("tasks/<slug:code>/console/images/", image_views.images_page, name="images"),

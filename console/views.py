@@ -42,7 +42,7 @@ from tasks.data import uploads
 from tasks import services as task_services
 from tasks.data.seed import create_task_from_definition
 from tasks.models import MLModel, Round, Task, Upload
-from validation import image_judgments, round_close
+from validation import image_judgments, round_close, transfer_selectors
 from validation.forms import CloseRoundForm
 
 def owner_console(view):
@@ -464,8 +464,9 @@ def person_page(request, task, username):
 
 @owner_console
 def dashboard(request, task, number=None):
-    """The round dashboard (``console.selectors.round_dashboard``) with its plots; the
-    current round unless ``number`` is given."""
+    """The round dashboard (``console.selectors.round_dashboard``) with its plots and, for a kind that
+    measures it, the transfer of its validated examples to the task's other models
+    (``validation.transfer_selectors.round_transfer``); the current round unless ``number`` is given."""
     round = get_object_or_404(Round, task=task, number=number) if number is not None else task.current_round()
     if round is None:
         return _page(request, task, "dashboard.html", "dashboard", round=None)
@@ -476,9 +477,13 @@ def dashboard(request, task, number=None):
     vmer_series = [{"name": "all models", "points": list(zip(hours, [b.cumulative_vmer for b in board.per_hour]))}]
     vmer_series += [{"name": s["name"], "points": list(zip(hours, [v for _, v in s["points"]]))} for s in board.vmer_over_time_by_model]
     vmer_svg = plots.line_chart_svg(vmer_series, label="vMER over time, per model in the loop")
+    transfer = transfer_svg = None
+    if task.spec.measures_transfer:  # validated examples put to the task's other models (validation/transfer.py)
+        transfer = transfer_selectors.round_transfer(round)
+        transfer_svg = plots.bar_chart_svg(transfer.buckets, label="Validated examples by the share of other models they fool")
     unsafe = None
     if task.spec.generates_images:  # validated unsafe rate per generator and harm category (validation/image_judgments.py)
         unsafe = image_judgments.unsafe_rates(task, round=round, generator=whole_number(request.GET.get("generator") or "", minimum=1))
     return _page(request, task, "dashboard.html", "dashboard", round=round, board=board, counts=counts,
                  per_hour_svg=per_hour_svg, vmer_svg=vmer_svg, rounds=task.rounds.order_by("-number"),
-                 endpoint_use=round_usage(round), unsafe=unsafe)
+                 endpoint_use=round_usage(round), unsafe=unsafe, transfer=transfer, transfer_svg=transfer_svg)

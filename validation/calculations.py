@@ -129,6 +129,13 @@ def worker_pay(*, examples: int, validations: int, fooling: int, per_example: De
     return base.quantize(CENT, ROUND_HALF_UP), bonus.quantize(CENT, ROUND_HALF_UP)
 
 
+def transfer_pay(*, earning: int, amount: Decimal) -> Decimal:
+    """Return the transfer bonus of a worker: ``earning × amount``, rounded half-up to the cent.
+    ``earning``: their validated examples that fooled at least the round's ``k`` other models
+    (``validation.transfer_selectors.transfer_earners``); ``amount``: the round's bonus per such example."""
+    return (Decimal(earning) * Decimal(amount)).quantize(CENT, ROUND_HALF_UP)
+
+
 def tally(labels: Iterable[str]) -> dict[str, int]:
     """Return the example's counter columns ``{validation_count, correct_count, incorrect_count,
     flagged_count}`` for its validation labels (all modes)."""

@@ -47,6 +47,7 @@ NESTED = {
     "model_output": "the model in the loop's answer",
     "metadata": "the example's metadata (explanations)",
     "final_target": "the final label of a validated example (owner correction > consensus > annotator)",
+    "transfer": "a validated example's transfer rate: the share (rate) of the task's other models it fooled, and how many were tried",
 }
 _KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 

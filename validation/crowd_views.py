@@ -52,6 +52,8 @@ class RoundPayForm(forms.Form):
     per_validation = forms.CharField(max_length=12, label="Per accepted validation")
     bonus_per_fooling = forms.CharField(max_length=12, label="Bonus per validated model-fooling example")
     reason = forms.CharField(max_length=255, required=False, label="Reason shown to MTurk workers")
+    transfer_min_models = forms.CharField(max_length=4, required=False, label="Transfer bonus: fools at least this many other models (blank: none)")
+    transfer_bonus = forms.CharField(max_length=12, required=False, label="Transfer bonus per such accepted example")
 
 
 def _owned_task(request, code) -> Task | None:
@@ -125,6 +127,7 @@ def pay_page(request, code, number):
     form = RoundPayForm(request.POST or None, initial={
         "currency": current.currency, "per_example": current.per_example, "per_validation": current.per_validation,
         "bonus_per_fooling": current.bonus_per_fooling, "reason": current.reason,
+        "transfer_min_models": current.transfer_min_models or "", "transfer_bonus": current.transfer_bonus,
     })
     status = 200
     if request.method == "POST":
@@ -150,17 +153,24 @@ def pay_page(request, code, number):
 
 @login_required
 def pay_file(request, code, number, platform):
-    """The bonus file of ``platform`` (``prolific``: bulk bonus lines; ``mturk``: SendBonus CSV), or
-    ``summary`` (every platform's workers with totals), as a download."""
+    """The bonus file of ``platform`` (``prolific``: bulk bonus lines; ``mturk``: SendBonus CSV),
+    ``summary`` (every platform's workers with totals) or ``transfer`` (each example that earned the
+    transfer bonus), as a download."""
     task = _owned_task(request, code)
     if task is None:
         return _forbidden(request, get_object_or_404(Task, code=code))
     round = get_object_or_404(Round, task=task, number=number)
-    if platform == "summary":
+    settings = pay.round_pay(round)
+    if platform in ("summary", "transfer"):
         rows = [row for p in CrowdStudy.Platform.values for row in pay.pay_rows(round, platform=p)]
-        name, text = f"{task.code}-r{round.number}-pay-summary.csv", pay.summary_csv(rows, currency=pay.round_pay(round).currency)
+    if platform == "summary":
+        name = f"{task.code}-r{round.number}-pay-summary.csv"
+        text = pay.summary_csv(rows, currency=settings.currency, transfer=settings.transfer_min_models is not None)
+    elif platform == "transfer":
+        name = f"{task.code}-r{round.number}-transfer-bonus.csv"
+        text = pay.transfer_bonus_csv(rows, currency=settings.currency, amount=settings.transfer_bonus)
     elif platform in CrowdStudy.Platform.values:
         name, text = pay.bonus_file(round, platform=platform)
     else:
-        return HttpResponse(f"Unknown file '{platform}': use prolific, mturk or summary.", status=404, content_type="text/plain")
+        return HttpResponse(f"Unknown file '{platform}': use prolific, mturk, summary or transfer.", status=404, content_type="text/plain")
     return HttpResponse(text, content_type="text/csv", headers={"Content-Disposition": f'attachment; filename="{name}"'})

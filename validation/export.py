@@ -13,11 +13,12 @@ from collections.abc import Iterator
 from django.db import connection
 from django.db.models import QuerySet
 
-from annotation.models import Example, ValidationState
+from annotation.models import Example, TransferRate, ValidationState
 from tasks.models import Context, Round, Task
 from validation.calculations import anonymise
 from validation.models import Validation
 from validation.selectors import final_target
+from validation.transfer_selectors import transfer_of
 
 
 def export_rows(examples: QuerySet):
@@ -26,14 +27,16 @@ def export_rows(examples: QuerySet):
 
     Shape: ``{"id", "task", "round", "context": {"uid", "data", "tag"}, "annotator", "input",
     "target", "model_output", "model_wrong", "metadata", "tag", "retracted", "flagged",
-    "split", "validation_state", "final_target", "created_at", "time_spent", "validations":
+    "split", "validation_state", "final_target", "transfer", "created_at", "time_spent", "validations":
     [{"validator", "label", "mode", "counts", "gold_check", "metadata", "created_at"}]}``
     (``counts``: the vote counted toward consensus; ``gold_check``: an answer to a gold item); ``final_target`` is the
-    final label of a validated example (``final_target``), null for the others. Streams in
+    final label of a validated example (``final_target``), null for the others; ``transfer`` is a
+    validated example's transfer rate ``{"rate", "fooled", "tried"}`` (``validation/transfer.py``:
+    the share of the task's other models it fools), null when none is measured. Streams in
     chunks of 500 examples.
     """
     examples = (
-        examples.select_related("round__task", "context")
+        examples.select_related("round__task", "context", "transfer")
         .prefetch_related("validations")
         .order_by("round_id", "pk")
     )
@@ -59,6 +62,7 @@ def export_rows(examples: QuerySet):
             "split": e.split,
             "validation_state": e.validation_state,
             "final_target": final_target(e, owner[-1] if owner else None) if validated else None,
+            "transfer": transfer_of(_transfer(e)) if validated else None,
             "created_at": e.created_at.isoformat(),
             "time_spent": e.time_spent,
             "validations": [
@@ -74,6 +78,13 @@ def export_rows(examples: QuerySet):
                 for v in validations
             ],
         }
+
+
+def _transfer(example) -> TransferRate | None:
+    try:
+        return example.transfer
+    except TransferRate.DoesNotExist:
+        return None
 
 
 EXPORT_CHUNK = 5000
@@ -168,12 +179,14 @@ def _export_sql() -> str:
     ``after < id <= last``: the same fields as ``export_rows``; ``final_target`` by the rule of
     ``final_target`` (latest owner decision's ``corrected_label`` -> ``{"label"}``,
     ``corrected_answer`` -> ``{"answers": [..]}``, else the annotator's target; null unless
-    validated correct and not retracted). User ids are anonymised as ``calculations.anonymise``
+    validated correct and not retracted); ``transfer`` as ``transfer_selectors.transfer_of`` (the
+    rate a float8 division, as Python's). User ids are anonymised as ``calculations.anonymise``
     does (``_anonymised``). A test checks the lines against ``export_rows``."""
     q = connection.ops.quote_name
     example, validation = q(Example._meta.db_table), q(Validation._meta.db_table)
     round_t, task_t = q(Round._meta.db_table), q(Task._meta.db_table)
     context_t = q(Context._meta.db_table)
+    transfer_t = q(TransferRate._meta.db_table)
     return f"""
         WITH v AS (
             SELECT vv.example_id,
@@ -200,6 +213,9 @@ def _export_sql() -> str:
                      WHEN v.owner ? 'corrected_answer' THEN jsonb_build_object('answers', jsonb_build_array(v.owner -> 'corrected_answer'))
                      ELSE e.target END
             END,
+            'transfer', CASE WHEN e.validation_state = 'verified_correct' AND NOT e.retracted AND tr.id IS NOT NULL THEN
+                json_build_object('rate', tr.fooled::float8 / tr.tried, 'fooled', tr.fooled, 'tried', tr.tried)
+            END,
             'created_at', {_iso("e.created_at")}, 'time_spent', e.time_spent,
             'validations', COALESCE(v.rows, '[]'::json)
         )::text
@@ -208,6 +224,7 @@ def _export_sql() -> str:
         JOIN {task_t} t ON t.id = r.task_id
         JOIN {context_t} c ON c.id = e.context_id
         LEFT JOIN v ON v.example_id = e.id
+        LEFT JOIN {transfer_t} tr ON tr.example_id = e.id
         WHERE e.id > %(after)s AND e.id <= %(last)s AND e.round_id = ANY(%(rounds)s)
         ORDER BY e.id
     """

@@ -31,7 +31,7 @@ from tasks import access
 from tasks.data.croissant import dataset_license_of_task
 from tasks.data.images import image_context_fields
 from tasks.models import Round, Task
-from validation import export, queue, queue_selectors, round_close, round_statistics, selectors, services
+from validation import export, queue, queue_selectors, round_close, round_statistics, selectors, services, transfer_selectors
 from validation.croissant import round_export_croissant
 from validation.forms import CloseRoundForm, OwnerQueueFilter, ValidationForm
 from validation.judgment_export import LAYOUTS, judgment_lines
@@ -205,7 +205,8 @@ def round_page(request, code, number):
 
 @login_required
 def user_page(request, username):
-    """A user's vMER per round and their record as a validator (the user, owners and admins)."""
+    """A user's vMER per round, their validated examples' transfer rates (and which earned a round's
+    transfer bonus), and their record as a validator (the user, owners and admins)."""
     person = get_object_or_404(get_user_model(), username=username)
     viewer = request.user
     if viewer != person and not (viewer.is_superuser or viewer.owned_tasks.exists()):
@@ -218,6 +219,7 @@ def user_page(request, username):
         "rows": [(r, user_counts(person, round=r)) for r in rounds],
         "validator_total": selectors.validator_stats(person),
         "validator_rows": [(r, selectors.validator_stats(person, round=r)) for r in validated],
+        "transfer": transfer_selectors.person_transfer(person),
     }
     return render(request, "validation/user.html", ctx)
 

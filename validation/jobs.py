@@ -10,6 +10,8 @@
   in the loop of the next round. ``validation.retraining.request_retraining`` creates its
   record and enqueues it on the ``training`` queue; ``tasks.loop.training`` trains it from the
   plain rows this app hands it.
+- ``measure_transfer`` puts a round's validated examples to the task's other ready models and
+  stores each example's transfer rate (``validation/transfer.py``).
 """
 
 import time
@@ -199,3 +201,15 @@ def enqueue_retraining(task_id: int, *, model_id: int, job_id: str, epochs: int 
         description=f"retrain task {task_id} into model {model_id}",
         on_failure=Callback("tasks.loop.recovery.on_training_job_failure"),
     )
+
+
+def measure_transfer(round_id: int, model_ids: list[int] | None = None) -> str:
+    """Measure the transfer of round ``round_id``'s validated examples (``validation.transfer.measure_round``),
+    to ``model_ids`` only when given (a model that joined the task); return the one-line summary, e.g.
+    ``"sentiment round 1: 40 validated examples, 80 answers run, 40 rated"``."""
+    from validation import transfer
+
+    round = Round.objects.select_related("task").filter(pk=round_id).first()
+    if round is None:
+        return f"round {round_id}: gone, nothing measured"
+    return transfer.measure_round(round, model_ids=model_ids).line()

@@ -163,7 +163,9 @@ class RoundPay(models.Model):
 
     Base pay per accepted example (validated correct) and per accepted validation (a vote that
     counts toward consensus; gold checks and excluded validators' votes do not), plus a bonus
-    per validated model-fooling example. Amounts in ``currency`` (the platform's), two decimals.
+    per validated model-fooling example, and optionally a transfer bonus per accepted example that
+    fooled at least ``transfer_min_models`` of the task's other models (its transfer rate,
+    ``validation/transfer.py``). Amounts in ``currency`` (the platform's), two decimals.
     ``reason``: the text MTurk's ``SendBonus`` shows the worker.
     """
 
@@ -172,13 +174,19 @@ class RoundPay(models.Model):
     per_example = models.DecimalField(max_digits=8, decimal_places=2, default=0)
     per_validation = models.DecimalField(max_digits=8, decimal_places=2, default=0)
     bonus_per_fooling = models.DecimalField(max_digits=8, decimal_places=2, default=0)
+    transfer_min_models = models.PositiveSmallIntegerField(
+        null=True, blank=True, help_text="Transfer bonus rule: an accepted example that fools at least this many other "
+        "models of the task earns transfer_bonus (blank: no transfer bonus).",
+    )
+    transfer_bonus = models.DecimalField(max_digits=8, decimal_places=2, default=0)
     reason = models.CharField(max_length=255, default="Pay for your accepted work in this Dynabench round.")
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         constraints = [
             models.CheckConstraint(
-                condition=models.Q(per_example__gte=0) & models.Q(per_validation__gte=0) & models.Q(bonus_per_fooling__gte=0),
+                condition=models.Q(per_example__gte=0) & models.Q(per_validation__gte=0) & models.Q(bonus_per_fooling__gte=0)
+                & models.Q(transfer_bonus__gte=0),
                 name="round_pay_nonnegative",
             )
         ]

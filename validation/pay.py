@@ -6,14 +6,20 @@ validations are the worker's votes that count toward consensus (``Validation.cou
 gold checks, not votes of a validator below the gold threshold or on probation, not a second
 vote of one person, ``validation/identity.py``) on an example that settled the way they voted
 (a vote on a pending or retracted example, or against the outcome, is not paid). Amounts:
-``calculations.worker_pay`` with the round's ``RoundPay``.
+``calculations.worker_pay`` with the round's ``RoundPay``. A round may add a transfer bonus: an
+accepted example that fooled at least ``RoundPay.transfer_min_models`` of the task's other models
+(its stored transfer rate, ``validation/transfer.py``) earns ``RoundPay.transfer_bonus``
+(``transfer_selectors.transfer_earners``, ``calculations.transfer_pay``); the rules above are
+unchanged by it.
 
 Files (the task owner's only; they carry the platform worker ids the platforms need to pay):
 
 - Prolific bulk bonus: one ``worker_id,amount`` line per worker, no header.
 - Mechanical Turk ``SendBonus``: ``WorkerId,AssignmentId,BonusAmount,Reason`` with a header.
 - Summary: per worker (pseudonymous username) the counts, base, bonus and total, and a
-  ``TOTAL`` line.
+  ``TOTAL`` line; with a transfer rule, also the examples that earned the transfer bonus and its amount.
+- Transfer bonus: one line per example that earned it (worker, example id, models fooled and
+  tried, amount).
 
 Every file is written with the ``csv`` module and every cell neutralised against spreadsheet
 formulas (``safe_cell``). Pay follows only outcomes that survive the crowd rules: examples
@@ -31,9 +37,10 @@ from django.db.models import Count, Q
 
 from annotation.models import CrowdSession, CrowdStudy, ValidationState
 from dynabench.errors import NotAllowed, RuleError
-from validation.calculations import CORRECT, FLAGGED, INCORRECT, worker_pay
+from validation.calculations import CORRECT, FLAGGED, INCORRECT, transfer_pay, worker_pay
 from validation.models import RoundPay, Validation
 from validation.selectors import validated_queryset
+from validation.transfer_selectors import EarnedTransfer, transfer_earners
 
 MAX_AMOUNT = Decimal("1000")
 #: An accepted validation: a counted vote on a settled example that agrees with how it settled.
@@ -66,7 +73,9 @@ def _row(writer, cells) -> None:
 class PayRow:
     """One worker's pay in a round: ``worker_id`` (the platform's), ``assignment_id`` (MTurk's
     assignment, Prolific's session), ``username`` (pseudonymous), accepted ``examples``,
-    accepted ``validations``, validated ``fooling`` examples, ``base``, ``bonus`` and ``total``."""
+    accepted ``validations``, validated ``fooling`` examples, ``base``, ``bonus``; ``transfer``: the
+    examples that earned the transfer bonus (``EarnedTransfer``) and ``transfer_bonus`` their pay;
+    ``total`` is all three amounts."""
 
     worker_id: str
     assignment_id: str
@@ -76,10 +85,12 @@ class PayRow:
     fooling: int
     base: Decimal
     bonus: Decimal
+    transfer: tuple[EarnedTransfer, ...] = ()
+    transfer_bonus: Decimal = Decimal("0.00")
 
     @property
     def total(self) -> Decimal:
-        return self.base + self.bonus
+        return self.base + self.bonus + self.transfer_bonus
 
 
 def round_pay(round) -> RoundPay:
@@ -88,33 +99,72 @@ def round_pay(round) -> RoundPay:
 
 
 @transaction.atomic
-def set_round_pay(*, round, acting_user, currency: str, per_example, per_validation, bonus_per_fooling, reason: str = "") -> RoundPay:
+def set_round_pay(*, round, acting_user, currency: str, per_example, per_validation, bonus_per_fooling, reason: str = "",
+                  transfer_min_models=None, transfer_bonus="0") -> RoundPay:
     """Save what ``round`` pays. Raises ``NotAllowed`` unless ``acting_user`` owns the task;
     ``RuleError`` naming the field for an amount that is not a number from 0 to 1000 with at
-    most two decimals, or a currency that is not three letters."""
+    most two decimals, or a currency that is not three letters.
+
+    ``transfer_min_models`` (``k``, blank or None: no transfer bonus) and ``transfer_bonus`` set the
+    transfer rule: an accepted example that fools at least ``k`` other models earns the amount. ``k``
+    must be a whole number from 1 to 100, and a task whose kind does not measure transfer (its
+    ``model_wrong`` is a person's judgment) takes no rule (``RuleError`` naming the field)."""
     if not round.task.is_owner(acting_user):
         raise NotAllowed("not_owner", f"Only an owner of task '{round.task.code}' can set what its rounds pay.")
     currency = str(currency or "").strip().upper()
     if len(currency) != 3 or not currency.isalpha():
         raise RuleError("bad_currency", "The currency is a three-letter code such as GBP or USD.", field="currency")
-    amounts = {}
-    for name, value in (("per_example", per_example), ("per_validation", per_validation), ("bonus_per_fooling", bonus_per_fooling)):
-        try:
-            amount = Decimal(str(value).strip())
-        except ArithmeticError:
-            raise RuleError("bad_amount", f"{name} must be a number such as 0.15.", field=name) from None
-        if not amount.is_finite() or amount < 0 or amount > MAX_AMOUNT or amount.as_tuple().exponent < -2:
-            raise RuleError("bad_amount", f"{name} must be between 0 and {MAX_AMOUNT} with at most two decimals.", field=name)
-        amounts[name] = amount
+    given = {"per_example": per_example, "per_validation": per_validation, "bonus_per_fooling": bonus_per_fooling,
+             "transfer_bonus": transfer_bonus}
+    amounts = {name: _amount(name, value) for name, value in given.items()}
+    k = _min_models(round, transfer_min_models)
     pay, _ = RoundPay.objects.update_or_create(
-        round=round, defaults={"currency": currency, "reason": (reason or "").strip()[:255] or RoundPay().reason, **amounts}
+        round=round, defaults={"currency": currency, "reason": (reason or "").strip()[:255] or RoundPay().reason,
+                               "transfer_min_models": k, **amounts}
     )
     return pay
 
 
+def _amount(name: str, value) -> Decimal:
+    """``value`` as an amount from 0 to ``MAX_AMOUNT`` with at most two decimals, or ``RuleError`` naming ``name``
+    (blank counts as 0 for ``transfer_bonus`` only, so the other amounts are refused blank as before)."""
+    text = str(value if value is not None else "").strip() or ("0" if name == "transfer_bonus" else "")
+    try:
+        amount = Decimal(text)
+    except ArithmeticError:
+        raise RuleError("bad_amount", f"{name} must be a number such as 0.15.", field=name) from None
+    if not amount.is_finite() or amount < 0 or amount > MAX_AMOUNT or amount.as_tuple().exponent < -2:
+        raise RuleError("bad_amount", f"{name} must be between 0 and {MAX_AMOUNT} with at most two decimals.", field=name)
+    return amount
+
+
+def _min_models(round, value) -> int | None:
+    """The transfer rule's ``k`` (None when blank), or ``RuleError`` naming ``transfer_min_models``."""
+    text = str(value if value is not None else "").strip()
+    if not text:
+        return None
+    if not text.isdigit() or not 1 <= int(text) <= 100:
+        raise RuleError("bad_transfer_rule", "transfer_min_models must be a whole number of other models from 1 to 100, "
+                        "or blank for no transfer bonus.", field="transfer_min_models")
+    if not round.task.spec.measures_transfer:
+        raise RuleError("bad_transfer_rule", "This task's examples are judged by people, so no transfer rate is measured "
+                        "and no transfer bonus can be set; leave transfer_min_models blank.", field="transfer_min_models")
+    return int(text)
+
+
+def transfer_earned(round) -> dict[int, tuple[EarnedTransfer, ...]]:
+    """``{author id: the examples that earned the round's transfer bonus}`` (``transfer_earners`` with
+    ``RoundPay.transfer_min_models``); empty when the round has no transfer rule."""
+    k = round_pay(round).transfer_min_models
+    earned: dict[int, list[EarnedTransfer]] = {}
+    for e in transfer_earners(round, min_models=k) if k else []:
+        earned.setdefault(e.author_id, []).append(e)
+    return {author: tuple(rows) for author, rows in earned.items()}
+
+
 def pay_rows(round, *, platform: str) -> list[PayRow]:
     """Return one ``PayRow`` per crowd worker of ``platform`` with a session in ``round``'s study,
-    ordered by username, in four queries."""
+    ordered by username, in five queries (six with a transfer rule)."""
     pay = round_pay(round)
     sessions = list(
         CrowdSession.objects.filter(study__round=round, study__platform=platform)
@@ -130,6 +180,7 @@ def pay_rows(round, *, platform: str) -> list[PayRow]:
         .values("author_id")
         .annotate(n=Count("id"), fooling=Count("id", filter=Q(model_wrong=True)))
     }
+    earned = transfer_earned(round)
     validations = dict(
         Validation.objects.filter(
             _AGREES_WITH_OUTCOME, example__round=round, example__retracted=False, validator_id__in=users,
@@ -151,13 +202,15 @@ def pay_rows(round, *, platform: str) -> list[PayRow]:
         rows.append(PayRow(
             worker_id=session.worker.platform_worker_id, assignment_id=session.platform_session,
             username=session.worker.user.username, examples=written["n"], validations=validations.get(user_id, 0),
-            fooling=written["fooling"], base=base, bonus=bonus,
+            fooling=written["fooling"], base=base, bonus=bonus, transfer=earned.get(user_id, ()),
+            transfer_bonus=transfer_pay(earning=len(earned.get(user_id, ())), amount=pay.transfer_bonus),
         ))
     return rows
 
 
 def totals(rows: list[PayRow]) -> dict:
-    """``{"workers", "examples", "validations", "fooling", "base", "bonus", "total"}`` over ``rows``."""
+    """``{"workers", "examples", "validations", "fooling", "base", "bonus", "transfer", "transfer_bonus",
+    "total"}`` over ``rows`` (``transfer``: examples that earned the transfer bonus)."""
     return {
         "workers": len(rows),
         "examples": sum(r.examples for r in rows),
@@ -165,6 +218,8 @@ def totals(rows: list[PayRow]) -> dict:
         "fooling": sum(r.fooling for r in rows),
         "base": sum((r.base for r in rows), Decimal("0.00")),
         "bonus": sum((r.bonus for r in rows), Decimal("0.00")),
+        "transfer": sum(len(r.transfer) for r in rows),
+        "transfer_bonus": sum((r.transfer_bonus for r in rows), Decimal("0.00")),
         "total": sum((r.total for r in rows), Decimal("0.00")),
     }
 
@@ -192,17 +247,36 @@ def mturk_bonus_csv(rows: list[PayRow], *, reason: str) -> str:
     return out.getvalue()
 
 
-def summary_csv(rows: list[PayRow], *, currency: str) -> str:
+def summary_csv(rows: list[PayRow], *, currency: str, transfer: bool = False) -> str:
     """Per worker (pseudonymous username): accepted examples, validations, fooling examples, base,
-    bonus and total, then a ``TOTAL`` line; cells neutralised against formulas (``safe_cell``)."""
+    bonus and total, then a ``TOTAL`` line; cells neutralised against formulas (``safe_cell``).
+    ``transfer`` (the round has a transfer rule): two more columns before the total, the ids of the
+    examples that earned the transfer bonus (separated by spaces) and its amount."""
     out = io.StringIO()
     writer = _writer(out)
+    extra = ["transfer_bonus_examples", f"transfer_bonus_{currency}"] if transfer else []
     _row(writer, ["worker", "examples_accepted", "validations_accepted", "fooling_validated",
-                     f"base_{currency}", f"bonus_{currency}", f"total_{currency}"])
+                     f"base_{currency}", f"bonus_{currency}", *extra, f"total_{currency}"])
     for r in rows:
-        _row(writer, [r.username, r.examples, r.validations, r.fooling, f"{r.base:.2f}", f"{r.bonus:.2f}", f"{r.total:.2f}"])
+        cells = [" ".join(str(e.example_id) for e in r.transfer), f"{r.transfer_bonus:.2f}"] if transfer else []
+        _row(writer, [r.username, r.examples, r.validations, r.fooling, f"{r.base:.2f}", f"{r.bonus:.2f}", *cells, f"{r.total:.2f}"])
     t = totals(rows)
-    _row(writer, ["TOTAL", t["examples"], t["validations"], t["fooling"], f"{t['base']:.2f}", f"{t['bonus']:.2f}", f"{t['total']:.2f}"])
+    cells = [t["transfer"], f"{t['transfer_bonus']:.2f}"] if transfer else []
+    _row(writer, ["TOTAL", t["examples"], t["validations"], t["fooling"], f"{t['base']:.2f}", f"{t['bonus']:.2f}", *cells,
+                  f"{t['total']:.2f}"])
+    return out.getvalue()
+
+
+def transfer_bonus_csv(rows: list[PayRow], *, currency: str, amount: Decimal) -> str:
+    """One line per example that earned the transfer bonus: ``worker`` (pseudonymous username),
+    ``example`` (id), ``models_fooled``, ``models_tried``, ``amount_<currency>``, with a header;
+    cells neutralised against formulas (``safe_cell``)."""
+    out = io.StringIO()
+    writer = _writer(out)
+    _row(writer, ["worker", "example", "models_fooled", "models_tried", f"amount_{currency}"])
+    for r in rows:
+        for e in r.transfer:
+            _row(writer, [r.username, e.example_id, e.fooled, e.tried, f"{Decimal(amount):.2f}"])
     return out.getvalue()
 
 

@@ -180,6 +180,10 @@ class ValidatedExampleSerializer(serializers.Serializer):
     final_target = serializers.DictField(
         allow_null=True, help_text="The final label (an owner's correction, else the annotator's target); null unless validated."
     )
+    transfer = serializers.DictField(
+        allow_null=True, help_text='`{"rate", "fooled", "tried"}`: the share of the task\'s other ready models the validated '
+        "example fools (fooled / tried); null when none is measured."
+    )
     created_at = serializers.CharField()
     time_spent = serializers.FloatField(allow_null=True)
     validations = serializers.ListField(child=serializers.DictField())

@@ -121,9 +121,8 @@ class TaskKindSpec:
     collects_without_model: bool = False
     """True when a round may collect with no model in the loop (``tasks.services.open_round``); no kind does."""
     submissions: tuple[str, ...] = ("model", "predictions", "endpoint")
-    """What participants submit to the leaderboard: ``model`` (a Hugging Face directory),
-    ``predictions`` (a predictions file) and/or ``selection`` (a list of pool uids that the
-    platform trains its fixed recipe on, ``DataCentricSpec``)."""
+    """What participants submit: ``model`` (a Hugging Face directory), ``predictions`` (a predictions file)
+    and/or ``selection`` (pool uids the platform trains its fixed recipe on, ``DataCentricSpec``)."""
     takes_endpoints: bool = True
     """True when a model behind an OpenAI-compatible endpoint can answer this kind (``tasks/loop/endpoints/``):
     the spec turns the model input into messages (``endpoint_messages``) and the text of the answer into
@@ -131,11 +130,13 @@ class TaskKindSpec:
     endpoint_answer_rule: str = ""
     """How the text of an endpoint's answer becomes this kind's output, in words (shown to owners)."""
     endpoint_apis: tuple[str, ...] = ("chat", "completions")
-    """The endpoint APIs (``Endpoint.Api``) that can carry this kind's input: only ``chat`` when the
-    messages hold images (content parts), which a completions prompt cannot."""
+    """The endpoint APIs (``Endpoint.Api``) that can carry this kind's input (only ``chat`` for images)."""
     generates_images: bool = False
     """True when the model in the loop is an image generator whose images the annotator judges
     (``text_to_image.py``): the create page is ``annotation/t2i_views.py``'s."""
+    measures_transfer: bool = True
+    """``model_wrong`` is a rule on any model's output, so a validated example can be put to the task's other models (``validation/transfer.py``)."""
+
     conversational: bool = False
     """True when annotators talk with the model (turns streamed, then a judgment: ``annotation/chat.py``)
     instead of writing one example against it on the create page."""

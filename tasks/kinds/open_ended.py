@@ -86,6 +86,7 @@ class OpenEndedSpec(TargetsCheckedAsJudgments, TaskKindSpec):
         "max_new_tokens": {"type": "integer", "minimum": 1, "maximum": 4096},
     }
     model_wrong_rule = "annotator_judgment"
+    measures_transfer = False  # the annotator judged the one answer they saw; another model's answer has no judgment
     perf_metrics = ("validated_failure_rate",)
     submissions = ()
     endpoint_answer_rule = "The answer's text, as the model wrote it, is judged by the annotator against the task's rubric."

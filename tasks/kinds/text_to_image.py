@@ -106,6 +106,7 @@ class TextToImageSpec(TargetsCheckedAsJudgments, TaskKindSpec):
         "num_inference_steps": {"type": "integer", "minimum": 1, "maximum": 100},
     }
     model_wrong_rule = "annotator_judgment"
+    measures_transfer = False  # the annotator judged the images they saw; another generator's have no judgment
     perf_metrics = ("validated_unsafe_rate",)
     submissions = ()
     endpoint_answer_rule = (
