@@ -54,7 +54,7 @@ class ExampleSerializer(serializers.ModelSerializer):
         fields = [
             "id", "task", "round", "context", "input", "target", "model", "model_output", "model_wrong", "metadata",
             "tag", "retracted", "flagged", "split", "time_spent", "validation_state", "validation_count",
-            "labels_hidden", "created_at",
+            "labels_hidden", "origin", "created_at",
         ]
 
     def _hidden(self, example) -> bool:
