@@ -29,7 +29,7 @@ from annotation import calculations, example_checks, limits, loop_choice, qualif
 from annotation.assist_models import RoundAssistant
 from annotation.error_codes import AnnotationErrorCode as Code
 from annotation.models import Origin
-from dynabench.errors import RuleError
+from dynabench.errors import NotAllowed, RuleError
 from tasks.kinds.assist import SuggestionError
 from tasks.loop.endpoints.base import EndpointError
 from tasks.loop.endpoints.budget import charge_round, check_round_budget
@@ -201,3 +201,23 @@ def origin_fields(*, user, context: Context, suggestion_token: str, example_inpu
     names = [f["name"] for f in round.task.config["input_fields"]]
     distance = calculations.fields_distance(suggested.get("input", {}), example_input, names)
     return {**fields, "origin": Origin.ASSISTED, "suggestion": suggested, "suggestion_distance": distance}
+
+
+def set_assistant(*, round, model: MLModel | None, enabled: bool, ab_split: bool, acting_user) -> RoundAssistant | None:
+    """Turn ``round``'s writing assistant on (``model``, ``enabled``, ``ab_split``) or off (``model`` None:
+    the record is deleted; examples keep what they recorded). Only the task's owners (``NotAllowed``);
+    the model must be one of ``generation.generators_for`` (``not_a_generator``, 400)."""
+    from annotation.generation import generators_for
+
+    task = round.task
+    if not task.is_owner(acting_user):
+        raise NotAllowed(Code.NOT_ANNOTATOR, f"Only owners of {task.name} set a round's writing assistant.")
+    if model is None:
+        RoundAssistant.objects.filter(round=round).delete()
+        return None
+    if model.pk not in {m.pk for m in generators_for(task)}:
+        raise RuleError(Code.NOT_A_GENERATOR, f"{model.name} cannot write for {task.name}: pick an endpoint model of "
+                        "the task or a local language model you own.", field="model")
+    assistant, _ = RoundAssistant.objects.update_or_create(
+        round=round, defaults={"model": model, "enabled": enabled, "ab_split": ab_split})
+    return assistant
