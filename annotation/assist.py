@@ -185,10 +185,11 @@ async def asuggest(*, user, context: Context) -> Suggestion:
 def origin_fields(*, user, context: Context, suggestion_token: str, example_input: dict) -> dict:
     """The ``Example`` fields that record AI help: ``origin`` (``assisted`` with a valid suggestion,
     else ``written``), ``suggestion``, ``suggestion_distance`` (``calculations.fields_distance`` over the
-    annotator's input fields) and ``assist_arm``. A token that is not this user's for this context is
+    annotator's input fields). No statement runs for an unaided example (the author's A/B arm follows
+    from the round's secret: ``calculations.ab_arm``). A token that is not this user's for this context is
     refused (``bad_suggestion``, 400)."""
     round = context.round
-    fields = {"origin": Origin.WRITTEN, "assist_arm": arm_of(round=round, user=user)}
+    fields = {"origin": Origin.WRITTEN}
     if not suggestion_token:
         return fields
     try:
@@ -206,9 +207,7 @@ def origin_fields(*, user, context: Context, suggestion_token: str, example_inpu
 def set_assistant(*, round, model: MLModel | None, enabled: bool, ab_split: bool, acting_user) -> RoundAssistant | None:
     """Turn ``round``'s writing assistant on (``model``, ``enabled``, ``ab_split``) or off (``model`` None:
     the record is deleted; examples keep what they recorded). Only the task's owners (``NotAllowed``);
-    the model must be one of ``generation.generators_for`` (``not_a_generator``, 400)."""
-    from annotation.generation import generators_for
-
+    the model must be one of ``generators_for`` (``not_a_generator``, 400)."""
     task = round.task
     if not task.is_owner(acting_user):
         raise NotAllowed(Code.NOT_ANNOTATOR, f"Only owners of {task.name} set a round's writing assistant.")
@@ -221,3 +220,12 @@ def set_assistant(*, round, model: MLModel | None, enabled: bool, ab_split: bool
     assistant, _ = RoundAssistant.objects.update_or_create(
         round=round, defaults={"model": model, "enabled": enabled, "ab_split": ab_split})
     return assistant
+
+
+def generators_for(task) -> list[MLModel]:
+    """The models an owner of ``task`` may use as assistant or generator: the task's endpoint models, and
+    local causal language models (directories of a conversational task) the task's owners own."""
+    endpoints = list(MLModel.objects.filter(task=task, kind=MLModel.Kind.ENDPOINT).order_by("name"))
+    local = [m for m in MLModel.objects.filter(kind=MLModel.Kind.HF_DIRECTORY, owner__in=task.owners.all()).select_related("task")
+             .order_by("name") if m.task.spec.conversational]
+    return endpoints + local

@@ -49,27 +49,18 @@ def generator_account():
     return user
 
 
-def generators_for(task) -> list[MLModel]:
-    """The models an owner of ``task`` may use as assistant or generator: the task's endpoint models, and
-    local causal language models (directories of a conversational task) the task's owners own."""
-    endpoints = list(MLModel.objects.filter(task=task, kind=MLModel.Kind.ENDPOINT).order_by("name"))
-    local = [m for m in MLModel.objects.filter(kind=MLModel.Kind.HF_DIRECTORY, owner__in=task.owners.all()).select_related("task")
-             .order_by("name") if m.task.spec.conversational]
-    return endpoints + local
-
-
 def start_generation(*, round: Round, model: MLModel, per_context: int, acting_user) -> GenerationRun:
     """Create a ``GenerationRun`` and queue ``run_generation`` after the transaction commits.
 
     Only the task's owners (and admins) may (``NotAllowed``); the round must be open, the model one of
-    ``generators_for`` (``not_a_generator``), ``per_context`` 1 to ``MAX_PER_CONTEXT``."""
+    ``assist.generators_for`` (``not_a_generator``), ``per_context`` 1 to ``MAX_PER_CONTEXT``."""
     task = round.task
     if not task.is_owner(acting_user):
         raise NotAllowed(Code.NOT_ANNOTATOR, f"Only owners of {task.name} generate candidates.")
     if round.status != Round.Status.OPEN:
         raise RuleError(Code.ROUND_CLOSED, f"Round {round.number} is closed; generate candidates for an open round.",
                         status_code=409)
-    if model.pk not in {m.pk for m in generators_for(task)}:
+    if model.pk not in {m.pk for m in assist.generators_for(task)}:
         raise RuleError(Code.NOT_A_GENERATOR, f"{model.name} cannot generate text for {task.name}: pick an endpoint "
                         "model of the task or a local language model you own.", field="model")
     if not 1 <= int(per_context) <= MAX_PER_CONTEXT:

@@ -76,9 +76,6 @@ class Example(models.Model):
     suggestion = models.JSONField(null=True, blank=True, help_text="The assistant's suggestion the author started from.")
     suggestion_distance = models.PositiveIntegerField(
         null=True, blank=True, help_text="Character edit distance (Levenshtein) from the suggestion to the submitted fields.")
-    assist_arm = models.CharField(
-        max_length=12, blank=True, default="", choices=[("assisted", "Assisted"), ("control", "Unassisted")],
-        help_text="The author's arm of the round's A/B split of the assistant (blank: no split).")
 
     validation_state = models.CharField(
         max_length=24, choices=ValidationState.choices, default=ValidationState.PENDING

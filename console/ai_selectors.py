@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from django.db.models import Sum
 
-from annotation.calculations import distinct_ngrams, mean_interval, self_bleu
+from annotation.calculations import ab_arm, distinct_ngrams, mean_interval, self_bleu
 from annotation.models import Example, GenerationRun, Origin, RoundAssistant, ValidationState
 
 #: The per-example transfer rate, when examples carry one (another part of the platform measures it).
@@ -49,13 +49,13 @@ def assist_comparison(round) -> dict | None:
     assistant = RoundAssistant.objects.filter(round=round).first()
     examples = list(Example.objects.filter(round=round, retracted=False).exclude(origin=Origin.GENERATED).only(
         "model_wrong", "validation_state", "time_spent", "correct_count", "incorrect_count", "flagged_count",
-        "validation_count", "origin", "assist_arm", *([TRANSFER_FIELD] if _has_transfer() else [])))
+        "validation_count", "origin", "author_id", *([TRANSFER_FIELD] if _has_transfer() else [])))
     if assistant is None and not any(e.origin == Origin.ASSISTED for e in examples):
         return None
     by_arm = assistant is not None and assistant.ab_split
     groups = [("assisted", "Assisted arm" if by_arm else "Written with the assistant"),
               ("control" if by_arm else "written", "Unassisted arm" if by_arm else "Written unaided")]
-    key = (lambda e: e.assist_arm) if by_arm else (lambda e: e.origin)
+    key = (lambda e: ab_arm(secret=round.secret, user_id=e.author_id)) if by_arm else (lambda e: e.origin)
     rows = []
     for value, name in groups:
         chosen = [e for e in examples if key(e) == value]

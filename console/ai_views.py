@@ -39,7 +39,7 @@ class GenerateForm(forms.Form):
 
 
 def _choices(task):
-    models = generation.generators_for(task)
+    models = assist.generators_for(task)
     return models, [(m.pk, f"{m.name} ({'endpoint' if m.is_endpoint else 'local language model'})") for m in models]
 
 

@@ -76,9 +76,8 @@ def test_the_dashboard_shows_both_arms_with_intervals(client, owner, nli_task, n
             record_validation(example=leased(example, validator), validator=validator, label="correct")
 
     examples = Example.objects.filter(round=nli_round)
-    assert {e.assist_arm for e in examples} == {"assisted", "control"}
-    assert {e.origin for e in examples if e.assist_arm == "assisted"} == {"assisted"}
-    assert {e.origin for e in examples if e.assist_arm == "control"} == {"written"}
+    assert {e.origin for e in examples if arms[e.author_id] == "assisted"} == {"assisted"}
+    assert {e.origin for e in examples if arms[e.author_id] == "control"} == {"written"}
     client.force_login(owner)
     html = client.get(f"/tasks/{nli_task.code}/console/rounds/{nli_round.number}/dashboard").content.decode()
     table = html[html.index("data-assist-comparison"):]
