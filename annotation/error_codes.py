@@ -33,6 +33,11 @@ class AnnotationErrorCode(StrEnum):
     SANDBOX_LIMIT = "sandbox_limit"
     # The model in the loop
     NO_MODEL_IN_LOOP = "no_model_in_loop"
+    # The writing assistant and the generator (annotation/assist.py, annotation/generation.py)
+    ASSISTANT_OFF = "assistant_off"
+    ASSISTANT_FAILED = "assistant_failed"
+    BAD_SUGGESTION = "bad_suggestion"
+    NOT_A_GENERATOR = "not_a_generator"
     MODEL_FAILED = "model_failed"
     MODEL_IN_TRAINING = "model_in_training"
     # Acting on an example

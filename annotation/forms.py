@@ -66,6 +66,8 @@ class ExampleForm(RuleErrorsMixin, forms.Form):
     submission_key = forms.CharField(
         widget=forms.HiddenInput, required=False, initial=idempotency.new_key, max_length=idempotency.MAX_LENGTH
     )
+    # The writing assistant's signed suggestion the example started from (``annotation/assist.py``); empty: unaided.
+    suggestion = forms.CharField(widget=forms.HiddenInput, required=False, max_length=20000)
 
     def __init__(self, *args, task, **kwargs):
         super().__init__(*args, **kwargs)

@@ -23,7 +23,7 @@ from django.urls import reverse
 from django.utils.html import escape
 from django.views.decorators.http import require_GET, require_POST
 
-from annotation import contexts, crowd, limits, loop_choice, qualification, services
+from annotation import assist, contexts, crowd, limits, loop_choice, qualification, services
 from annotation.forms import ExampleForm, ExplanationForm, FlagForm, SandboxForm, context_token
 from annotation.models import Example
 from annotation.sandbox import atry_model, sandbox_allowance
@@ -121,7 +121,8 @@ def _context_fields(task: Task, context) -> list[tuple[str, str, str]]:
     return [(f["name"], f.get("label", f["name"]), context.data.get(f["name"], "")) for f in task.config["context_fields"]]
 
 
-def _workspace(task: Task, context, *, form: ExampleForm | None = None, initial: dict | None = None, notice: str = ""):
+def _workspace(task: Task, context, *, form: ExampleForm | None = None, initial: dict | None = None, notice: str = "",
+               user=None):
     """Template context of ``_workspace.html``: the context, the example form, the buttons."""
     if form is None:
         initial = dict(initial or {})
@@ -129,7 +130,7 @@ def _workspace(task: Task, context, *, form: ExampleForm | None = None, initial:
             source = field.get("prefill_from")
             if source and field["name"] not in initial:
                 initial[field["name"]] = context.data.get(source, "")
-        initial["token"] = context_token(context)
+        initial.setdefault("token", context_token(context))  # a suggestion keeps the time the context was shown
         initial["submission_key"] = idempotency.new_key()
         form = ExampleForm(task=task, initial=initial)
     passage_field = task.spec.passage_field(task.config)
@@ -141,11 +142,12 @@ def _workspace(task: Task, context, *, form: ExampleForm | None = None, initial:
         "image_fields": image_context_fields(task.config),
         "passage": context.data.get(passage_field, "") if passage_field else None,
         "notice": notice,
+        "assistant_offered": assist.offered(round=context.round, user=user),  # *Suggest*: annotation/assist_views.py
     }
 
 
 def _render_workspace(request, task, *, status=200, **kwargs):
-    data = _workspace(task, **kwargs)
+    data = _workspace(task, user=request.user, **kwargs)
     if request.htmx:
         return render(request, "annotation/_workspace.html", data, status=status)
     return render(request, "annotation/create.html", _page(request, task, data), status=status)
@@ -254,7 +256,7 @@ def create_page(request, code):
     if (warning := _content_warning_page(request, task)) is not None:
         return warning
     notice = loop_choice.loop_notice(model)
-    return render(request, "annotation/create.html", _page(request, task, {**data, **_workspace(task, context, notice=notice)}))
+    return render(request, "annotation/create.html", _page(request, task, {**data, **_workspace(task, context, notice=notice, user=request.user)}))
 
 
 @require_GET
@@ -292,6 +294,7 @@ async def submit_example(request, code):
         example = await services.acreate_example(
             user=user, context=form.context, input=form.annotator_input(), target=form.target(),
             time_spent=form.time_spent(), submission_key=form.cleaned_data.get("submission_key", ""),
+            suggestion_token=form.cleaned_data.get("suggestion", ""),
         )
     except RuleError as error:
         return await sync_to_async(_refused_submission)(request, task, form, error)

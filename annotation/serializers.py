@@ -59,7 +59,7 @@ class ExampleSerializer(serializers.ModelSerializer):
         fields = [
             "id", "task", "round", "context", "input", "target", "model", "model_output", "model_wrong", "metadata",
             "tag", "retracted", "flagged", "split", "time_spent", "validation_state", "validation_count",
-            "transfer", "labels_hidden", "created_at",
+            "transfer", "labels_hidden", "origin", "created_at",
         ]
 
     def _hidden(self, example) -> bool:

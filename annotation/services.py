@@ -20,7 +20,7 @@ import dataclasses
 from asgiref.sync import sync_to_async
 from django.db import IntegrityError, transaction
 
-from annotation import counters, example_checks, limits, loop_choice, model_answer, qualification, saving
+from annotation import assist, counters, example_checks, limits, loop_choice, model_answer, qualification, saving
 from annotation.error_codes import AnnotationErrorCode as Code
 from annotation.models import Example
 from dynabench import idempotency
@@ -30,7 +30,7 @@ from tasks.models import Context
 
 def create_example(
     *, user, context: Context, input: dict, target: dict, tag: str = "", time_spent=None, metadata=None,
-    submission_key: str = "",
+    submission_key: str = "", suggestion_token: str = "",
 ) -> Example:
     """Check an annotator's example, ask the model in the loop, and store both; return the ``Example``.
 
@@ -39,7 +39,9 @@ def create_example(
     3. The task must be active, the context's round open and the context active
        (``example_checks._check_open``), and the kind must take a one-shot example.
     4. ``input`` (the annotator's fields) and ``target`` are checked (``clean_example_input``,
-       ``clean_target``); ``metadata`` may hold the task's explanation fields only.
+       ``clean_target``); ``metadata`` may hold the task's explanation fields only. A
+       ``suggestion_token`` (the writing assistant's signed suggestion, ``annotation/assist.py``) marks
+       the example assisted, with the suggestion and the edit distance from it.
     5. The per-user submission rate (``limits.check_submission_rate``) is checked before the model runs.
     6. The round's model in the loop (``loop_choice.model_in_loop``: with several, the round's rule picks one)
        answers through the registry (``model_answer.ask_model``); the
@@ -66,7 +68,7 @@ def create_example(
     Raises ``RuleError`` (``NotAllowed``/``RateLimited``) with a code from ``error_codes``.
     """
     draft = check_example(user=user, context=context, input=input, target=target, tag=tag, time_spent=time_spent,
-                          metadata=metadata, submission_key=submission_key)
+                          metadata=metadata, submission_key=submission_key, suggestion_token=suggestion_token)
     if isinstance(draft, Example):
         return draft
     # 6. The model in the loop answers (``acreate_example`` awaits this step instead).
@@ -99,11 +101,12 @@ class Draft:
     submission_key: str
     model: object
     model_input: dict
+    origin: dict = dataclasses.field(default_factory=dict)
 
 
 def check_example(
     *, user, context: Context, input: dict, target: dict, tag: str = "", time_spent=None, metadata=None,
-    submission_key: str = "",
+    submission_key: str = "", suggestion_token: str = "",
 ) -> "Draft | Example":
     """Steps 1-5 of ``create_example``, and the choice of the model in the loop: the first example
     of a repeated ``submission_key``, or a ``Draft``. Raises ``RuleError`` as ``create_example``."""
@@ -125,12 +128,13 @@ def check_example(
     explanations = example_checks._clean_explanations(task, metadata, model_wrong=None)
     time_spent = example_checks._clean_time_spent(time_spent)
     tag = example_checks.clean_tag(tag, context=context)
+    origin = assist.origin_fields(user=user, context=context, suggestion_token=suggestion_token, example_input=example_input)
     # 5. How often: the submission rate, before the model runs.
     limits.check_submission_rate(key=f"user:{user.pk}")
     model = loop_choice.model_in_loop(round)
     return Draft(user=user, context=context, input=example_input, target=example_target, explanations=explanations,
                  time_spent=time_spent, tag=tag, submission_key=submission_key, model=model,
-                 model_input=task.spec.model_input(task.config, example_input))
+                 model_input=task.spec.model_input(task.config, example_input), origin=origin)
 
 
 def store_example(draft: Draft, *, output: dict, inference_s: float) -> Example:
@@ -145,7 +149,7 @@ def store_example(draft: Draft, *, output: dict, inference_s: float) -> Example:
         example = saving._save_example(
             user=draft.user, context=draft.context, input=draft.input, target=draft.target, model=draft.model,
             model_output=output, model_wrong=model_wrong, metadata=explanations, tag=draft.tag, time_spent=draft.time_spent,
-            submission_key=draft.submission_key,
+            submission_key=draft.submission_key, **draft.origin,
         )
     except (IntegrityError, RateLimited):
         # A concurrent request with the same key committed between our check and our insert

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from annotation import chat_views, crowd_views, htmx_views, image_views, t2i_views
+from annotation import assist_views, chat_views, crowd_views, htmx_views, image_views, t2i_views
 
 app_name = "annotation"
 urlpatterns = [
@@ -12,6 +12,7 @@ urlpatterns = [
     path("tasks/<slug:code>/write/warning", htmx_views.acknowledge_warning, name="acknowledge_warning"),
     path("tasks/<slug:code>/write/context", htmx_views.new_context, name="new_context"),
     path("tasks/<slug:code>/write/submit", htmx_views.submit_example, name="submit"),
+    path("tasks/<slug:code>/write/suggest", assist_views.suggest, name="suggest"),
     path("tasks/<slug:code>/chat/", chat_views.chat_page, name="chat"),
     path("tasks/<slug:code>/chat/turn", chat_views.chat_turn, name="chat_turn"),
     path("tasks/<slug:code>/chat/judge", chat_views.chat_judge, name="chat_judge"),

@@ -20,7 +20,7 @@ from django.views.decorators.http import require_POST
 
 from annotation.models import Example
 from annotation.selectors import counts_by_round, validation_status
-from console import plots, selectors
+from console import ai_selectors, plots, selectors
 from console.forms import (
     BanForm,
     DefinitionForm,
@@ -486,4 +486,5 @@ def dashboard(request, task, number=None):
         unsafe = image_judgments.unsafe_rates(task, round=round, generator=whole_number(request.GET.get("generator") or "", minimum=1))
     return _page(request, task, "dashboard.html", "dashboard", round=round, board=board, counts=counts,
                  per_hour_svg=per_hour_svg, vmer_svg=vmer_svg, rounds=task.rounds.order_by("-number"),
-                 endpoint_use=round_usage(round), unsafe=unsafe, transfer=transfer, transfer_svg=transfer_svg)
+                 endpoint_use=round_usage(round), unsafe=unsafe, transfer=transfer, transfer_svg=transfer_svg,
+                 assisted=ai_selectors.assist_comparison(round), generated=ai_selectors.generated_comparison(round))

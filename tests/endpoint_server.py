@@ -16,6 +16,8 @@ does: a request for another model than ``model_name`` gets a 400 whose OpenAI-st
 ``Server is pinned to '<model_name>'; requested '<model>'``), ``stall()``/``release()`` (requests wait until released),
 ``kill_after(n)`` (the server answers n more requests, then drops every connection and closes
 its port, as a killed process does), ``huge`` (an answer larger than the platform's bound).
+``scripted``: texts to answer the next non-streamed requests with, in order, instead of generating
+(a writing assistant's JSON, a generator's candidates).
 ``requests`` records every body received and ``answered`` every prompt answered with 200;
 ``in_flight`` counts the requests being answered now and ``most_in_flight`` the most at once.
 Chat messages may carry images as OpenAI's ``image_url`` content parts (``data:`` URLs): the model
@@ -144,6 +146,10 @@ class _Handler(BaseHTTPRequestHandler):
             return self._stream(prompt, body)
         text, n_prompt, n_completion = server.generate(prompt, int(body.get("max_tokens") or 16))
         with server.lock:
+            scripted = server.scripted.pop(0) if server.scripted else None
+        if scripted is not None:  # a scripted answer, its tokens counted by the model's tokenizer
+            text, n_completion = scripted, len(server.tokenizer(scripted)["input_ids"])
+        with server.lock:
             server.answered.append(prompt)
         choice = {"index": 0, "finish_reason": "stop"}
         if self.path == "/v1/chat/completions":
@@ -243,6 +249,7 @@ class EndpointServer(ThreadingHTTPServer):
         """Forget recorded requests and every failure behaviour."""
         self.images = []
         self.requests, self.answered, self.fail_next = [], [], []
+        self.scripted = []
         self.remaining, self.dead, self.huge, self.pinned = None, False, False, False
         self.token_delay_s, self.first_token_sent = 0.0, []
         self.in_flight, self.most_in_flight = 0, 0

@@ -30,6 +30,9 @@ FIELDS = [
     ("round", "sc:Integer", "The round's number."),
     ("annotator", "sc:Text", "The annotator's anonymous id: sha256(round secret + user id)[:16]."),
     ("model_wrong", "sc:Boolean", "Whether the model was wrong, decided on the server."),
+    ("origin", "sc:Text", "Where the example came from: written (unaided), assisted (from a writing assistant's "
+     "suggestion) or generated (by a model, then validated blind)."),
+    ("suggestion_distance", "sc:Integer", "Characters edited from the assistant's suggestion (Levenshtein), or null."),
     ("tag", "sc:Text", "The example's tag."),
     ("retracted", "sc:Boolean", "Retracted by its annotator."),
     ("flagged", "sc:Boolean", "Flagged by a validator."),

@@ -26,7 +26,7 @@ def export_rows(examples: QuerySet):
     with its validations; user ids anonymised as ``sha256(round.secret + user id)[:16]``.
 
     Shape: ``{"id", "task", "round", "context": {"uid", "data", "tag"}, "annotator", "input",
-    "target", "model_output", "model_wrong", "metadata", "tag", "retracted", "flagged",
+    "target", "model_output", "model_wrong", "origin", "suggestion_distance", "metadata", "tag", "retracted", "flagged",
     "split", "validation_state", "final_target", "transfer", "created_at", "time_spent", "validations":
     [{"validator", "label", "mode", "counts", "gold_check", "metadata", "created_at"}]}``
     (``counts``: the vote counted toward consensus; ``gold_check``: an answer to a gold item); ``final_target`` is the
@@ -55,6 +55,8 @@ def export_rows(examples: QuerySet):
             "target": e.target,
             "model_output": e.model_output,
             "model_wrong": e.model_wrong,
+            "origin": e.origin,  # written, assisted (from a writing assistant's suggestion) or generated
+            "suggestion_distance": e.suggestion_distance,
             "metadata": e.metadata,
             "tag": e.tag,
             "retracted": e.retracted,
@@ -206,6 +208,7 @@ def _export_sql() -> str:
             'context', json_build_object('uid', c.uid, 'data', c.data, 'tag', c.tag),
             'annotator', {_anonymised("r.secret", "e.author_id")},
             'input', e.input, 'target', e.target, 'model_output', e.model_output, 'model_wrong', e.model_wrong,
+            'origin', e.origin, 'suggestion_distance', e.suggestion_distance,
             'metadata', e.metadata, 'tag', e.tag, 'retracted', e.retracted, 'flagged', e.flagged, 'split', e.split,
             'validation_state', e.validation_state,
             'final_target', CASE WHEN e.validation_state = 'verified_correct' AND NOT e.retracted THEN

@@ -46,7 +46,8 @@ class ExampleForReviewSerializer(ExampleSerializer):
     leased_until = serializers.DateTimeField(read_only=True)
 
     class Meta(ExampleSerializer.Meta):
-        fields = [*ExampleSerializer.Meta.fields, "context_data", "leased_until"]
+        # Validated blind: a validator is not told whether an example was written, assisted or generated.
+        fields = [*(f for f in ExampleSerializer.Meta.fields if f != "origin"), "context_data", "leased_until"]
 
 
 class RoundSerializer(serializers.ModelSerializer):

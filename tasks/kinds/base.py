@@ -10,6 +10,7 @@ import string
 import numpy as np
 
 from dynabench.errors import RuleError
+from tasks.kinds.assist import AssistantPrompts
 
 
 class TargetError(ValueError):
@@ -86,7 +87,7 @@ class ItemScores:
         return self._metrics(rows)
 
 
-class TaskKindSpec:
+class TaskKindSpec(AssistantPrompts):
     """Base class of a task kind. Subclasses set the class attributes and implement the methods.
 
     Methods take the task's ``config`` (a dict, ``Task.config``) rather than the ``Task``, so
