@@ -98,18 +98,25 @@ class DynascoreResult:
     dataset_weights: dict = field(default_factory=dict)
     stability: Stability = field(default_factory=Stability)
     missing_metric: str = MISSING_PER_MODEL
+    orient: dict = field(default_factory=dict)
 
     def by_model(self) -> dict:
         return {row.model: row for row in self.ranked}
 
 
-def orientation(*, memory_gib: float) -> dict[str, tuple[float, float]]:
+def orientation(*, memory_gib: float, error_rate: bool = False) -> dict[str, tuple[float, float]]:
     """Return ``{metric: (d, o)}`` so that ``x' = d·x + o`` is higher-is-better.
 
     Memory becomes "memory left" on the evaluation machine: ``d = -1``, ``o = memory_gib``
-    (Ma et al. 2021, section 3); every other metric is kept as is (``d = 1``, ``o = 0``).
+    (Ma et al. 2021, section 3). With ``error_rate`` (the task's performance metric is an error
+    rate in percent, lower is better: WER, CER) performance becomes ``100 - x``, the share right,
+    as Dynaboard turns every metric higher-is-better before the exchange rates (same section).
+    Every other metric is kept as is (``d = 1``, ``o = 0``).
     """
-    return {m: ((-1.0, float(memory_gib)) if m == "memory" else (1.0, 0.0)) for m in METRICS}
+    orient = {m: ((-1.0, float(memory_gib)) if m == "memory" else (1.0, 0.0)) for m in METRICS}
+    if error_rate:
+        orient[PERFORMANCE] = (-1.0, 100.0)
+    return orient
 
 
 def normalise_weights(weights: Mapping, keys: Sequence, *, what: str, max_weight: float | None = None) -> np.ndarray:
@@ -326,7 +333,7 @@ def dynascore_array(
     return DynascoreResult(
         ranked=ranked, pending=pending, metrics=metric_rules, pairs=int(pairs[p]), metric_names=tuple(metrics),
         dataset_weights={name: float(w) for name, w in zip(dataset_names, dataset_weights)},
-        stability=stability, missing_metric=missing_metric,
+        stability=stability, missing_metric=missing_metric, orient=dict(orient),
     )
 
 

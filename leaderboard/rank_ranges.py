@@ -48,7 +48,8 @@ def replicate_dynascores(
     if has.any():
         weights = np.array(list(result.dataset_weights.values()), dtype=float)
         rows = [index[m] for m in models if m in index]
-        A[:, has, p] = np.einsum("bmd,d->bm", replicates[:, rows, :], weights)
+        d, o = result.orient.get(PERFORMANCE, (1.0, 0.0))  # replicates are raw performance: orient them as the result's
+        A[:, has, p] = d * np.einsum("bmd,d->bm", replicates[:, rows, :], weights) + o
     structural = (Rule.ZERO_WEIGHT, Rule.NOT_MEASURED, Rule.NOT_APPLICABLE)
     candidates = np.array([result.metrics[m].rule not in structural for m in metrics])
     measured = ~np.isnan(base)  # per model: the metrics it has (per-model rule)

@@ -22,7 +22,7 @@ from django.utils import timezone
 from dynabench.errors import RuleError
 from dynabench.version import code_version
 from leaderboard.bootstrap import percentile_interval
-from leaderboard.dynascore import ModelScores, dynascore, normalise_weights
+from leaderboard.dynascore import ModelScores, dynascore, normalise_weights, orientation
 from leaderboard.error_codes import LeaderboardErrorCode
 from leaderboard.evaluation import rebuild_leaderboard
 from leaderboard.metric_rules import (
@@ -346,8 +346,10 @@ def leaderboard_table(
         ], [], metric_weights, dataset_weights, missing_metric, sort, descending, memory_gib, cache.computed_at)
     rows = [ModelScores(r["id"], r["scores"]) for r in published]
     not_applicable = {str(d["id"]): d.get("not_applicable") or () for d in datasets}
+    error_rate = task.config.get("perf_metric") in task.spec.lower_is_better  # WER, CER: lower is better
     result = dynascore(rows, metric_weights=metric_weights, dataset_weights=dataset_weights, memory_gib=memory_gib,
-                       missing_metric=missing_metric, not_applicable=not_applicable)
+                       missing_metric=missing_metric, not_applicable=not_applicable,
+                       orient=orientation(memory_gib=memory_gib, error_rate=error_rate))
     replicates = _replicates(cache)
     columns = [i for i, d in enumerate(datasets) if str(d["id"]) in result.dataset_weights]
     ranked_ids = [r.model for r in result.ranked]
