@@ -349,6 +349,8 @@ SPECTACULAR_SETTINGS = {
         "ModelKindEnum": "tasks.models.MLModel.Kind",
         "TaskKindEnum": "tasks.models.TaskKind",
         "EvaluationStatusEnum": "leaderboard.models.EvaluationRun.Status",
+        "ChatModeEnum": "annotation.chat.MODES",
+        "ValidationModeEnum": "validation.models.Validation.Mode",
     },
 }
 

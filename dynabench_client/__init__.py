@@ -31,9 +31,21 @@ from typing import IO, Any, Callable, Iterator
 
 import requests
 
+from dynabench_client.chat import ChatMixin, TurnStream
+from dynabench_client.errors import (
+    ERRORS as _ERRORS,
+    AuthenticationError,
+    BadRequest,
+    DynabenchError,
+    NotFound,
+    PermissionDenied,
+    RateLimited,
+    ServerError,
+)
+
 __all__ = [
     "DynabenchClient", "DynabenchError", "BadRequest", "AuthenticationError", "PermissionDenied", "NotFound",
-    "RateLimited", "ServerError",
+    "RateLimited", "ServerError", "TurnStream",
 ]
 
 #: Short names of the task performance metrics, used in ``round<N>_<short>`` result keys.
@@ -41,46 +53,6 @@ METRIC_SHORT_NAMES = {"accuracy": "acc", "macro_f1": "macro_f1", "squad_f1": "f1
 
 #: The metrics a leaderboard weighs (the API's ``w_<metric>`` parameters).
 LEADERBOARD_METRICS = ("performance", "throughput", "memory", "robustness", "fairness")
-
-
-class DynabenchError(Exception):
-    """An error answer from the server: HTTP ``status``, a stable ``code``, the server's ``detail``.
-
-    ``field`` names the input field at fault when there is one; ``errors`` maps every
-    field at fault to its messages.
-    """
-
-    def __init__(self, status: int, code: str, detail: str, *, field: str | None = None, errors: dict | None = None):
-        super().__init__(f"{status} {code}: {detail}")
-        self.status, self.code, self.detail, self.field, self.errors = status, code, detail, field, errors or {}
-
-
-class BadRequest(DynabenchError):
-    """400 (and 413/415): the input was refused; ``detail`` says what to fix."""
-
-
-class AuthenticationError(DynabenchError):
-    """401: missing, wrong or revoked API token."""
-
-
-class PermissionDenied(DynabenchError):
-    """403: the token's user may not do this."""
-
-
-class NotFound(DynabenchError):
-    """404: no such task, round, model or dataset (or not visible to this user)."""
-
-
-class RateLimited(DynabenchError):
-    """429: a rate limit or daily cap was reached; ``retry_after`` is in seconds when the server said."""
-
-    def __init__(self, *args, retry_after: float | None = None, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.retry_after = retry_after
-
-
-class ServerError(DynabenchError):
-    """5xx: the server failed; the request may be retried later."""
 
 
 #: ``progress(done, total)``: called as a transfer goes on; ``total`` is None when unknown.
@@ -175,10 +147,9 @@ def pack_model_directory(directory: str | os.PathLike, *, weights: bool = True) 
     return packed, sizes
 
 
-_ERRORS = {400: BadRequest, 401: AuthenticationError, 403: PermissionDenied, 404: NotFound, 413: BadRequest, 415: BadRequest, 429: RateLimited}
 
 
-class DynabenchClient:
+class DynabenchClient(ChatMixin):
     """Talks to one Dynabench server with one API token.
 
     ``api_key``: the token from ``POST /api/v1/auth/token`` (or the ``DYNABENCH_API_KEY``

@@ -8,7 +8,7 @@ copy here.
 
 Commands: ``login``, ``tasks``, ``download ROUND``, ``check FILE``, ``submit predictions FILE``,
 ``submit model DIR``, ``submit selection FILE``, ``submit endpoint URL``, ``status MODEL``, ``wait MODEL``,
-``leaderboard TASK``. Results go to standard output (``--json`` for JSON); messages and
+``leaderboard TASK``, ``chat TASK PROMPTS`` (``dynabench_client/chat_cli.py``). Results go to standard output (``--json`` for JSON); messages and
 progress bars to standard error. The exit status says what happened (``EXIT_CODES``)::
 
     id=$(dynabench submit predictions preds.jsonl --task nli) && dynabench wait "$id" && echo ranked
@@ -31,6 +31,7 @@ from typing import Iterator
 
 import requests
 
+from dynabench_client import chat_cli
 from dynabench_client import (
     AuthenticationError,
     BadRequest,
@@ -356,6 +357,16 @@ def cmd_leaderboard(args) -> int:
     return OK
 
 
+def cmd_chat(args) -> int:
+    """Run and judge the conversations of a prompts file (``chat_cli``); a bad line is refused before any is sent."""
+    try:
+        chat_cli.run_chat(args, _client(args))
+    except chat_cli.PromptFileError as error:
+        _say(f"{args.prompts}: {error}")
+        return REFUSED
+    return OK
+
+
 # -- parsing and running ------------------------------------------------------------------------
 
 
@@ -435,6 +446,9 @@ def build_parser() -> argparse.ArgumentParser:
     board = commands.add_parser("leaderboard", help="a task's leaderboard by Dynascore")
     board.add_argument("task", metavar="TASK")
     board.set_defaults(run=cmd_leaderboard)
+
+    chat_cli.add_parser(commands)
+    commands.choices["chat"].set_defaults(run=cmd_chat)
     return parser
 
 

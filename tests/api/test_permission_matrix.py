@@ -158,6 +158,10 @@ MATRIX = [
     ("POST", "/api/v1/tasks/{task_code}/imagine", {"prompt": "a cat on a mat"}, None, (401, 400, 403, 403, 400, 400, 400)),
     ("POST", "/api/v1/tasks/{task_code}/imagine/judgments", {"state": "forged", "images": [], "prompt_looked_safe": True}, None,
      (401, 400, 403, 403, 400, 400, 400)),
+    # conversations: sentiment has none, so whoever may write is refused with not_conversational (400)
+    ("POST", "/api/v1/tasks/{task_code}/chat", {"accept_content_warning": True}, None, (401, 400, 403, 403, 400, 400, 400)),
+    ("POST", "/api/v1/tasks/{task_code}/chat/turns", {"state": "forged", "prompt": "hello"}, None, (401, 400, 403, 403, 400, 400, 400)),
+    ("POST", "/api/v1/tasks/{task_code}/chat/judgments", {"state": "forged", "verdict": "holds"}, None, (401, 400, 403, 403, 400, 400, 400)),
     ("GET", "/api/v1/tasks/{task_code}/rounds/{round_number}/close/preview", None, None, (401, 403, 403, 403, 403, 200, 200)),
     ("POST", "/api/v1/tasks/{task_code}/rounds/{round_number}/close", {}, _ten_validated_examples, (401, 403, 403, 403, 403, 200, 200)),
     ("GET", "/api/v1/tasks/{task_code}/rounds/{round_number}/examples", None, None, OWNERS_ONLY_READ),

@@ -2,7 +2,9 @@
 and adds two endpoint models (the local OpenAI-compatible server) in the console; an annotator has
 a three-turn conversation streamed into the page and judges it, then does five side-by-side
 comparisons; a validator confirms and overturns judgments in the review queue; the arena page
-shows both models with intervals."""
+shows both models with intervals, and the task's leaderboard page the arena beside each chat
+model's generative vMER. The owner is no administrator; no page logs a browser console error, at
+1280 px or at 390 px."""
 
 import re
 from pathlib import Path
@@ -16,7 +18,7 @@ from django.core.management import call_command
 
 from annotation.models import Example
 from tasks.models import MLModel, Task
-from tests.browser_support import browser_only, log_in, save_screenshot
+from tests.browser_support import PHONE, browser_only, fresh_page, log_in, save_screenshot
 
 pytestmark = [*browser_only, pytest.mark.django_db(transaction=True)]
 
@@ -30,9 +32,19 @@ def _user(username, *roles):
     return user
 
 
-def test_owner_annotator_validator_and_arena(page, client, live_server, endpoint_server, settings):
+def _console_errors(page) -> list[str]:
+    """Collects the page's console errors and uncaught exceptions as they happen."""
+    errors = []
+    page.on("console", lambda message: errors.append(f"{page.url}: {message.text}") if message.type == "error" else None)
+    page.on("pageerror", lambda error: errors.append(f"{page.url}: {error}"))
+    return errors
+
+
+def test_owner_annotator_validator_and_arena(page, browser, client, live_server, endpoint_server, settings):
     settings.ANNOTATION_SUBMISSIONS_PER_MINUTE = 0
+    errors = _console_errors(page)
     owner = _user("oona", "annotator", "validator")
+    assert not owner.is_staff and not owner.is_superuser  # an owner of the task, no administrator
     annotator = _user("ari", "annotator")
     validator = _user("vera", "validator")
 
@@ -142,3 +154,24 @@ def test_owner_annotator_validator_and_arena(page, client, live_server, endpoint
     for interval in page.locator("[data-interval]").all_inner_texts():
         assert re.fullmatch(r"\d+ – \d+", interval.strip())
     save_screenshot(page, "arena")
+
+    # The task's leaderboard page: the arena ratings beside each chat model's generative vMER.
+    page.goto(f"/tasks/{task.code}/leaderboard/")
+    chat_rows = page.locator("#chat-table [data-chat-model]")
+    assert sorted(chat_rows.evaluate_all("rows => rows.map(r => r.dataset.chatModel)")) == ["alpha", "beta"]
+    assert all(re.fullmatch(r"\d+%", v.strip()) for v in page.locator("#chat-table [data-vmer]").all_inner_texts())
+    assert errors == []
+
+    # The same pages on a phone.
+    with fresh_page(browser, live_server, PHONE) as phone:
+        phone_errors = _console_errors(phone)
+        log_in(phone, client, annotator, live_server)
+        for path in (f"/tasks/{task.code}/chat/?mode=conversation", f"/tasks/{task.code}/chat/?mode=side_by_side",
+                     f"/tasks/{task.code}/arena/", f"/tasks/{task.code}/leaderboard/"):
+            phone.goto(path)
+            if "mode=conversation" in path:  # one streamed turn at 390 px
+                phone.locator("#prompt").fill("tell me about the museum")
+                phone.locator("[data-send]").click()
+                expect(phone.locator("#chat [data-turn=model]")).to_have_count(1)
+            phone.wait_for_load_state("networkidle")
+    assert phone_errors == []
