@@ -10,7 +10,9 @@ otherwise load it on the first example that asks, seconds to minutes on a loaded
    or closed (``round_status_changed``), a model put into or taken out of a round's loop
    (``m2m_changed`` on ``Round.target_models``). ``connect_receivers`` wires them (``tasks/apps.py``).
 2. Each web process started with ``DYNABENCH_WARM_MODELS=1`` runs ``watch`` in a thread: it
-   subscribes to the channel, then warms (``warm_pass``), then warms again on every announcement.
+   imports torch and the transformers modules a load uses (``preload``: seconds of CPU that a
+   process started before any model was ready would otherwise spend on its first load), subscribes
+   to the channel, then warms (``warm_pass``), then warms again on every announcement.
    Subscribing before the first pass means nothing announced after it is missed; a lost Redis
    connection is subscribed again, with a pass, so an announcement made meanwhile is caught up.
 3. A pass loads the ready Hugging Face models in the loop of open rounds into this process's
@@ -86,6 +88,23 @@ def models_to_warm() -> list[MLModel]:
     return ready[-keep:]
 
 
+def preload() -> None:
+    """Import what loading a model needs (torch and the transformers modules of
+    ``settings.RQ_WORKER_PRELOAD``) and prepare the registry (``prepare_to_fork``), loading no model.
+    Never raises: a missing module is left for the first load to report."""
+    import importlib
+
+    from tasks.loop.registry import prepare_to_fork
+
+    try:
+        for name in getattr(settings, "RQ_WORKER_PRELOAD", ()):
+            if name.split(".")[0] in ("torch", "transformers"):
+                importlib.import_module(name)
+        prepare_to_fork()
+    except Exception:  # noqa: BLE001 - the first load will say what is wrong
+        logger.exception("model registry: preloading torch and transformers failed")
+
+
 def warm_pass() -> str:
     """Load ``models_to_warm()`` into this process's registry; return the registry's one-line summary.
 
@@ -110,6 +129,7 @@ def watch(*, stop: threading.Event | None = None, on_pass: Callable[[str], None]
     (checked at least every ``RETRY_S`` seconds); never raises.
     """
     stop = stop or threading.Event()
+    preload()
     warmed_without_redis = False
     while not stop.is_set():
         try:
