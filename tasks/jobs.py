@@ -86,8 +86,8 @@ def queue_again(model_id: int) -> str:
     the reaper read); return a one-line summary for RQ to keep as the stopped job's result.
 
     Called by a training job that gave way to a stopping worker (``dynabench.job_stop.JobStopped``):
-    the same function, arguments, timeout, description and failure callback, so the next worker to
-    start trains the record from the beginning. Outside an RQ job the ``JobStopped`` is raised again.
+    the same function, arguments, timeout, description and failure callback, at the front of the
+    queue, so the next worker to start trains that record first, from the beginning. Outside an RQ job the ``JobStopped`` is raised again.
     """
     import django_rq
     from rq import Callback, get_current_job
@@ -102,7 +102,7 @@ def queue_again(model_id: int) -> str:
     MLModel.objects.filter(pk=model_id).update(training_info=info)
     django_rq.get_queue(job.origin).enqueue(
         job.func_name, args=job.args, kwargs=job.kwargs, job_id=job_id, job_timeout=job.timeout,
-        description=job.description, on_failure=on_failure,
+        description=job.description, on_failure=on_failure, at_front=True,
     )
     return f"stopped with the worker; model {model_id} queued again as job {job_id} on {job.origin!r}"
 
