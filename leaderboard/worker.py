@@ -36,15 +36,15 @@ class ReapingWorker(Worker):
     again between two batches and ends, so the worker stops within a step instead of after the job.
     """
 
-    #: Queues whose jobs load models (``settings.RQ_WORKER_PRELOAD`` pays off only there).
-    MODEL_QUEUES = ("evaluation", "training")
+    #: Queues of short jobs that load no model: a worker that takes only these skips ``settings.RQ_WORKER_PRELOAD``.
+    SHORT_QUEUES = ("default",)
 
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("maintenance_interval", 60)
         super().__init__(*args, **kwargs)
 
     def work(self, *args, **kwargs):
-        if any(name in self.MODEL_QUEUES for name in self.queue_names()):
+        if any(name not in self.SHORT_QUEUES for name in self.queue_names()):
             self._preload()
         try:
             from leaderboard.reaper import ensure_reaper, reap_once
