@@ -40,10 +40,13 @@ from redis.exceptions import RedisError
 from rq import get_current_job
 
 from dynabench.errors import RuleError
+from dynabench import job_stop
+from dynabench.job_stop import JobStopped
 from leaderboard import arena_board, evaluation, sharding, unpacking
 from leaderboard.models import EvaluationRun
 from leaderboard import queueing
 from leaderboard.queueing import enqueue_merge, enqueue_recompute, enqueue_run, enqueue_shard
+from tasks.jobs import queue_again
 from tasks.loop import artefacts
 from tasks.loop.training import runs as training_runs
 from tasks.models import MLModel
@@ -109,7 +112,9 @@ def evaluate_run(run_id: int) -> str:
         summaries.append(summary)
         if task_id is not None:
             task_ids.add(task_id)
-        run = _next_queued_run(run.model_id) if time.monotonic() - started < batch_seconds() else None
+        # A stopping worker (dynabench/job_stop.py) takes no further run: the queued ones keep their own jobs.
+        going_on = time.monotonic() - started < batch_seconds() and not job_stop.requested()
+        run = _next_queued_run(run.model_id) if going_on else None
     for task_id in task_ids:
         transaction.on_commit(lambda task_id=task_id: enqueue_recompute(task_id))
     return "; ".join(summaries)
@@ -211,6 +216,8 @@ def train_selection(model_id: int) -> str:
     model = MLModel.objects.select_related("task").get(pk=model_id)
     try:
         model = training_runs.train_selection(model)
+    except JobStopped:  # the worker is stopping: the same job goes back on the queue for the next start
+        return queue_again(model_id)
     except RuleError as error:
         return f"selection model {model_id}: failed: {error.message}"
     runs = EvaluationRun.objects.filter(model=model).count()

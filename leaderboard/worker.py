@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import importlib
 import logging
+import os
 
 from django.conf import settings
 from rq.worker import Worker
+
+from dynabench import job_stop
 
 logger = logging.getLogger(__name__)
 
@@ -25,14 +28,34 @@ class ReapingWorker(Worker):
     of a dead worker) every minute instead of every ten, and imports the model registry (torch,
     transformers, ``settings.RQ_WORKER_PRELOAD``) and prepares it (``tasks.loop.registry.prepare_to_fork``)
     once, before it forks a work horse per job, so that each evaluation job starts without doing
-    either again.
+    either again. A worker that listens only to ``default`` (short jobs: notifications, leaderboard
+    rebuilds, the reaper) imports none of them: it starts at once and holds no torch.
+
+    A warm stop (the first SIGTERM or Ctrl-C) also asks the running job to give way
+    (``dynabench.job_stop``): the horse gets ``job_stop.STOP_SIGNAL``, and a training queues itself
+    again between two batches and ends, so the worker stops within a step instead of after the job.
     """
+
+    #: Queues of short jobs that load no model: a worker that takes only these skips ``settings.RQ_WORKER_PRELOAD``.
+    SHORT_QUEUES = ("default",)
 
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("maintenance_interval", 60)
         super().__init__(*args, **kwargs)
 
     def work(self, *args, **kwargs):
+        if any(name not in self.SHORT_QUEUES for name in self.queue_names()):
+            self._preload()
+        try:
+            from leaderboard.reaper import ensure_reaper, reap_once
+
+            ensure_reaper(self.connection)
+            reap_once()
+        except Exception:  # noqa: BLE001 - a worker must start even when the reaper cannot be scheduled
+            logger.exception("could not schedule the reaper")
+        return super().work(*args, **kwargs)
+
+    def _preload(self) -> None:
         import tasks.loop.registry  # noqa: F401 - preloaded for every forked work horse
 
         # torch and the transformers modules a job uses (``settings.RQ_WORKER_PRELOAD``): the
@@ -43,11 +66,20 @@ class ReapingWorker(Worker):
             importlib.import_module(name)
         tasks.loop.registry.prepare_to_fork()
 
-        try:
-            from leaderboard.reaper import ensure_reaper, reap_once
+    def _install_signal_handlers(self):
+        super()._install_signal_handlers()
+        job_stop.install()  # inherited by every horse forked from now on
 
-            ensure_reaper(self.connection)
-            reap_once()
-        except Exception:  # noqa: BLE001 - a worker must start even when the reaper cannot be scheduled
-            logger.exception("could not schedule the reaper")
-        return super().work(*args, **kwargs)
+    def main_work_horse(self, job, queue):
+        if self._stop_requested:  # the stop came between the dequeue and the fork: nobody will signal this horse
+            job_stop.request()
+        return super().main_work_horse(job, queue)
+
+    def handle_warm_shutdown_request(self):
+        """RQ's warm stop, and the running job (if any) asked to give way (``dynabench.job_stop``)."""
+        super().handle_warm_shutdown_request()
+        if self.horse_pid:
+            try:
+                os.kill(self.horse_pid, job_stop.STOP_SIGNAL)
+            except ProcessLookupError:
+                logger.debug("the horse ended before it could be asked to stop")

@@ -3,15 +3,17 @@
 #
 # Migrates, collects static files, seeds the four tasks (with their seed dev and test sets) and
 # the demo users, queues the training of the default target models (first run only), then
-# starts the web server (gunicorn) and RQ worker(s) and prints the URLs and the logins. Pages
-# answer within seconds: the worker trains the models in the background (the write page says
-# "model in training" until the model in the loop is ready), then evaluates them, and each
-# task's leaderboard fills by itself within minutes.
-# Ctrl-C (or SIGTERM, or SIGHUP) stops every process it started gracefully (the web workers finish their
-# requests, the RQ worker its current job, within seconds), and the embedded Redis if it started
+# starts the web server (gunicorn) and the RQ workers and prints the URLs and the logins. Pages
+# answer within seconds: a worker trains the models in the background (the write page says
+# "model in training" until the model in the loop is ready), another evaluates each as soon as it
+# is trained, and each task's leaderboard fills by itself within minutes.
+# Ctrl-C (or SIGTERM, or SIGHUP) stops every process it started gracefully within seconds (the web
+# workers finish their requests; an RQ worker finishes its current job, or, in a training, stops it
+# between two batches and queues it again for the next start), and the embedded Redis if it started
 # it, prints "Stopped." and exits 0; it exits 1 if a server stopped on its own.
 #
-# Environment: HOST (127.0.0.1), PORT (8000), WEB_WORKERS (2), WEB_THREADS (4), RQ_WORKERS (1),
+# Environment: HOST (127.0.0.1), PORT (8000), WEB_WORKERS (2), WEB_THREADS (4), RQ_WORKERS (1: training
+# workers, and as many evaluation workers; one more worker always takes the short jobs),
 # plus the platform's own settings (DATABASE_URL, REDIS_URL, ...: docs/operate/configuration.md).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -61,11 +63,13 @@ cleanup() {
         # The servers run in sessions of their own (setsid below), so Ctrl-C reaches this script
         # alone and each server gets the one signal that stops it gracefully: on TERM gunicorn's
         # master lets its workers finish their requests (--graceful-timeout) and RQ's worker
-        # finishes its current job (warm shutdown).
+        # finishes its current job (warm shutdown), except a training, which the worker asks to
+        # give way (leaderboard/worker.py): it stops between two batches and queues itself again.
         kill -TERM $(alive) 2>/dev/null || true
         wait_for_exit $((GRACEFUL_TIMEOUT + 5))
-        # A worker still in a long job (a training): a second TERM is RQ's cold shutdown, which
-        # ends the job's work horse; the reaper fails or re-queues that job on the next start.
+        # A worker still in a long job that cannot give way (an evaluation of a large dataset): a
+        # second TERM is RQ's cold shutdown, which ends the job's work horse; the reaper queues that
+        # evaluation again on the next start.
         if [ -n "$(alive)" ]; then kill -TERM $(alive) 2>/dev/null || true; wait_for_exit 20; fi
         if [ -n "$(alive)" ]; then
             echo "Killing what did not stop: $(alive)"
@@ -110,12 +114,13 @@ PY
 logins=$(cat "$logins_file")
 rm -f "$logins_file"
 
-echo "== Starting the web server ($WEB_WORKERS workers) and $RQ_WORKERS RQ worker(s)"
+echo "== Starting the web server ($WEB_WORKERS workers) and the RQ workers ($RQ_WORKERS training, $RQ_WORKERS evaluation, 1 for short jobs)"
 # setsid: each server in a session (and process group) of its own, out of reach of the terminal's
 # Ctrl-C, which would otherwise hit every process at once (gunicorn's workers as well as its
 # master: a quick shutdown that ended in "Worker ... was sent SIGKILL!"); cleanup() stops them.
-# Web processes warm the models in the loop as they start (DYNABENCH_WARM_MODELS=0 turns it off), so
-# the first example per process does not wait seconds for a model to load; workers load their own.
+# Web processes warm the models in the loop as they start, and each model as it becomes ready or
+# enters a loop (tasks/loop/warm_up.py; DYNABENCH_WARM_MODELS=0 turns it off), so the first example
+# per process does not wait seconds for a model to load; workers load their own.
 # ASGI under uvicorn workers (dynabench/asgi.py): async views wait on models without a thread; the
 # other views run on WEB_THREADS threads per process.
 WEB_THREADS="$WEB_THREADS" DYNABENCH_WARM_MODELS="${DYNABENCH_WARM_MODELS:-1}" setsid .venv/bin/gunicorn \
@@ -123,11 +128,16 @@ WEB_THREADS="$WEB_THREADS" DYNABENCH_WARM_MODELS="${DYNABENCH_WARM_MODELS:-1}" s
     --bind "$HOST:$PORT" --workers "$WEB_WORKERS" --timeout 120 \
     --graceful-timeout "$GRACEFUL_TIMEOUT" --no-control-socket --access-logfile - &
 pids+=($!)
-# The training queue first: on a first run the models in the loop are trained before anything is
-# evaluated, so every task's write page opens as early as it can.
+# Three kinds of worker, so that no job waits behind a longer kind: short jobs (`default`:
+# notifications, leaderboard rebuilds, the reaper) on a worker of their own that loads no model;
+# trainings on RQ_WORKERS workers (which evaluate when nothing is left to train); evaluations on
+# RQ_WORKERS more, so on a first run each model is evaluated as soon as it is trained while the next
+# one trains, and every task's write page opens as early as it can.
+rq_worker() { setsid "$PY" manage.py rqworker --with-scheduler "$@" & pids+=($!); }
+rq_worker default
 for _ in $(seq "$RQ_WORKERS"); do
-    setsid "$PY" manage.py rqworker --with-scheduler training default evaluation &
-    pids+=($!)
+    rq_worker training evaluation
+    rq_worker evaluation
 done
 
 "$PY" - "$URL/healthz" <<'PY' || [ -n "$stop_asked" ] || echo "warning: $URL/healthz did not answer yet; see the logs above"
@@ -149,7 +159,7 @@ cat <<BANNER
 
   Dynabench is running at $URL
   Leaderboard: $URL/tasks/sentiment/leaderboard/ (also nli, qa, hate-speech): each fills by itself
-    as the worker trains and evaluates the default models (a few minutes on the first run)
+    as the workers train and evaluate the default models (a few minutes on the first run)
   Admin: $URL/admin/    Health: $URL/healthz    API docs: $URL/api/docs/
 
 $logins

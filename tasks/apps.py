@@ -1,4 +1,3 @@
-import logging
 import os
 import sys
 import threading
@@ -6,35 +5,27 @@ import threading
 from django.apps import AppConfig
 from django.conf import settings
 
-logger = logging.getLogger(__name__)
-
 
 class TasksConfig(AppConfig):
     name = "tasks"
 
     def ready(self):
-        """Warm the model registry when ``DYNABENCH_WARM_MODELS=1`` (set it for web processes only).
+        """Announce changes of the models in the loop, and keep them warm when ``DYNABENCH_WARM_MODELS=1``
+        (set it for web processes only): ``tasks/loop/warm_up.py``.
 
-        The models in the loop of open rounds are loaded in a background thread, so the process
-        starts serving at once; a request that needs a model still loading waits for that one
-        load (the registry's per-model lock). Off by default, so tests, ``migrate`` and other
-        management commands never load models; under ``runserver`` only the serving child warms up.
+        Every process announces (a trained model, an opened round, a model put into a loop), so that
+        the web processes warm a model as soon as it is ready, not only at start-up. A web process
+        loads the models in the loop of open rounds in a background thread, at once and after each
+        announcement, so the process starts serving at once; a request that needs a model still
+        loading waits for that one load (the registry's per-model lock). Warming is off by default,
+        so tests, ``migrate`` and other management commands never load models; under ``runserver``
+        only the serving child warms up.
         """
+        from tasks.loop import warm_up
+
+        warm_up.connect_receivers()
         if not settings.DYNABENCH_WARM_MODELS:
             return
         if "runserver" in sys.argv and os.environ.get("RUN_MAIN") != "true":
             return
-        threading.Thread(target=_warm_up_models_in_the_loop, name="registry-warm-up", daemon=True).start()
-
-
-def _warm_up_models_in_the_loop():
-    from django.db import close_old_connections
-
-    from tasks.loop.registry import models_in_the_loop, warm_up
-
-    try:
-        logger.info("model registry: %s", warm_up(list(models_in_the_loop())))
-    except Exception:  # the database may not be migrated yet; the web process must still start
-        logger.exception("model registry: warm-up failed")
-    finally:
-        close_old_connections()
+        threading.Thread(target=warm_up.watch, name="registry-warm-up", daemon=True).start()

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import uuid
 
+from dynabench.job_stop import JobStopped
 from tasks.loop.training import default_models
 from tasks.data import uploads
 from tasks.models import MLModel
@@ -28,10 +29,14 @@ _ALIVE = ("queued", "started", "deferred", "scheduled")
 def train_default_model(model_id: int, *, epochs: int | None = None) -> str:
     """Train default model record ``model_id`` (``tasks.loop.training.default_models.train_default_model``; its evaluations
     are queued when it is stored). Returns a one-line summary. A failure leaves the record
-    ``failed`` with its reason and is raised again for RQ to record.
+    ``failed`` with its reason and is raised again for RQ to record; a stop of the worker queues
+    the job again (``queue_again``).
     """
     model = MLModel.objects.select_related("task").get(pk=model_id)
-    model = default_models.train_default_model(model, epochs=epochs)
+    try:
+        model = default_models.train_default_model(model, epochs=epochs)
+    except JobStopped:
+        return queue_again(model_id)
     info = model.training_info
     return (
         f"trained {model.task.code}/{model.name} (model {model.pk}) on {info['examples']} seed train examples "
@@ -73,6 +78,33 @@ def enqueue_default_training(model: MLModel, *, epochs: int | None = None) -> st
         description=f"train default model {model.task.code}/{model.name}",
     )
     return job_id
+
+
+def queue_again(model_id: int) -> str:
+    """Put the running training job (``rq.get_current_job()``) back on its queue under a new id and
+    record that id on model ``model_id`` (``training_info["job_id"]``, which ``training_job_alive`` and
+    the reaper read); return a one-line summary for RQ to keep as the stopped job's result.
+
+    Called by a training job that gave way to a stopping worker (``dynabench.job_stop.JobStopped``):
+    the same function, arguments, timeout, description and failure callback, at the front of the
+    queue, so the next worker to start trains that record first, from the beginning. Outside an RQ job the ``JobStopped`` is raised again.
+    """
+    import django_rq
+    from rq import Callback, get_current_job
+
+    job = get_current_job()
+    if job is None:
+        raise JobStopped(f"training of model {model_id} stopped outside an RQ job")
+    job_id = f"{job.id.split('-again-')[0]}-again-{uuid.uuid4().hex[:8]}"
+    name = getattr(job, "_failure_callback_name", None)
+    on_failure = Callback(name, timeout=getattr(job, "_failure_callback_timeout", None)) if name else None
+    info = {**(MLModel.objects.filter(pk=model_id).values_list("training_info", flat=True).first() or {}), "job_id": job_id}
+    MLModel.objects.filter(pk=model_id).update(training_info=info)
+    django_rq.get_queue(job.origin).enqueue(
+        job.func_name, args=job.args, kwargs=job.kwargs, job_id=job_id, job_timeout=job.timeout,
+        description=job.description, on_failure=on_failure, at_front=True,
+    )
+    return f"stopped with the worker; model {model_id} queued again as job {job_id} on {job.origin!r}"
 
 
 def run_upload(upload_id: int) -> str:

@@ -26,8 +26,10 @@ from django.utils import timezone
 from rq import Callback
 
 from annotation import counters
+from dynabench.job_stop import JobStopped
 from annotation.models import Example, RoundTally
 from tasks.data.seed_split import seed_data_path
+from tasks.jobs import queue_again
 from tasks.loop.training.examples import seed_examples, validated_training_examples
 from tasks.loop.training.hyperparameters import default_hyperparameters
 from tasks.loop.training.records import check_model_name, model_directory
@@ -167,7 +169,10 @@ def retrain_from_validated(task_id: int, *, name: str | None = None, model_id: i
     sources = {"seed": {"file": f"tasks/data/seed_data/{seed_data_path(task).name}"}}
     hp = default_hyperparameters(task)
     hp.epochs = epochs or hp.epochs
-    record = train_model_record(record, examples, data_sources=sources, hp=hp)
+    try:
+        record = train_model_record(record, examples, data_sources=sources, hp=hp)
+    except JobStopped:  # the worker is stopping: the same job goes back on the queue for the next start
+        return queue_again(record.pk)
     _take_the_loop(record)
     counts = Counter(ex.source for ex in examples)
     rounds = sorted({ex.round for ex in examples if ex.source == "validated"})

@@ -9,6 +9,7 @@ import random
 from pathlib import Path
 from typing import Callable
 
+from dynabench import job_stop
 from dynabench.errors import RuleError
 from tasks.loop.training.base_encoder import BaseEncoder, verify_base_encoder
 from tasks.loop.training.error_codes import TrainingErrorCode
@@ -57,6 +58,8 @@ def fit(
         order.shuffle(indices)
         losses = []
         for b in range(0, len(indices), hp.batch_size):
+            if job_stop.requested():  # the worker is stopping: give way between two batches (dynabench/job_stop.py)
+                raise job_stop.JobStopped(f"training stopped at step {step} of {total}")
             batch = collate([features[i] for i in indices[b:b + hp.batch_size]])
             loss = model(**batch).loss
             loss.backward()

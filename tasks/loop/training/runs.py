@@ -37,6 +37,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from dynabench.errors import RuleError
+from dynabench.job_stop import JobStopped
 from tasks.loop.model_checks import check_model_directory, directory_checksum
 from tasks.loop.training.base_encoder import WEIGHTS_FILE, BaseEncoder, default_encoder, file_sha256
 from tasks.loop.training.error_codes import TrainingErrorCode
@@ -111,7 +112,8 @@ def train_model_record(
     duplicated, when the same record is trained again. ``data_sources`` adds details per
     source (file path, sha256, skipped rows) to ``training_info["data"]``. On any error the
     record gets ``status=failed`` and a readable ``failure_reason``, and the error is raised
-    again for the caller (command or RQ job) to report.
+    again for the caller (command or RQ job) to report; a stop of the worker
+    (``dynabench.job_stop.JobStopped``) leaves it ``training`` at progress 0, for the job queued again.
     """
     task = ml_model.task
     hp = hp or default_hyperparameters(task)
@@ -154,6 +156,12 @@ def train_model_record(
         check_model_directory(staging, task=task)  # the registry's own rules, before anything is registered
         checksum = directory_checksum(staging)
         _replace_directory(staging, final)
+    except JobStopped:
+        # The worker is stopping (dynabench/job_stop.py): the run is not a failure; the job queues itself
+        # again (``tasks.jobs.queue_again``) and the record waits for it as it waited for the first.
+        shutil.rmtree(staging, ignore_errors=True)
+        MLModel.objects.filter(pk=ml_model.pk).update(progress=0.0, updated_at=timezone.now())
+        raise
     except Exception as exc:
         shutil.rmtree(staging, ignore_errors=True)
         reason = exc.message if isinstance(exc, RuleError) else f"{type(exc).__name__}: {exc}"
