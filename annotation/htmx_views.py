@@ -143,7 +143,16 @@ def _workspace(task: Task, context, *, form: ExampleForm | None = None, initial:
         "passage": context.data.get(passage_field, "") if passage_field else None,
         "notice": notice,
         "assistant_offered": assist.offered(round=context.round, user=user),  # *Suggest*: annotation/assist_views.py
+        "submit_url": _submit_url(task, context),
     }
+
+
+def _submit_url(task: Task, context) -> str:
+    """Where the form posts: ``submit_waiting`` (an async view) when a model behind an endpoint may answer
+    in this round's loop, so that waiting on it holds no thread; else ``submit``, a plain view on the
+    web process's threads, the fastest way through for a model that runs in the process."""
+    waits = any(model.is_endpoint for model in context.round.target_models.all())
+    return reverse("annotation:submit_waiting" if waits else "annotation:submit", args=[task.code])
 
 
 def _render_workspace(request, task, *, status=200, **kwargs):
@@ -278,11 +287,25 @@ def new_context(request, code):
 
 
 @require_POST
-async def submit_example(request, code):
-    """Create the example (``services.acreate_example``) and show the model's answer, or the form with errors.
+@_annotator_page
+def submit_example(request, code):
+    """Create the example (``services.create_example``) and show the model's answer, or the form with errors."""
+    parsed = _parse_submission(request, code)
+    if isinstance(parsed, HttpResponse):
+        return parsed
+    task, form = parsed
+    try:
+        example = services.create_example(user=request.user, **_example_fields(form))
+    except RuleError as error:
+        return _refused_submission(request, task, form, error)
+    return _submitted(request, task, example)
 
-    An async view: the form and the rules run on the request's thread, and the wait for an
-    endpoint model in the loop holds no thread (``dynabench/asgi.py``)."""
+
+@require_POST
+async def submit_example_waiting(request, code):
+    """``submit_example`` for a round whose loop has a model behind an endpoint (``_submit_url``): an
+    async view, so the form and the rules run on the request's thread and the wait for the endpoint
+    holds no thread (``services.acreate_example``, ``dynabench/asgi.py``). Same answers."""
     user = await _auser(request)
     if not user.is_authenticated:
         return _log_in_first(request)
@@ -291,14 +314,16 @@ async def submit_example(request, code):
         return parsed
     task, form = parsed
     try:
-        example = await services.acreate_example(
-            user=user, context=form.context, input=form.annotator_input(), target=form.target(),
-            time_spent=form.time_spent(), submission_key=form.cleaned_data.get("submission_key", ""),
-            suggestion_token=form.cleaned_data.get("suggestion", ""),
-        )
+        example = await services.acreate_example(user=user, **_example_fields(form))
     except RuleError as error:
         return await sync_to_async(_refused_submission)(request, task, form, error)
     return await sync_to_async(_submitted)(request, task, example)
+
+
+def _example_fields(form: ExampleForm) -> dict:
+    """The keyword arguments of ``services.create_example`` from a valid example form (the user aside)."""
+    return {"context": form.context, "input": form.annotator_input(), "target": form.target(), "time_spent": form.time_spent(),
+            "submission_key": form.cleaned_data.get("submission_key", ""), "suggestion_token": form.cleaned_data.get("suggestion", "")}
 
 
 def _parse_submission(request, code):

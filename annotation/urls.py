@@ -12,6 +12,7 @@ urlpatterns = [
     path("tasks/<slug:code>/write/warning", htmx_views.acknowledge_warning, name="acknowledge_warning"),
     path("tasks/<slug:code>/write/context", htmx_views.new_context, name="new_context"),
     path("tasks/<slug:code>/write/submit", htmx_views.submit_example, name="submit"),
+    path("tasks/<slug:code>/write/submit-waiting", htmx_views.submit_example_waiting, name="submit_waiting"),
     path("tasks/<slug:code>/write/suggest", assist_views.suggest, name="suggest"),
     path("tasks/<slug:code>/chat/", chat_views.chat_page, name="chat"),
     path("tasks/<slug:code>/chat/turn", chat_views.chat_turn, name="chat_turn"),

@@ -20,7 +20,9 @@ an image answer comes after 10 s):
 1. **chat turns**: for each N of ``--sizes``, N conversations send a turn at once (server-sent
    events, as the page's script does) while a probe loads the home page every 0.2 s. Reported:
    turns finished, first-token lag (when the browser-side client read the first token minus when
-   the endpoint sent it: p50, p95), the home page's latency during the burst (p50, p95, max), and
+   the endpoint sent it: p50, p95), the wait from sending the turn to its first token (what the
+   person sees: the endpoint itself sends its first token 0.25 s after the request reaches it),
+   the home page's latency during the burst (p50, p95, max), and
    the web processes' resident memory at the burst's peak (summed over gunicorn's processes).
 2. **image generations**: ``--images`` generation requests at once on the text-to-image page
    (one 64 px image per prompt, so that the benchmark measures waiting, not image checks), with
@@ -209,9 +211,11 @@ class Side:
         return json.loads(self.manage("shell", "-c", code).strip().splitlines()[-1])
 
     def start(self) -> None:
-        self.server = subprocess.Popen([PY, "-m", *self.command, "--bind", f"127.0.0.1:{self.port}"], cwd=self.checkout,
-                                       env={**self.env, "DYNABENCH_WARM_MODELS": "1"}, start_new_session=True,
-                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.log = Path(self.env["DYNABENCH_VAR_DIR"]) / "server.log"
+        with open(self.log, "w") as log:
+            self.server = subprocess.Popen([PY, "-m", *self.command, "--bind", f"127.0.0.1:{self.port}"], cwd=self.checkout,
+                                           env={**self.env, "DYNABENCH_WARM_MODELS": "1"}, start_new_session=True,
+                                           stdout=log, stderr=subprocess.STDOUT)
         import urllib.request
 
         deadline = time.monotonic() + 180
@@ -291,21 +295,28 @@ async def chat_burst(side: Side, code: str, n: int, endpoint_url: str) -> dict:
             states.append(re.search(r'name="state" value="([^"]+)"', page.text).group(1))
         csrf = client.cookies.get("csrftoken")
         firsts: dict[str, float] = {}
-        finished, peak = [], [0.0]
+        sent_at: dict[str, float] = {}
+        finished, peak, lost = [], [0.0], []
 
         async def turn(k: int):
             prompt = f"turn {secrets.token_hex(6)} {k}"
+            sent_at[prompt] = time.time()
             try:
                 async with client.stream("POST", f"{side.base}/tasks/{code}/chat/turn",
                                          data={"state": states[k], "prompt": prompt, "csrfmiddlewaretoken": csrf},
                                          headers={"Accept": "text/event-stream", "Referer": side.base + "/", "X-CSRFToken": csrf}) as response:
+                    if response.status_code != 200:
+                        lost.append(f"HTTP {response.status_code}")
+                        return
                     async for line in response.aiter_lines():
                         if line.startswith("event: token") and prompt not in firsts:
                             firsts[prompt] = time.time()
                         if line.startswith("event: done"):
                             finished.append(prompt)
-            except Exception:  # noqa: BLE001 - a lost turn is counted as not finished
-                pass
+                        if line.startswith("event: problem"):
+                            lost.append("problem event")
+            except Exception as error:  # noqa: BLE001 - a lost turn is counted as not finished, with its reason
+                lost.append(type(error).__name__)
 
         async def memory(stop):
             while not stop.is_set():
@@ -319,7 +330,11 @@ async def chat_burst(side: Side, code: str, n: int, endpoint_url: str) -> dict:
         await asyncio.gather(*watchers)
         sent = (await client.get(endpoint_url + "/stats")).json()
     lags = [firsts[p] - sent[p] for p in firsts if p in sent]
+    waits = [firsts[p] - sent_at[p] for p in firsts]
+    if lost:
+        print(f"{side.name}: {len(lost)} turns lost: {sorted(set(lost))}", flush=True)
     return {"finished": len(finished), "of": n, "lag_p50": pct(lags, 50), "lag_p95": pct(lags, 95),
+            "ttft_p50": pct(waits, 50), "ttft_p95": pct(waits, 95),
             "home_p50": pct(home, 50), "home_p95": pct(home, 95), "home_max": max(home) if home else float("nan"),
             "rss_mib": peak[0]}
 
@@ -486,6 +501,7 @@ def report(results: dict, sizes: list[int], base_rev: str) -> None:
         b, h = base[f"chat{n}"], head[f"chat{n}"]
         print(f"{'chat ' + str(n):<14}{'finished':<22}{b['finished']:>10}/{n}{h['finished']:>9}/{n}")
         for key, label in (("lag_p50", "first-token lag p50 s"), ("lag_p95", "first-token lag p95 s"),
+                           ("ttft_p50", "turn to 1st token p50"), ("ttft_p95", "turn to 1st token p95"),
                            ("home_p50", "home p50 s"), ("home_p95", "home p95 s"), ("home_max", "home max s"),
                            ("rss_mib", "web RSS peak MiB")):
             row("", label, b[key], h[key])

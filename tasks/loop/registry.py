@@ -532,21 +532,43 @@ def clear_cache() -> None:
 
 
 def warm_up(models) -> str:
-    """Load each MLModel of ``models`` of kind ``hf_directory`` into the cache; return a one-line summary.
+    """Load each MLModel of ``models`` of kind ``hf_directory`` into the cache and run one forward on
+    a context of its open round (``_first_forward``); return a one-line summary.
 
-    A refused or broken model is logged and skipped, so one bad record never stops the process.
+    The first forward of a process pays for what loading does not (torch's first kernels and
+    buffers, the tokenizer's first call), so after the warm-up the first example is as fast as
+    later ones. A refused or broken model is logged and skipped, so one bad record never stops the
+    process.
     """
     loaded, failed = 0, 0
     for model in models:
         if not model.runs_in_registry:
             continue
         try:
-            get_predictor(model)
+            predictor = get_predictor(model)
             loaded += 1
         except RuleError as error:
             failed += 1
             logger.warning("model registry: could not warm up model %s: %s", model.pk, error.message)
+            continue
+        _first_forward(model, predictor)
     return f"Warmed up {loaded} model(s), {failed} failed."
+
+
+def _first_forward(model, predictor) -> None:
+    """One forward of ``predictor`` on a context of ``model``'s open round, its annotator fields filled
+    with a placeholder; nothing when the round has no context or the kind builds no input from it."""
+    from tasks.models import Context, Round
+
+    context = Context.objects.filter(round__target_models=model, round__status=Round.Status.OPEN).first()
+    if context is None:
+        return
+    task = model.task
+    written = {field["name"]: "warm up" for field in task.config.get("input_fields", [])}
+    try:
+        predictor.predict([task.spec.model_input(task.config, {**context.data, **written})])
+    except Exception as error:  # noqa: BLE001 - a warm-up is an optimisation, never a failure
+        logger.info("model registry: no first forward for model %s (%s)", model.pk, type(error).__name__)
 
 
 def models_in_the_loop():
