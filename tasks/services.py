@@ -152,6 +152,14 @@ def _label_change_errors(task: Task, old: list[str], config: dict) -> list[str]:
     errors = []
     candidate = Task(kind=task.kind, code=task.code, config=config)
     for round, model in _loop_models_of(task):
+        hf_config = None if model.is_endpoint else _model_config_or_none(model)
+        if not model.is_endpoint and hf_config is None:
+            errors.append(
+                f"{model.name}, in the loop of round {round.number}, is still being trained on the current label set, so it "
+                "could not output the new one. Wait until it is ready, or take it out of the loop (Rounds) first; a model "
+                "trained after the change learns the labels it must output."
+            )
+            continue
         missing = labels_out_of_reach(model, config)
         if missing:
             errors.append(
@@ -161,7 +169,6 @@ def _label_change_errors(task: Task, old: list[str], config: dict) -> list[str]:
             )
             continue
         try:
-            hf_config = model_config(artefacts.local_path(model))
             if hf_config is not None:
                 task.spec.check_model_config(hf_config, candidate)
         except RuleError:
@@ -171,6 +178,14 @@ def _label_change_errors(task: Task, old: list[str], config: dict) -> list[str]:
                 "with this label set it would no longer load. Take it out of the loop (Rounds) first."
             )
     return errors
+
+
+def _model_config_or_none(model: MLModel) -> dict | None:
+    """The model directory's ``config.json``, or None while there is none to read (training, unpacking)."""
+    try:
+        return model_config(artefacts.local_path(model))
+    except RuleError:
+        return None
 
 
 def _removed_label_errors(task: Task, removed: list[str], labels: list[str], removed_labels: dict) -> list[str]:
@@ -291,12 +306,7 @@ def labels_out_of_reach(model: MLModel, config: dict | None = None) -> list[str]
     model's ``config.json``. ``[]`` when the kind has no labels, or when the model has no config
     yet (still training or unpacking: its labels are checked when it loads), and for an endpoint
     model, which answers in words and so can name any label."""
-    if model.is_endpoint:
-        return []
-    try:
-        hf_config = model_config(artefacts.local_path(model))
-    except RuleError:
-        return []
+    hf_config = None if model.is_endpoint else _model_config_or_none(model)
     if hf_config is None:
         return []
     return model.task.spec.labels_out_of_reach(config if config is not None else model.task.config, hf_config)
