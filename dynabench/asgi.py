@@ -19,6 +19,7 @@ warm-up starts from ``TasksConfig.ready``).
 """
 
 import os
+from functools import lru_cache
 
 from a2wsgi import WSGIMiddleware
 from asgiref.sync import iscoroutinefunction
@@ -38,9 +39,11 @@ def web_threads(environ=os.environ) -> int:
 threaded = WSGIMiddleware(wsgi_application, workers=web_threads())
 
 
+@lru_cache(maxsize=4096)
 def is_async_view(path: str) -> bool:
     """True when ``path`` resolves to an async view (a coroutine function, or a class-based view
-    Django marks ``view_is_async``); False for sync views and unknown paths (Django's 404)."""
+    Django marks ``view_is_async``); False for sync views and unknown paths (Django's 404). Cached
+    per path (URL patterns do not change while a process runs)."""
     try:
         match = get_resolver().resolve(path)
     except Resolver404:
