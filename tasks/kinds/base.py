@@ -139,8 +139,7 @@ class TaskKindSpec(AssistantPrompts):
     """``model_wrong`` is a rule on any model's output, so a validated example can be put to the task's other models (``validation/transfer.py``)."""
 
     conversational: bool = False
-    """True when annotators talk with the model (turns streamed, then a judgment: ``annotation/chat.py``)
-    instead of writing one example against it on the create page."""
+    """True when annotators talk with the model (streamed turns, then a judgment: ``annotation/chat.py``)."""
 
     def answers_wanted(self, config: dict) -> int:
         """How many answers (the annotator's, then validators' own) an example's target may hold; 0: none."""
