@@ -15,7 +15,8 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from annotation import chat
-from annotation.htmx_views import _active_task, _annotator_page, _auser, _log_in_first, _content_warning_page, _my_progress, _saved_example
+from annotation.htmx_views import _active_task, _annotator_page, _auser, _log_in_first, _content_warning_page, _saved_example
+from annotation.htmx_views import _page as _page_context
 from annotation.models import Example
 from dynabench.errors import RuleError
 from tasks.loop.chat import sse
@@ -53,9 +54,8 @@ def _fragment(request, task, state: dict, *, problem: str = "", values: dict | N
 
 
 def _page(request, task, data: dict, *, status: int = 200):
-    round = task.current_round()
-    return render(request, "annotation/chat.html", {**data, "task": task, "round": round,
-                                                     **_my_progress(request.user, task, round)}, status=status)
+    """The chat page with the user's counts and, for a paid-crowd worker, their study's progress."""
+    return render(request, "annotation/chat.html", _page_context(request, task, data), status=status)
 
 
 @require_GET
