@@ -5,10 +5,6 @@ itself. ``mlcroissant validate`` accepts it, and saved beside the zip it loads w
 ``audio`` record per clip with the clip's FLAC bytes (an ``sc:AudioObject``), named by their sha256."""
 
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 from django.test import Client
@@ -17,8 +13,8 @@ from annotation.models import Example
 from tasks.data.audio import ingest_audio
 from tasks.models import Context
 from tests.audio_support import audio_task, clip_file
+from tests.croissant_support import validate_and_load
 
-MLCROISSANT = str(Path(sys.executable).parent / "mlcroissant")
 LOAD = """
 import hashlib, io, json, sys
 import mlcroissant as mlc
@@ -58,11 +54,7 @@ def test_the_audio_zip_loads_with_its_croissant(owner, annotator, tmp_path):
     folder.mkdir()
     (folder / f"{task.code}-r1.zip").write_bytes(archive)
     (folder / "croissant.json").write_bytes(answer.content)
-    env = {**os.environ, "CROISSANT_CACHE": str(tmp_path / "cache")}
-    validated = subprocess.run([MLCROISSANT, "validate", "--jsonld", str(folder / "croissant.json")], capture_output=True,
-                               text=True, env=env, timeout=300)
-    loaded = subprocess.run([sys.executable, "-c", LOAD, str(folder / "croissant.json")], capture_output=True, text=True,
-                            env=env, timeout=300)
+    validated, loaded = validate_and_load(folder / "croissant.json", LOAD, tmp_path / "cache")
 
     assert answer.status_code == 200 and refused.status_code == 403 and no_images.status_code == 404
     said = validated.stdout + validated.stderr
