@@ -2,7 +2,8 @@
 names its clip by sha256 in the context) and, beside it, ``audio/<sha256>.flac`` holding exactly the
 stored bytes of every clip the round's examples name, each once (their sha256 is their name), and
 nothing of another round or of a clip no example names. The same content gives the same bytes. An
-annotator gets a 403, a visitor the login page, a media type the platform does not have a 404."""
+annotator gets a 403, a visitor the login page, a media type the platform does not have a 404. The
+round page links the zip and its Croissant description for owners only."""
 
 import hashlib
 import io
@@ -59,7 +60,11 @@ def test_a_round_export_carries_its_audio_clips_beside_the_jsonl(owner, annotato
         sha256 = member.rsplit("/", 1)[-1].removesuffix(".flac")
         assert hashlib.sha256(data).hexdigest() == sha256 and data == read_stored(sha256)[0]
     assert client.get(f"/tasks/{task.code}/rounds/1/export-with-video.zip").status_code == 404
+    page = client.get(f"/tasks/{task.code}/rounds/1/").content.decode()
+    assert f'href="/tasks/{task.code}/rounds/1/export-with-audio.zip" data-export-audio' in page
+    assert f'href="/tasks/{task.code}/rounds/1/croissant-with-audio.json" data-croissant-audio' in page
     client.force_login(annotator)
+    assert "export-with-audio" not in client.get(f"/tasks/{task.code}/rounds/1/").content.decode()
     assert client.get(f"/tasks/{task.code}/rounds/1/export-with-audio.zip").status_code == 403
     visitor = Client().get(f"/tasks/{task.code}/rounds/1/export-with-audio.zip")
     assert visitor.status_code == 302 and "/login" in visitor["Location"]
