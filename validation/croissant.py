@@ -5,7 +5,9 @@ field by field with its sha256, licence, citation and the round's provenance.
 The export names people by anonymous ids only and is for the task's owners (as the export
 itself). ``contentUrl`` is the export's file name, relative: download the export and this
 description into one folder and ``mlcroissant.Dataset(jsonld="folder/croissant.json")`` reads the
-records from the file beside it, checking its sha256 (README, "Croissant"). Nested values
+records from the file beside it, checking its sha256 (README, "Croissant"). The zip of a round with
+its media files beside the JSONL (``validation.media_export``) has its own description
+(``media_export_croissant``): the zip, the JSONL in it and a ``cr:FileSet`` of the files. Nested values
 (context, input, target, model output, metadata, final target) are JSON objects in the file; each
 scalar inside them is a field here (``input_text``, ``model_output_probs_positive``: a ``jsonPath``
 transform of its column). Lists (a QA answer list, the validations) stay in the file only.
@@ -16,10 +18,13 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import zipfile
 
 from tasks.data.croissant import CONFORMS_TO, CONTEXT, PAPER
+from tasks.data.media import MediaType
 from tasks.models import Round
 from validation.export import export_lines
+from validation.media_export import export_zip
 
 ENCODING = "application/jsonlines"
 
@@ -74,23 +79,20 @@ def export_file_name(round: Round) -> str:
     return f"{round.task.code}-r{round.number}.jsonl"
 
 
-def round_export_croissant(round: Round, *, export_url: str, page_url: str, license: str) -> dict:
-    """Return the Croissant JSON-LD (a dict) of the export of ``round`` as it stands now (its sha256
-    computed from the very lines the export serves). ``export_url``: where the export downloads;
-    ``page_url``: the round's page; ``license``: the dataset licence to state."""
+def _examples(lines, file_id: str) -> tuple[str, int, list[dict]]:
+    """``(sha256, number of lines, cr:Field list of record set "examples")`` of the export's ``lines``
+    (an iterable of bytes blocks, each whole lines), its fields read from ``file_id``."""
     digest = hashlib.sha256()
-    lines = 0
+    count = 0
     nested: dict[str, dict[str, str]] = {column: {} for column in NESTED}
-    for block in export_lines([round]):
+    for block in lines:
         digest.update(block)
         for line in block.splitlines():
             if line.strip():
-                lines += 1
+                count += 1
                 row = json.loads(line)
                 for column in NESTED:
                     _leaves(row.get(column), "", nested[column])
-    task = round.task
-    file_id = export_file_name(round)
 
     def field(name: str, column: str, data_type: str, description: str, json_path: str | None = None) -> dict:
         source = {"fileObject": {"@id": file_id}, "extract": {"column": column}}
@@ -103,6 +105,15 @@ def round_export_croissant(round: Round, *, export_url: str, page_url: str, lice
     for column, what in NESTED.items():
         for path, data_type in nested[column].items():
             fields.append(field(f"{column}_{path.replace('.', '_')}", column, data_type, f"'{path}' of {what}.", path))
+    return digest.hexdigest(), count, fields
+
+
+def _round_dataset(round: Round, *, lines: int, sha256: str, download: str, export_url: str, page_url: str, license: str,
+                   distribution: list[dict], record_sets: list[dict]) -> dict:
+    """The Croissant dataset of an export of ``round`` (``lines`` examples; ``sha256``: the cited
+    file's) around its ``distribution`` and ``record_sets``; ``download``: the file name to save the
+    export under, beside the description."""
+    task = round.task
     provenance = {
         "platform": "Dynabench", "task": task.code, "round": round.number, "status": round.status,
         "start": round.start.isoformat() if round.start else None, "end": round.end.isoformat() if round.end else None,
@@ -117,30 +128,89 @@ def round_export_croissant(round: Round, *, export_url: str, page_url: str, lice
         "description": (
             f"Round {round.number} of the Dynabench task '{task.name}' ({task.kind}): {lines} examples written against "
             f"the model(s) in the loop, with their validations (annotators anonymised). Round status {round.status}. "
-            f"Download the export ({export_url}) next to this file under the name {file_id}."
+            f"Download the export ({export_url}) next to this file under the name {download}."
         ),
         "url": page_url,
         "license": license,
         "citeAs": (
             f"@misc{{dynabench-{task.code}-round-{round.number}, title={{{task.name}, round {round.number}}}, "
-            f"howpublished={{\\url{{{page_url}}}}}, note={{Dynabench round export, sha256 {digest.hexdigest()}}}}} {PAPER}"
+            f"howpublished={{\\url{{{page_url}}}}}, note={{Dynabench round export, sha256 {sha256}}}}} {PAPER}"
         ),
         "version": "1.0.0",
         "datePublished": round.created_at.date().isoformat(),
         "creator": {"@type": "sc:Organization", "name": "Dynabench", "url": page_url.split("/tasks/")[0] or page_url},
         "keywords": ["Dynabench", "dynamic adversarial data collection", task.kind, task.code],
         "isBasedOn": provenance,
-        "distribution": [
-            {
-                "@type": "cr:FileObject", "@id": file_id, "name": file_id, "contentUrl": file_id,
-                "encodingFormat": ENCODING, "sha256": digest.hexdigest(),
-                "description": f"The round export (JSON Lines), downloaded from {export_url}.",
-            },
-        ],
-        "recordSet": [
-            {
-                "@type": "cr:RecordSet", "@id": "examples", "name": "examples", "key": {"@id": "examples/id"},
-                "description": "The round's examples, one record per line of the export.", "field": fields,
-            },
-        ],
+        "distribution": distribution,
+        "recordSet": record_sets,
     }
+
+
+def _examples_record_set(fields: list[dict]) -> dict:
+    return {
+        "@type": "cr:RecordSet", "@id": "examples", "name": "examples", "key": {"@id": "examples/id"},
+        "description": "The round's examples, one record per line of the export.", "field": fields,
+    }
+
+
+def round_export_croissant(round: Round, *, export_url: str, page_url: str, license: str) -> dict:
+    """Return the Croissant JSON-LD (a dict) of the export of ``round`` as it stands now (its sha256
+    computed from the very lines the export serves). ``export_url``: where the export downloads;
+    ``page_url``: the round's page; ``license``: the dataset licence to state."""
+    file_id = export_file_name(round)
+    sha256, lines, fields = _examples(export_lines([round]), file_id)
+    distribution = [{
+        "@type": "cr:FileObject", "@id": file_id, "name": file_id, "contentUrl": file_id,
+        "encodingFormat": ENCODING, "sha256": sha256, "description": f"The round export (JSON Lines), downloaded from {export_url}.",
+    }]
+    return _round_dataset(round, lines=lines, sha256=sha256, download=file_id, export_url=export_url, page_url=page_url,
+                          license=license, distribution=distribution, record_sets=[_examples_record_set(fields)])
+
+
+def media_export_croissant(round: Round, media: MediaType, *, export_url: str, page_url: str, license: str) -> dict:
+    """Return the Croissant JSON-LD (a dict) of the round's zip with its ``media`` files beside the
+    JSONL (``validation.media_export``), built now and described from its very bytes: the zip
+    (``cr:FileObject``, its sha256), the JSONL inside it (``containedIn`` the zip), and the media
+    files (a ``cr:FileSet`` inside the zip, ``encodingFormat`` their MIME types); record set
+    ``examples`` (one per line, as ``round_export_croissant``) and record set ``<folder>`` (one per
+    file: ``sha256``, the name an example's media context field holds, and ``content``, the file's
+    bytes as ``sc:ImageObject`` or ``sc:AudioObject``). ``mlcroissant.Dataset`` reads both from the
+    zip saved beside this description. Raises ``FileNotFoundError`` when a file is missing from the storage."""
+    name = f"{round.task.code}-r{round.number}"
+    zip_id, jsonl_id, files_id = f"{name}.zip", f"{name}.jsonl", f"{media.folder}-files"
+    digest = hashlib.sha256()
+    with export_zip([round], media, name=name) as out:
+        while block := out.read(1024 * 1024):
+            digest.update(block)
+        archive = zipfile.ZipFile(out)
+        with archive.open(f"{name}/{jsonl_id}") as jsonl:
+            sha256, lines, fields = _examples(jsonl, jsonl_id)
+        exts = sorted({member.rsplit(".", 1)[-1] for member in archive.namelist() if member.startswith(f"{name}/{media.folder}/")})
+    distribution = [
+        {"@type": "cr:FileObject", "@id": zip_id, "name": zip_id, "contentUrl": zip_id, "encodingFormat": "application/zip",
+         "sha256": digest.hexdigest(), "description": f"The round export with its {media.folder} files (zip), downloaded from {export_url}."},
+        {"@type": "cr:FileObject", "@id": jsonl_id, "name": jsonl_id, "contentUrl": f"{name}/{jsonl_id}", "containedIn": {"@id": zip_id},
+         "encodingFormat": ENCODING, "sha256": sha256, "description": "The round export (JSON Lines), in the zip."},
+    ]
+    record_sets = [_examples_record_set(fields)]
+    if exts:
+        types = [media.content_types[ext] for ext in exts]
+        distribution.append({
+            "@type": "cr:FileSet", "@id": files_id, "name": files_id, "containedIn": {"@id": zip_id},
+            "includes": f"{name}/{media.folder}/*", "encodingFormat": types[0] if len(types) == 1 else types,
+            "description": f"The {media.folder} files the examples' contexts name, each once, as <sha256>.<ext>.",
+        })
+        source = {"fileSet": {"@id": files_id}}
+        record_sets.append({
+            "@type": "cr:RecordSet", "@id": media.folder, "name": media.folder, "key": {"@id": f"{media.folder}/sha256"},
+            "description": f"One record per {media.folder} file beside the JSONL.",
+            "field": [
+                {"@type": "cr:Field", "@id": f"{media.folder}/sha256", "name": "sha256", "dataType": "sc:Text",
+                 "description": "The file's sha256: the value of an example's context field that names it.",
+                 "source": {**source, "extract": {"fileProperty": "filename"}, "transform": {"regex": r"^([0-9a-f]{64})\.\w+$"}}},
+                {"@type": "cr:Field", "@id": f"{media.folder}/content", "name": "content", "dataType": media.data_type,
+                 "description": "The file's bytes.", "source": {**source, "extract": {"fileProperty": "content"}}},
+            ],
+        })
+    return _round_dataset(round, lines=lines, sha256=digest.hexdigest(), download=zip_id, export_url=export_url,
+                          page_url=page_url, license=license, distribution=distribution, record_sets=record_sets)

@@ -30,6 +30,7 @@ from dynabench.params import whole_number
 from tasks import access
 from tasks.data.croissant import dataset_license_of_task
 from tasks.data.images import image_context_fields
+from tasks.data.media import media_held_by
 from tasks.models import Round, Task
 from validation import export, queue, queue_selectors, round_close, round_statistics, selectors, services, transfer_selectors
 from validation.croissant import round_export_croissant
@@ -199,8 +200,15 @@ def round_page(request, code, number):
         "more_annotators": stats.more_annotators,
         "is_owner": is_owner,
         "datasets": round.datasets.order_by("name"),
+        "media_exports": _media_exports(task) if is_owner else [],
     }
     return render(request, "validation/round.html", ctx)
+
+
+def _media_exports(task) -> list[tuple]:
+    """``[(media type, has a Croissant description)]`` of the media the task holds files of
+    (``validation.media_export``): its contexts' media are described, a generator's images are not."""
+    return [(media, bool(media.context_fields(task.config or {}))) for media in media_held_by(task)]
 
 
 @login_required
@@ -260,6 +268,7 @@ def owner_queue(request, code, number):
     query.pop("page", None)
     return render(request, "validation/owner_queue.html", {
         "task": task, "round": round, "filters": filters, "page": page, "query": query.urlencode(),
+        "media_exports": _media_exports(task),
     })
 
 
@@ -369,8 +378,13 @@ def round_croissant(request, code, number):
         page_url=request.build_absolute_uri(reverse("validation:round", args=[task.code, round.number])),
         license=dataset_license_of_task(task),
     )
+    return croissant_response(body, f"{task.code}-r{round.number}.croissant.json")
+
+
+def croissant_response(body: dict, filename: str) -> JsonResponse:
+    """A Croissant JSON-LD ``body`` as an ``application/ld+json`` attachment named ``filename``."""
     response = JsonResponse(body, content_type="application/ld+json", json_dumps_params={"ensure_ascii": False, "indent": 1})
-    response["Content-Disposition"] = f'attachment; filename="{task.code}-r{round.number}.croissant.json"'
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
     return response
 
 

@@ -185,7 +185,7 @@ def export_records(round) -> list[dict]:
     "images": [{"sha256", "file", "annotator_unsafe", "categories", "votes", "owner",
     "validated", "validated_unsafe", "validated_categories"}]}`` (``categories``: the annotator's); users
     anonymised as the JSONL export does (``validation.calculations.anonymise``). ``file`` is the image's path
-    beside the JSONL in the round's zip (``images/<sha256>.<ext>``, ``validation.image_export``)."""
+    beside the JSONL in the round's zip (``images/<sha256>.<ext>``, ``validation.media_export``)."""
     task = round.task
     field_name = task.spec.prompt_field(task.config)
     examples = list(Example.objects.filter(round=round, retracted=False).order_by("pk").prefetch_related("validations"))

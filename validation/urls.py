@@ -2,7 +2,7 @@ from django.urls import path
 
 from validation import crowd_views
 from validation import htmx_views as views
-from validation import image_export_views
+from validation import media_export_views
 
 app_name = "validation"
 urlpatterns = [
@@ -16,8 +16,10 @@ urlpatterns = [
     path("tasks/<slug:code>/rounds/<int:number>/close/", views.close_round_view, name="close_round"),
     path("tasks/<slug:code>/rounds/<int:number>/export.jsonl", views.export_round, name="export_round"),
     path("tasks/<slug:code>/rounds/<int:number>/croissant.json", views.round_croissant, name="round_croissant"),
-    path("tasks/<slug:code>/rounds/<int:number>/export-with-images.zip", image_export_views.export_round_with_images,
-         name="export_round_images"),
+    path("tasks/<slug:code>/rounds/<int:number>/export-with-<slug:media>.zip", media_export_views.export_round_with_media,
+         name="export_round_media"),
+    path("tasks/<slug:code>/rounds/<int:number>/croissant-with-<slug:media>.json", media_export_views.round_media_croissant,
+         name="round_media_croissant"),
     path("tasks/<slug:code>/rounds/<int:number>/owner/", views.owner_queue, name="owner_queue"),
     path("tasks/<slug:code>/rounds/<int:number>/owner/<int:example_id>/", views.owner_decide, name="owner_decide"),
     path("tasks/<slug:code>/gold/", crowd_views.gold_page, name="gold"),

@@ -3,17 +3,13 @@ owners as the export itself. ``mlcroissant validate`` accepts it, and saved besi
 loads with ``mlcroissant.Dataset`` (the export's sha256 checked), one record per example."""
 
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 from django.test import Client
 
 from annotation.models import Example
+from tests.croissant_support import validate_and_load
 from validation.models import Validation
 
-MLCROISSANT = str(Path(sys.executable).parent / "mlcroissant")
 LOAD = """
 import json, sys
 import mlcroissant as mlc
@@ -45,11 +41,7 @@ def test_the_round_export_loads_with_its_croissant(sentiment_task, owner, annota
     folder.mkdir()
     (folder / "sentiment-r1.jsonl").write_bytes(export)
     (folder / "croissant.json").write_bytes(answer.content)
-    env = {**os.environ, "CROISSANT_CACHE": str(tmp_path / "cache")}
-    validated = subprocess.run([MLCROISSANT, "validate", "--jsonld", str(folder / "croissant.json")], capture_output=True,
-                               text=True, env=env, timeout=300)
-    loaded = subprocess.run([sys.executable, "-c", LOAD, str(folder / "croissant.json")], capture_output=True, text=True,
-                            env=env, timeout=300)
+    validated, loaded = validate_and_load(folder / "croissant.json", LOAD, tmp_path / "cache")
 
     assert answer.status_code == 200 and refused.status_code == 403
     said = validated.stdout + validated.stderr

@@ -84,6 +84,7 @@ def _value(name, route, world):
     by_name = {
         "code": "sentiment", "task_code": "sentiment", "number": 1, "round_number": 1, "run_id": run.pk,
         "example_id": example.pk, "username": world["annotator"].username, "slug": world["config"].slug, "format": "json",
+        "media": "images",
     }
     if name in by_name:
         return by_name[name]
