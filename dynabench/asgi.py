@@ -6,10 +6,13 @@ Each request goes one of two ways, chosen by the view its URL resolves to:
   generation) run on Django's ASGI handler in the process's event loop. While they wait on a
   model they hold no thread, so two hundred people waiting on models cost two hundred sockets and
   coroutines, not two hundred threads;
-- **every other view** runs on a pool of ``WEB_THREADS`` threads per process (a2wsgi's WSGI
-  bridge), exactly as under a threaded WSGI server: a bounded pool, each request on one thread
-  from start to end. (Django's own ASGI handler would give every sync request a thread of its own,
-  unbounded, and hop between that thread and the loop for each middleware.)
+- **every other view** runs on a pool of ``WEB_THREADS`` threads per process, exactly as under a
+  threaded WSGI server: a bounded pool, each request on one thread from start to end (Django's
+  own ASGI handler would give every sync request a thread of its own, unbounded, and hop between
+  that thread and the loop for each middleware). ``SyncViews`` hands a request with a small body
+  (every page and form) to a thread once and gets the whole answer back once; a large body (an
+  upload) goes through a2wsgi's bridge, which feeds the view the body as it arrives so that an
+  upload over its limit is refused before it is read (``dynabench.upload_limits``).
 
 Async views still run their short database steps with ``sync_to_async`` (Django's per-request
 thread), but not the wait on the model.
@@ -18,10 +21,15 @@ Lifespan events are answered here; nothing runs at start-up beyond Django's set-
 warm-up starts from ``TasksConfig.ready``).
 """
 
+import asyncio
+import contextvars
+import io
+import itertools
 import os
 from functools import lru_cache
 
 from a2wsgi import WSGIMiddleware
+from a2wsgi.wsgi import build_environ
 from asgiref.sync import iscoroutinefunction
 from django.core.asgi import get_asgi_application
 from django.urls import Resolver404, get_resolver
@@ -36,7 +44,94 @@ def web_threads(environ=os.environ) -> int:
     return max(1, int(environ.get("WEB_THREADS", "4")))
 
 
-threaded = WSGIMiddleware(wsgi_application, workers=web_threads())
+SMALL_BODY_BYTES = 64 * 1024
+"""A request body up to this size (a form post, a JSON call) is read before the view runs."""
+
+
+def _declared_length(scope) -> int | None:
+    """The request's ``Content-Length`` in bytes: 0 when it has neither that nor a chunked body,
+    None when the length is not told (chunked) or malformed."""
+    length, chunked = None, False
+    for name, value in scope.get("headers", ()):
+        if name == b"content-length":
+            length = value
+        elif name == b"transfer-encoding":
+            chunked = True
+    if length is None:
+        return None if chunked else 0
+    try:
+        return int(length)
+    except ValueError:
+        return None
+
+
+class SyncViews:
+    """An ASGI application that runs a WSGI application (Django's sync views) on a bounded pool of
+    ``threads`` threads.
+
+    A request whose declared body is at most ``SMALL_BODY_BYTES`` is read on the event loop, then
+    handed to a pool thread once; the thread runs the view and renders the whole response, and the
+    loop sends it: one hand-off each way, nothing waits on the loop while the view runs. A
+    streaming response (``StreamingHttpResponse``, ``FileResponse``) is iterated on that one
+    thread from start to end (its database cursors stay on their connection's thread), each chunk
+    sent before the next is made. A larger or chunked body goes to a2wsgi's ``WSGIMiddleware``
+    on the same pool, which reads the body as the view asks for it.
+    """
+
+    def __init__(self, app, *, threads: int):
+        self.app = app
+        self.large = WSGIMiddleware(app, workers=threads)
+        self.pool = self.large.executor
+
+    async def __call__(self, scope, receive, send) -> None:
+        length = _declared_length(scope)
+        if length is None or length > SMALL_BODY_BYTES:
+            return await self.large(scope, receive, send)
+        body = bytearray()
+        more = length > 0
+        while more:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return
+            body += message.get("body", b"")
+            more = message.get("more_body", False)
+        loop = asyncio.get_running_loop()
+        environ = build_environ(scope, io.BytesIO(bytes(body)))
+
+        def send_from_thread(message) -> None:
+            asyncio.run_coroutine_threadsafe(send(message), loop).result()
+
+        run = contextvars.copy_context().run
+        whole = await loop.run_in_executor(self.pool, run, self._respond, environ, send_from_thread)
+        if whole is not None:
+            start, content = whole
+            await send(start)
+            await send({"type": "http.response.body", "body": content})
+
+    def _respond(self, environ, send_from_thread):
+        """Run the view on this thread. Return ``(start message, body bytes)``, or None when the
+        response streamed (sent from here with ``send_from_thread``)."""
+        started, written = {}, []
+
+        def start_response(status, headers, exc_info=None):
+            started.update(type="http.response.start", status=int(status.split(" ", 1)[0]),
+                           headers=[(n.strip().lower().encode("latin1"), v.strip().encode("latin1")) for n, v in headers])
+            return written.append
+
+        iterable = self.app(environ, start_response)
+        try:
+            if not getattr(iterable, "streaming", False):
+                return started, b"".join([*written, *iterable])
+            send_from_thread(started)
+            for chunk in itertools.chain(written, iterable):
+                send_from_thread({"type": "http.response.body", "body": chunk, "more_body": True})
+            send_from_thread({"type": "http.response.body", "body": b""})
+            return None
+        finally:
+            getattr(iterable, "close", lambda: None)()
+
+
+threaded = SyncViews(wsgi_application, threads=web_threads())
 
 
 @lru_cache(maxsize=4096)
