@@ -40,8 +40,9 @@ from leaderboard.scoring import (
     PERTURBATION_METRICS,
     load_item_results,
     perturbable_counts,
-    perturbation_scores,
+    perturbed_outputs,
     predict,
+    robustness_and_fairness,
     serialise,
 )
 from leaderboard.models import EvaluationRun, EvaluationShard, LeaderboardCache
@@ -303,16 +304,20 @@ def endpoint_latency(outputs: list[dict]) -> dict:
             "endpoint_tokens": int(tokens)}
 
 
-def score_outputs(run: EvaluationRun, attempt: int, items: list[dict], outputs: list[dict], **measured) -> dict:
-    """Score the model's ``outputs`` on ``items`` (the task kind's ``spec.score``, per tag), store the
-    predictions file, and return the run's fields to write plus the stored file's name.
+def score_outputs(run: EvaluationRun, attempt: int, items: list[dict], outputs: list[dict], *, robust=None, fair=None,
+                  **measured) -> dict:
+    """Score the model's ``outputs`` on ``items`` (the task kind's ``spec.score``, per tag; robustness and
+    fairness, ``scoring.robustness_and_fairness``), store the predictions file, and return the run's
+    fields to write plus the stored file's name.
 
-    ``measured``: ``throughput``, ``memory_gib``, ``robustness``, ``fairness`` (None for a predictions
-    file), ``inferences`` and ``wall_seconds``. ``metrics["perturbed_items"]`` records how many items
-    have a robustness and a fairness variant (0: not applicable on this dataset).
+    ``robust``, ``fair``: the outputs of each item's variants (``scoring.perturbed_outputs``); None for a
+    predictions file, which has no robustness or fairness. ``measured``: ``throughput``, ``memory_gib``
+    (None for a predictions file), ``inferences`` and ``wall_seconds``. ``metrics["perturbed_items"]``
+    records how many items have a robustness and a fairness variant (0: not applicable on this dataset).
     """
     task, spec = run.model.task, run.model.task.spec
     scores = spec.score(task.config, items, outputs)
+    robustness, fairness = robustness_and_fairness(task, items, outputs, robust, fair, scores) if robust is not None else (None, None)
     metrics = scores.metrics()
     metrics["wall_seconds"] = round(measured.pop("wall_seconds"), 3)
     metrics["inferences"] = measured.pop("inferences")
@@ -327,6 +332,7 @@ def score_outputs(run: EvaluationRun, attempt: int, items: list[dict], outputs: 
         "fields": dict(
             n_examples=len(items), performance=metrics[task.config["perf_metric"]], metrics=metrics,
             per_tag=per_tag_metrics(items, scores), item_results=serialise(scores.item_results), **measured,
+            robustness=robustness, fairness=fairness,
             metric_signatures=scores.signatures, dataset_checksum=dataset_checksum, model_checksum=run.model.checksum,
             code_version=code_version(),
         ),
@@ -342,7 +348,7 @@ def _evaluate(run: EvaluationRun, beat) -> dict:
         raise RuleError("empty_dataset", f"The dataset '{dataset.name}' has no items.")
     spec = task.spec
     inputs = [spec.model_input(task.config, item["input"]) for item in items]
-    throughput = memory = robustness = fairness = None
+    throughput = memory = robust = fair = None
     inferences = len(items)
     started = time.perf_counter()
     if model.is_predictions:
@@ -359,15 +365,15 @@ def _evaluate(run: EvaluationRun, beat) -> dict:
         predictor = get_predictor(model)
         with PeakMemory() as peak:
             outputs, seconds = predict(predictor, inputs, beat, 0.0, 0.6)
-            robustness, fairness, extra = perturbation_scores(task, predictor, items, inputs, outputs, beat)
+            robust, fair, extra = perturbed_outputs(task, predictor, items, inputs, beat)
         inferences += extra
         throughput = len(items) / seconds if seconds > 0 else None
         # A model behind an endpoint runs elsewhere: its memory is not measured (None, the Dynascore's
         # missing-metric rule applies as for a predictions file); throughput is the platform's view.
         memory = peak.gib if getattr(predictor, "measures_memory", True) else None
     return score_outputs(
-        run, run.attempt, items, outputs, throughput=throughput, memory_gib=memory, robustness=robustness,
-        fairness=fairness, inferences=inferences, wall_seconds=time.perf_counter() - started,
+        run, run.attempt, items, outputs, robust=robust, fair=fair, throughput=throughput, memory_gib=memory,
+        inferences=inferences, wall_seconds=time.perf_counter() - started,
     )
 
 

@@ -50,7 +50,7 @@ RULE_TEXT = {
     Rule.REFERENCE: "the reference metric (AMRS = 1)",
     Rule.AMRS: "converted into performance points by its AMRS",
     Rule.ZERO_WEIGHT: "weight 0: not counted",
-    Rule.NOT_APPLICABLE: "not applicable: no item of a weighted dataset has such a perturbation, so it cannot be measured for any model; left out, other weights renormalised",
+    Rule.NOT_APPLICABLE: "not applicable: no item of a weighted dataset has such a perturbation (for audio fairness: no two speaker groups), so it cannot be measured for any model; left out, other weights renormalised",
     Rule.NOT_MEASURED: "measured for no ranked model (prediction files have no throughput, memory, robustness or fairness): left out, other weights renormalised",
     Rule.ZERO_VARIATION: "identical for every pair of models whose performance differs: left out (it cannot change the order), other weights renormalised",
     Rule.AMRS_UNDEFINED: "fewer than two models with this metric and distinct performance, so its AMRS is undefined: left out, other weights renormalised",

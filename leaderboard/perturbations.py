@@ -197,3 +197,47 @@ def robustness_variant(fields: dict[str, str], *, key: str) -> tuple[str, dict[s
 def fairness_variant(fields: dict[str, str], *, key: str) -> dict[str, str] | None:
     """Return the fields with every gendered word and first name swapped, or None when none occur."""
     return _apply(fields, [gender, name], key=key)
+
+
+def variant_consistency(task, outputs: list[dict], column: list) -> float | None:
+    """The kind's ``consistency`` of the variants' outputs with the originals': ``column[i]`` holds the
+    outputs of item ``i``'s variants (None or empty: it has none), each paired with ``outputs[i]``;
+    None when no item has a variant."""
+    original, perturbed = [], []
+    for output, variants in zip(outputs, column):
+        for variant in variants or ():
+            original.append(output)
+            perturbed.append(variant)
+    return task.spec.consistency(task.config, original, perturbed) if perturbed else None
+
+
+class TextPerturbations:
+    """The ``text`` provider of ``leaderboard/scoring.py``: at most one robustness variant
+    (``robustness_variant``) and one fairness variant (``fairness_variant``) per item, rewriting the
+    kind's ``perturbable_fields``; fairness is their consistency, as robustness is."""
+
+    def _fields(self, task, model_input: dict) -> dict[str, str]:
+        return {f: model_input.get(f, "") for f in task.spec.perturbable_fields(task.config)}
+
+    def robustness_inputs(self, task, item: dict, model_input: dict) -> list[dict]:
+        """``[the model input with its robustness variant]``, or [] when no transform changes it."""
+        variant = robustness_variant(self._fields(task, model_input), key=item["uid"])
+        return [{**model_input, **variant[1]}] if variant else []
+
+    def fairness_inputs(self, task, item: dict, model_input: dict) -> list[dict]:
+        """``[the model input with every gendered word and first name swapped]``, or [] when none occur."""
+        variant = fairness_variant(self._fields(task, model_input), key=item["uid"])
+        return [{**model_input, **variant}] if variant else []
+
+    def counts(self, task, items: list[dict]) -> dict[str, int]:
+        """How many ``items`` have a robustness and a fairness variant (no model involved)."""
+        counts = {"robustness": 0, "fairness": 0}
+        for item in items:
+            fields = self._fields(task, task.spec.model_input(task.config, item["input"]))
+            counts["robustness"] += robustness_variant(fields, key=item["uid"]) is not None
+            counts["fairness"] += fairness_variant(fields, key=item["uid"]) is not None
+        return counts
+
+    def fairness(self, task, items: list[dict], outputs: list[dict], fair: list, scores) -> float | None:
+        """The consistency of the fairness variants' outputs (``variant_consistency``)."""
+        return variant_consistency(task, outputs, fair)

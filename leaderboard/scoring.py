@@ -6,7 +6,10 @@ The metrics themselves (accuracy, macro-F1, SQuAD F1/EM) and the per-item scores
 kind's (``task.spec.score``, ``tasks/kinds/``). Robustness and fairness follow Dynaboard
 (Ma et al., NeurIPS 2021): the performance metric of the model's predictions on perturbed
 inputs measured against its own predictions on the originals, over the items that had a
-perturbation (``leaderboard/perturbations.py``).
+perturbation. What a perturbation is belongs to the task kind, which names its provider
+(``TaskKindSpec.perturbations``): ``text`` (``leaderboard/perturbations.py``: typos and the like;
+fairness by gendered-word and name swaps) or ``audio`` (``leaderboard/audio_perturbations.py``:
+noise and speed; fairness across speaker groups).
 """
 
 from __future__ import annotations
@@ -18,8 +21,9 @@ import time
 
 import numpy as np
 
+from leaderboard.audio_perturbations import AudioPerturbations
 from leaderboard.bootstrap import ItemResults
-from leaderboard.perturbations import fairness_variant, robustness_variant
+from leaderboard.perturbations import TextPerturbations, variant_consistency
 
 
 def predict(predictor, inputs: list[dict], beat, start: float, span: float) -> tuple[list[dict], float]:
@@ -38,38 +42,47 @@ def predict(predictor, inputs: list[dict], beat, start: float, span: float) -> t
     return outputs, elapsed
 
 
-def consistency(task, original: list[dict], perturbed: list[dict]) -> float | None:
-    """The perf metric of ``perturbed`` outputs measured against the ``original`` outputs (0..1); None when none."""
-    if not perturbed:
-        return None
-    return task.spec.consistency(task.config, original, perturbed)
+PERTURBATIONS = {"text": TextPerturbations(), "audio": AudioPerturbations()}
+"""The providers of robustness and fairness, by the name a task kind gives (``TaskKindSpec.perturbations``).
+Each answers ``robustness_inputs`` and ``fairness_inputs`` (one item's variants as model inputs),
+``counts`` (items with variants, no model involved) and ``fairness`` (the score)."""
+
+VARIANT_BLOCK = 512
+"""Items whose variants are made and predicted together (bounds the memory of decoded audio variants)."""
 
 
-def perturbed_outputs(task, predictor, items, inputs, beat) -> tuple[list[dict | None], list[dict | None], int]:
-    """The model's outputs on the robustness and the fairness variant of each item (None where an item
-    has no such variant, ``leaderboard/perturbations.py``), plus the inferences run.
+def perturbations(task):
+    """The task kind's provider of robustness and fairness (``PERTURBATIONS``)."""
+    return PERTURBATIONS[task.spec.perturbations]
 
-    Each variant depends on its item alone, so a shard of a dataset gets the same variants as the
-    whole dataset.
+
+def perturbed_outputs(task, predictor, items, inputs, beat) -> tuple[list[list[dict] | None], list[list[dict] | None], int]:
+    """The model's outputs on the robustness and the fairness variants of each item (a list per item,
+    None where an item has none: ``perturbations(task)``), plus the inferences run.
+
+    Variants are made and predicted ``VARIANT_BLOCK`` items at a time. Each variant depends on its
+    item alone, so a shard of a dataset gets the same variants as the whole dataset.
     """
-    fields = task.spec.perturbable_fields(task.config)
-    variants: list[list[dict | None]] = []
+    provider = perturbations(task)
+    makers = (provider.robustness_inputs, provider.fairness_inputs)
+    columns: list[list[list[dict] | None]] = []
     inferences = 0
-    makers = (lambda f, k: (robustness_variant(f, key=k) or (None, None))[1], lambda f, k: fairness_variant(f, key=k))
     for index, make in enumerate(makers):
-        which, batch = [], []
-        for i, (item, inp) in enumerate(zip(items, inputs)):
-            variant = make({f: inp.get(f, "") for f in fields}, item["uid"])
-            if variant is not None:
-                which.append(i)
-                batch.append({**inp, **variant})
-        perturbed, _ = predict(predictor, batch, beat, 0.6 + 0.2 * index, 0.2) if batch else ([], 0.0)
-        inferences += len(batch)
-        column: list[dict | None] = [None] * len(items)
-        for i, output in zip(which, perturbed):
-            column[i] = output
-        variants.append(column)
-    return variants[0], variants[1], inferences
+        column: list[list[dict] | None] = [None] * len(items)
+        for start in range(0, len(items), VARIANT_BLOCK):
+            which, batch = [], []
+            for i in range(start, min(len(items), start + VARIANT_BLOCK)):
+                for variant in make(task, items[i], inputs[i]):
+                    which.append(i)
+                    batch.append(variant)
+            share = 0.2 * start / max(len(items), 1)
+            span = 0.2 * min(VARIANT_BLOCK, len(items) - start) / max(len(items), 1)
+            perturbed, _ = predict(predictor, batch, beat, 0.6 + 0.2 * index + share, span) if batch else ([], 0.0)
+            inferences += len(batch)
+            for i, output in zip(which, perturbed):
+                column[i] = (column[i] or []) + [output]
+        columns.append(column)
+    return columns[0], columns[1], inferences
 
 
 PERTURBATION_METRICS = ("robustness", "fairness")
@@ -80,16 +93,18 @@ _COUNTED: dict[tuple, dict[str, int]] = {}
 
 
 def perturbable_counts(task, items: list[dict], *, dataset_checksum: str | None = None) -> dict[str, int]:
-    """``{"robustness": n, "fairness": n}``: how many of ``items`` have such a variant
-    (``leaderboard/perturbations.py``; no model involved, so a predictions file gets the same counts).
+    """``{"robustness": n, "fairness": n}``: how many of ``items`` have such a variant, or for audio
+    fairness a speaker group (``perturbations(task).counts``; no model involved, so a predictions file
+    gets the same counts).
 
     A count of 0 makes the metric **not applicable** on the dataset (e.g. fairness on a set with no
-    gendered word and no first name): it cannot be measured for any model, which the leaderboard
-    keeps apart from "not measured yet" (``evaluation.rebuild_leaderboard``).
+    gendered word and no first name, or clips without speaker groups): it cannot be measured for any
+    model, which the leaderboard keeps apart from "not measured yet" (``evaluation.rebuild_leaderboard``).
 
-    The counts depend on the items (uid and input), the task's kind and its config only, so with
-    ``dataset_checksum`` (``canonical_checksum`` of the items' uid, input, target and tag) they are
-    computed once per dataset and reused for every other model scored on it in this process.
+    The counts depend on the items (uid and input; for audio fairness, tags and metadata), the task's
+    kind and its config only, so with ``dataset_checksum`` (``canonical_checksum`` of the items' uid,
+    input, target and tag) they are computed once per dataset and reused for every other model scored
+    on it in this process.
     """
     key = (task.kind, json.dumps(task.config, sort_keys=True, default=str), dataset_checksum) if dataset_checksum else None
     if key in _COUNTED:
@@ -103,30 +118,14 @@ def perturbable_counts(task, items: list[dict], *, dataset_checksum: str | None 
 
 
 def _count_perturbable(task, items: list[dict]) -> dict[str, int]:
-    fields = task.spec.perturbable_fields(task.config)
-    counts = {"robustness": 0, "fairness": 0}
-    for item in items:
-        values = {f: task.spec.model_input(task.config, item["input"]).get(f, "") for f in fields}
-        counts["robustness"] += robustness_variant(values, key=item["uid"]) is not None
-        counts["fairness"] += fairness_variant(values, key=item["uid"]) is not None
-    return counts
+    return perturbations(task).counts(task, items)
 
 
-def consistency_scores(task, outputs, robust, fair) -> tuple[float | None, float | None]:
-    """Robustness and fairness: the consistency of the variants' outputs with the originals', over the
-    items that have a variant (None when none has)."""
-    scores = []
-    for column in (robust, fair):
-        which = [i for i, output in enumerate(column) if output is not None]
-        scores.append(consistency(task, [outputs[i] for i in which], [column[i] for i in which]))
-    return scores[0], scores[1]
-
-
-def perturbation_scores(task, predictor, items, inputs, outputs, beat) -> tuple[float | None, float | None, int]:
-    """Robustness and fairness (Dynaboard consistency) over items that have a perturbation; plus the inferences run."""
-    robust, fair, inferences = perturbed_outputs(task, predictor, items, inputs, beat)
-    robustness, fairness = consistency_scores(task, outputs, robust, fair)
-    return robustness, fairness, inferences
+def robustness_and_fairness(task, items, outputs, robust, fair, scores) -> tuple[float | None, float | None]:
+    """Robustness (the consistency of the robustness variants' outputs with the originals',
+    ``variant_consistency``) and fairness (the provider's: consistency for text, speaker groups for
+    audio, from the kind's ``ItemScores`` ``scores``); None where not measurable."""
+    return variant_consistency(task, outputs, robust), perturbations(task).fairness(task, items, outputs, fair, scores)
 
 
 def serialise(array: np.ndarray) -> bytes:

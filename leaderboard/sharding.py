@@ -38,7 +38,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from leaderboard import evaluation
-from leaderboard.scoring import consistency_scores, perturbed_outputs, predict
+from leaderboard.scoring import perturbed_outputs, predict
 from leaderboard.models import EvaluationRun, EvaluationShard
 from tasks.loop import artefacts
 from tasks.models import DatasetItem
@@ -217,11 +217,11 @@ def merge_shards(run_id: int) -> tuple[str, int | None]:
             raise ValueError(f"{len(missing)} items have no output in the shards (e.g. {', '.join(missing[:5])}); the dataset changed during the run.")
         rows = [results[item["pk"]] for item in items]
         outputs = [row["output"] for row in rows]
-        robustness, fairness = consistency_scores(run.model.task, outputs, [r["robust"] for r in rows], [r["fair"] for r in rows])
         seconds = sum(s.seconds or 0.0 for s in shards)
         outcome = evaluation.score_outputs(
             run, attempt, items, outputs, throughput=len(items) / seconds if seconds > 0 else None,
-            memory_gib=max((s.memory_gib for s in shards if s.memory_gib is not None), default=None), robustness=robustness, fairness=fairness,
+            memory_gib=max((s.memory_gib for s in shards if s.memory_gib is not None), default=None),
+            robust=[r["robust"] for r in rows], fair=[r["fair"] for r in rows],
             inferences=sum(s.inferences or 0 for s in shards),
             wall_seconds=(timezone.now() - run.started_at).total_seconds() if run.started_at else 0.0,
         )

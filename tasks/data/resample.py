@@ -9,7 +9,10 @@ their greatest common divisor) each output sample is the sum of input samples ar
 weighted by a low-pass sinc kernel (cut-off at the lower Nyquist rate times ``ROLLOFF``, Hann
 window of ``ZERO_CROSSINGS`` zero crossings each side); there are only ``up`` distinct kernels
 (phases), computed once. Each phase's weights are normalised to sum to 1, so silence and DC stay
-as they are. Work is done in blocks of ``BLOCK`` output samples to bound memory.
+as they are. The outputs of one phase are a strided matrix-vector product over a sliding-window view
+of the input when its windows do not overlap (``down`` ≥ the taps: 44.1 kHz to 16 kHz), else the sum
+of ``down`` correlations of the input's residues with the kernel's (48 kHz to 16 kHz); neither
+gathers the windows into a copy.
 """
 
 from __future__ import annotations
@@ -20,13 +23,15 @@ import numpy as np
 
 ZERO_CROSSINGS = 16
 ROLLOFF = 0.945
-BLOCK = 32768
 
 
 def to_mono(samples: np.ndarray) -> np.ndarray:
     """Return the mean of the channels of ``samples`` (shape ``(frames,)`` or ``(frames, channels)``) as float32."""
     samples = np.asarray(samples, dtype=np.float32)
-    return samples if samples.ndim == 1 else samples.mean(axis=1, dtype=np.float32)
+    if samples.ndim == 1:
+        return samples
+    # A matrix-vector product (BLAS) with equal weights: ``mean(axis=1)`` walks the rows 20 times slower.
+    return samples @ np.full(samples.shape[1], 1 / samples.shape[1], dtype=np.float32)
 
 
 def _kernels(up: int, down: int) -> tuple[np.ndarray, int]:
@@ -60,12 +65,19 @@ def resample(samples: np.ndarray, rate: int, target_rate: int) -> np.ndarray:
     taps = kernels.shape[1]
     n_out = int(math.ceil(samples.size * up / down))
     padded = np.concatenate([np.zeros(-first, np.float32), samples, np.zeros(taps + down, np.float32)])
+    windows = np.lib.stride_tricks.sliding_window_view(padded, taps)  # row b: the taps from input b + first
     out = np.empty(n_out, dtype=np.float32)
-    steps = np.arange(taps)
-    for start in range(0, n_out, BLOCK):
-        n = np.arange(start, min(n_out, start + BLOCK), dtype=np.int64)
-        base = (n * down) // up  # floor of each output's time in input samples
-        phase = (n * down) % up
-        windows = padded[base[:, None] + steps[None, :]]  # padded index = input index - first
-        out[start:start + n.size] = np.einsum("ij,ij->i", windows, kernels[phase])
+    # Output n reads the taps from input floor(n·down/up) with the kernel of phase (n·down) mod up; the
+    # outputs r, r + up, r + 2·up, ... share their phase and step ``down`` inputs apart.
+    for r in range(min(up, n_out)):
+        base, kernel = (r * down) // up, kernels[(r * down) % up]
+        count = len(range(r, n_out, up))
+        if down >= taps:  # windows that do not overlap: one strided matrix-vector product (BLAS), no copy
+            out[r::up] = windows[base:base + count * down:down] @ kernel
+        else:  # overlapping windows: split the kernel by residue mod ``down``, one correlation per residue
+            total = np.zeros(count, dtype=np.float32)
+            for s in range(down):
+                part = kernel[s::down]
+                total += np.correlate(padded[base + s::down][:count + part.size - 1], part, mode="valid")
+            out[r::up] = total
     return out

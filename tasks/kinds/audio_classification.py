@@ -49,7 +49,9 @@ class AudioClassificationSpec(ClassificationSpec):
     ``{"label"}``, model output ``{"label", "probs"}``, metrics accuracy and macro-F1, as
     ``ClassificationSpec``. The model's ``config.json`` must name an audio-classification
     architecture (``*ForAudioClassification``, or ``*ForSequenceClassification`` of an audio
-    model type such as ``wav2vec2``, ``hubert``, ``wavlm``).
+    model type such as ``wav2vec2``, ``hubert``, ``wavlm``). Robustness (``perturbations = "audio"``:
+    noise, speed) is the perf metric of the labels on perturbed clips against the model's own labels
+    on the originals (``ClassificationSpec.consistency``); fairness compares speaker groups.
     """
 
     name = "audio_classification"
@@ -59,14 +61,11 @@ class AudioClassificationSpec(ClassificationSpec):
     processor_files = ("preprocessor_config.json",)
     submissions = ("model", "predictions")
     takes_endpoints = False
+    perturbations = "audio"
     config_properties = {**ClassificationSpec.config_properties, **AUDIO_UPLOADS_PROPERTY}
 
     def config_errors(self, config):
         return super().config_errors(config) + one_audio_input_errors(config, "audio classification")
-
-    def perturbable_fields(self, config):
-        """None: the text perturbations of robustness and fairness do not apply to audio."""
-        return []
 
     def head_class(self):
         from transformers import AutoModelForAudioClassification

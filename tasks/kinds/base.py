@@ -122,8 +122,7 @@ class TaskKindSpec(AssistantPrompts):
     collects_without_model: bool = False
     """True when a round may collect with no model in the loop (``tasks.services.open_round``); no kind does."""
     submissions: tuple[str, ...] = ("model", "predictions", "endpoint")
-    """What participants submit: ``model`` (a Hugging Face directory), ``predictions`` (a predictions file)
-    and/or ``selection`` (pool uids the platform trains its fixed recipe on, ``DataCentricSpec``)."""
+    """What participants submit: ``model`` (a Hugging Face directory), ``predictions`` (a predictions file) and/or ``selection`` (pool uids the platform trains its fixed recipe on, ``DataCentricSpec``)."""
     takes_endpoints: bool = True
     """True when a model behind an OpenAI-compatible endpoint can answer this kind (``tasks/loop/endpoints/``):
     the spec turns the model input into messages (``endpoint_messages``) and the text of the answer into
@@ -137,7 +136,6 @@ class TaskKindSpec(AssistantPrompts):
     (``text_to_image.py``): the create page is ``annotation/t2i_views.py``'s."""
     measures_transfer: bool = True
     """``model_wrong`` is a rule on any model's output, so a validated example can be put to the task's other models (``validation/transfer.py``)."""
-
     conversational: bool = False
     """True when annotators talk with the model (streamed turns, then a judgment: ``annotation/chat.py``)."""
 
@@ -174,8 +172,11 @@ class TaskKindSpec(AssistantPrompts):
         record = record or {}
         return {name: record.get(name, "") for name in config["model_inputs"]}
 
+    perturbations: str = "text"
+    """How the leaderboard measures robustness and fairness (``leaderboard/scoring.py``): ``text`` perturbations of ``perturbable_fields``, or ``audio`` (noise, speed; speaker groups)."""
+
     def perturbable_fields(self, config: dict) -> list[str]:
-        """The model inputs that robustness and fairness perturbations may rewrite."""
+        """The model inputs that the ``text`` perturbations of robustness and fairness may rewrite."""
         return list(config["model_inputs"])
 
     # --- the target ------------------------------------------------------------------------
@@ -358,7 +359,6 @@ class TaskKindSpec(AssistantPrompts):
         raise ``RuleError`` (``model_no_tokenizer``) when there is no fast version."""
         from transformers import AutoTokenizer
 
-        from dynabench.errors import RuleError
         from tasks.loop.model_checks import ModelCheckCode
 
         tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True, trust_remote_code=False)

@@ -72,6 +72,7 @@ class SpeechRecognitionSpec(TaskKindSpec):
     lower_is_better = ("wer", "cer")
     submissions = ("model", "predictions")
     takes_endpoints = False
+    perturbations = "audio"
 
     def config_errors(self, config):
         errors = one_audio_input_errors(config, "speech recognition")
@@ -80,10 +81,6 @@ class SpeechRecognitionSpec(TaskKindSpec):
         if config["perf_metric"] not in self.perf_metrics:
             errors.append(f"config.perf_metric: a speech recognition task uses one of {', '.join(self.perf_metrics)}")
         return errors
-
-    def perturbable_fields(self, config):
-        """None: the text perturbations of robustness and fairness do not apply to audio."""
-        return []
 
     def clean_target(self, config, example_input, target):
         """``{"transcripts": [text]}``: what the clip says, non-empty, white space collapsed."""
@@ -186,8 +183,14 @@ class SpeechRecognitionSpec(TaskKindSpec):
         return ItemScores(per_item=per_item, item_results=np.array(per_item, dtype=np.float32), _metrics=metrics)
 
     def consistency(self, config, original, perturbed):
-        """``1 - WER`` (or CER, the task's perf metric) of the perturbed transcripts against the
-        original ones, clipped to [0, 1]: 1 when the model says the same on both."""
+        """Robustness of a transcriber: ``1 - WER`` (or CER, the task's perf metric) of its transcripts of the
+        perturbed clips (``leaderboard/audio_perturbations.py``: noise, speed) against its own transcripts of
+        the originals as references, both normalised (``normalise_transcript``), as corpus rates over all
+        pairs, clipped to [0, 1]. 1 when every perturbed transcript equals the original after normalisation.
+
+        The kind's perf metric rather than exact equality, as Dynaboard measures consistency (and the text
+        kinds do): a one-word slip in a long sentence costs that word, not the whole clip. A pair whose
+        original transcript is empty counts its perturbed words as insertions (``corpus_rate``)."""
         from tasks.metrics.speech import corpus_scores
 
         scores = corpus_scores(
