@@ -18,7 +18,7 @@ from django.core.management import call_command
 
 from annotation.models import Example
 from tasks.models import MLModel, Task
-from tests.browser_support import PHONE, browser_only, fresh_page, log_in, save_screenshot
+from tests.browser_support import PHONE, browser_only, console_errors, fresh_page, log_in, save_screenshot
 
 pytestmark = [*browser_only, pytest.mark.django_db(transaction=True)]
 
@@ -32,17 +32,9 @@ def _user(username, *roles):
     return user
 
 
-def _console_errors(page) -> list[str]:
-    """Collects the page's console errors and uncaught exceptions as they happen."""
-    errors = []
-    page.on("console", lambda message: errors.append(f"{page.url}: {message.text}") if message.type == "error" else None)
-    page.on("pageerror", lambda error: errors.append(f"{page.url}: {error}"))
-    return errors
-
-
 def test_owner_annotator_validator_and_arena(page, browser, client, live_server, endpoint_server, settings):
     settings.ANNOTATION_SUBMISSIONS_PER_MINUTE = 0
-    errors = _console_errors(page)
+    errors = console_errors(page)
     owner = _user("oona", "annotator", "validator")
     assert not owner.is_staff and not owner.is_superuser  # an owner of the task, no administrator
     annotator = _user("ari", "annotator")
@@ -164,7 +156,7 @@ def test_owner_annotator_validator_and_arena(page, browser, client, live_server,
 
     # The same pages on a phone.
     with fresh_page(browser, live_server, PHONE) as phone:
-        phone_errors = _console_errors(phone)
+        phone_errors = console_errors(phone)
         log_in(phone, client, annotator, live_server)
         for path in (f"/tasks/{task.code}/chat/?mode=conversation", f"/tasks/{task.code}/chat/?mode=side_by_side",
                      f"/tasks/{task.code}/arena/", f"/tasks/{task.code}/leaderboard/"):
