@@ -53,6 +53,7 @@ def record_clip(page, *, screenshot=None) -> str:
     sha256 (the workspace now plays it). ``screenshot``: called while the recording waits to be used."""
     before = shown_clip(page)
     form = page.locator("[data-audio-upload]")
+    assert form.locator("[data-stop]").is_hidden() and form.locator("[data-recording]").is_hidden()
     form.locator("[data-record]").click()
     page.wait_for_function(f"() => Number(document.querySelector('[data-audio-upload]').dataset.recordedMs) >= {RECORD_MS}")
     form.locator("[data-stop]").click()

@@ -147,6 +147,8 @@ def test_a_speech_round_from_a_recording_to_the_leaderboard(page, browser, clien
     assert Example.objects.filter(round__task=task, validation_state="verified_correct").count() == len(TRANSCRIPTS)
 
     # 4. The owner closes the round into datasets.
+    page.context.clear_cookies()  # each log-in through the test client ended the one before
+    log_in(page, client, owner, live_server)
     page.goto(f"/tasks/{task.code}/console/rounds/1/close")
     page.check("input[name=confirm]")
     page.click("button[name=action][value=close]")
