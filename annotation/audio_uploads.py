@@ -9,10 +9,15 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import transaction
 
-from annotation.own_contexts import own_context, read_upload, upload_round
-from dynabench.errors import FieldErrors
+from annotation.own_contexts import checked_upload, own_context, upload_round
 from tasks.data.audio import AudioRefused, audio_context_field, check_audio, check_quota, store_clip
 from tasks.models import Context, Task
+
+
+def _checked(task: Task, data: bytes, name: str):
+    clip = check_audio(data, name=name)
+    check_quota(task, [clip])
+    return clip
 
 
 def add_audio_context(*, user, task: Task, file) -> Context:
@@ -26,14 +31,10 @@ def add_audio_context(*, user, task: Task, file) -> Context:
     field = audio_context_field(task.config)
     takes = bool(task.config.get("annotator_audio_uploads")) and field is not None
     round_ = upload_round(user=user, task=task, takes=takes, kind="audio", what="clips")
-    if file is None:
-        raise FieldErrors("invalid_audio", {"clip": ["Record a clip or choose an audio file (WAV, FLAC, OGG/Opus or MP3)."]})
-    name, data = read_upload(file, max_bytes=settings.AUDIO_MAX_BYTES)
-    try:
-        clip = check_audio(data, name=name)
-        check_quota(task, [clip])
-    except AudioRefused as refused:
-        raise FieldErrors("invalid_audio", {"clip": [str(refused)]}) from None
+    clip = checked_upload(
+        file, max_bytes=settings.AUDIO_MAX_BYTES, check=lambda data, name: _checked(task, data, name), refused=AudioRefused,
+        code="invalid_audio", field="clip", missing="Record a clip or choose an audio file (WAV, FLAC, OGG/Opus or MP3).",
+    )
     with transaction.atomic():
         store_clip(task, clip, acting_user=user)
         return own_context(round_=round_, field=field, sha256=clip.sha256)

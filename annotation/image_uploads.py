@@ -8,8 +8,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import transaction
 
-from annotation.own_contexts import own_context, read_upload, upload_round
-from dynabench.errors import FieldErrors
+from annotation.own_contexts import checked_upload, own_context, upload_round
 from tasks.data.images import ImageRefused, check_image, image_context_field, store_image
 from tasks.models import Context, Task
 
@@ -25,13 +24,10 @@ def add_image_context(*, user, task: Task, file) -> Context:
     field = image_context_field(task.config)
     takes = bool(task.config.get("annotator_image_uploads")) and field is not None
     round_ = upload_round(user=user, task=task, takes=takes, kind="image", what="images")
-    if file is None:
-        raise FieldErrors("invalid_image", {"image": ["Choose an image (PNG, JPEG, WebP or GIF)."]})
-    name, data = read_upload(file, max_bytes=settings.IMAGE_MAX_BYTES)
-    try:
-        image = check_image(data, name=name)
-    except ImageRefused as refused:
-        raise FieldErrors("invalid_image", {"image": [str(refused)]}) from None
+    image = checked_upload(
+        file, max_bytes=settings.IMAGE_MAX_BYTES, check=lambda data, name: check_image(data, name=name), refused=ImageRefused,
+        code="invalid_image", field="image", missing="Choose an image (PNG, JPEG, WebP or GIF).",
+    )
     with transaction.atomic():
         store_image(task, image, acting_user=user)
         return own_context(round_=round_, field=field, sha256=image.sha256)

@@ -1,13 +1,13 @@
 """What an annotator's own context shares, whatever it holds (an image: ``annotation.image_uploads``;
 a clip: ``annotation.audio_uploads``): who may add one, the round it goes to, how the upload is
-read, and the context it becomes: one of the task's current open round, tagged ``annotator-upload``
+read and refused, and the context it becomes: one of the task's current open round, tagged ``annotator-upload``
 so the owner can find, review or deactivate these."""
 
 from __future__ import annotations
 
 import posixpath
 
-from dynabench.errors import NotAllowed, RuleError
+from dynabench.errors import FieldErrors, NotAllowed, RuleError
 from tasks.access import has_task_role, is_banned
 from tasks.models import Context, Round, Task
 
@@ -32,10 +32,20 @@ def upload_round(*, user, task: Task, takes: bool, kind: str, what: str) -> Roun
     return round_
 
 
-def read_upload(file, *, max_bytes: int) -> tuple[str, bytes]:
-    """``(base name, bytes)`` of an uploaded file, reading at most ``max_bytes + 1`` bytes (so the
-    checks that follow see a file over the limit as one, without reading all of it)."""
-    return posixpath.basename(str(file.name).replace("\\", "/")), file.read(max_bytes + 1)
+def checked_upload(file, *, max_bytes: int, check, refused: type[Exception], code: str, field: str, missing: str):
+    """Return ``check(data, name)`` of the uploaded ``file`` (its bytes, at most ``max_bytes + 1`` read so
+    that a file over the limit is seen as one; its base name, for messages).
+
+    Raises ``FieldErrors`` ``code`` naming ``field``: ``missing`` when there is no file, else the
+    reason ``check`` gave by raising ``refused``.
+    """
+    if file is None:
+        raise FieldErrors(code, {field: [missing]})
+    name = posixpath.basename(str(file.name).replace("\\", "/"))
+    try:
+        return check(file.read(max_bytes + 1), name)
+    except refused as error:
+        raise FieldErrors(code, {field: [str(error)]}) from None
 
 
 def own_context(*, round_: Round, field: str, sha256: str) -> Context:

@@ -204,6 +204,14 @@ def microphone_page(browser, live_server, wav: Path, viewport=DESKTOP):
         chromium.close()
 
 
+def run_queued_jobs() -> None:
+    """Run the jobs queued so far (training, default and evaluation queues) in this process, until none is left."""
+    import django_rq
+    from rq import SimpleWorker
+
+    django_rq.get_worker("training", "default", "evaluation", worker_class=SimpleWorker).work(burst=True)
+
+
 def console_errors(page) -> list[str]:
     """A list that collects ``page``'s browser console errors and uncaught exceptions as they happen."""
     errors = []

@@ -7,7 +7,7 @@ import pytest
 from django.urls import reverse
 
 from annotation.services import create_example
-from leaderboard.services import register_model_directory
+from annotation.tests.conftest import put_in_loop
 from tasks.models import Context, ContextAudio
 from tests.audio_support import audio_task, build_tiny_ctc, clip_file
 
@@ -19,8 +19,7 @@ def media(settings, tmp_path):
 
 def test_an_annotator_uses_their_own_clip(client, owner, annotator, tmp_path):
     task = audio_task(owner, "spoken-sentences")
-    model = register_model_directory(actor=owner, task=task, path=build_tiny_ctc(tmp_path / "ctc"), name="tiny-ctc")
-    task.rounds.get(number=1).target_models.add(model)
+    put_in_loop(task, build_tiny_ctc(tmp_path / "ctc"), "tiny-ctc")
     client.force_login(annotator)
     response = client.post(reverse("annotation:upload_audio", args=[task.code]),
                            {"clip": clip_file("my-voice-anna.wav", seconds=1.5)}, HTTP_HX_REQUEST="true")

@@ -20,30 +20,13 @@ from tasks.data.audio_files import model_name
 from tasks.models import Context, ContextAudio, Dataset, Task
 from tests.audio_support import DEFINITIONS, build_tiny_ctc
 from tests.browser.audio_steps import clip_path, dominant_hz, fits, record_clip, upload_clip, user
-from tests.browser_support import PHONE, browser_only, console_errors, fresh_page, log_in, microphone_page, save_screenshot
+from tests.browser_support import (PHONE, browser_only, console_errors, fresh_page, log_in, microphone_page, run_queued_jobs,
+                                    save_screenshot)
 
-pytestmark = [*browser_only, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+pytestmark = [*browser_only, pytest.mark.usefixtures("whole_round"), pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 MIC_HZ, FILE_HZ = 660.0, 880.0
 TRANSCRIPTS = ["turn on 2 lights", "open the door", "stop right there", "go left now"]
-
-
-@pytest.fixture(autouse=True)
-def media(settings, tmp_path):
-    from django.core.cache import cache
-
-    settings.MEDIA_ROOT = tmp_path / "media"
-    settings.ANNOTATION_SUBMISSIONS_PER_MINUTE = 0
-    cache.clear()
-    yield
-    cache.clear()
-
-
-def _run_queued_jobs():
-    import django_rq
-    from rq import SimpleWorker
-
-    django_rq.get_worker("training", "default", "evaluation", worker_class=SimpleWorker).work(burst=True)
 
 
 def _write(page, transcript: str) -> None:
@@ -157,7 +140,7 @@ def test_a_speech_round_from_a_recording_to_the_leaderboard(page, browser, clien
     assert sum(d.items.count() for d in datasets) == len(TRANSCRIPTS) and {d.split for d in datasets} >= {"dev", "test"}
 
     # 5. The evaluations the close queued run; the leaderboard ranks both models, the lower WER first.
-    _run_queued_jobs()
+    run_queued_jobs()
     scoring = datasets.filter(access="scoring")
     runs = EvaluationRun.objects.filter(dataset__in=scoring, status="done")
     assert {r.model.name for r in runs} == {"ctc-loop", "ctc-other"}, list(EvaluationRun.objects.values("model__name", "status", "error"))

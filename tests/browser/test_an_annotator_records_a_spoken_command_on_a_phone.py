@@ -15,18 +15,7 @@ from tests.audio_support import COMMANDS, DEFINITIONS, build_tiny_audio_classifi
 from tests.browser.audio_steps import clip_path, fits, record_clip, upload_clip, user
 from tests.browser_support import PHONE, browser_only, console_errors, log_in, microphone_page, save_screenshot
 
-pytestmark = [*browser_only, pytest.mark.django_db(transaction=True)]
-
-
-@pytest.fixture(autouse=True)
-def media(settings, tmp_path):
-    from django.core.cache import cache
-
-    settings.MEDIA_ROOT = tmp_path / "media"
-    settings.ANNOTATION_SUBMISSIONS_PER_MINUTE = 0
-    cache.clear()
-    yield
-    cache.clear()
+pytestmark = [*browser_only, pytest.mark.usefixtures("whole_round"), pytest.mark.django_db(transaction=True)]
 
 
 def _label(page, label: str) -> None:
