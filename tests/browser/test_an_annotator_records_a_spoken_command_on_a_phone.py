@@ -2,7 +2,8 @@
 through the microphone (Chromium's fake one), picks the label, and the tiny audio classifier in the
 loop answers with its label and probabilities; the annotator also uploads a file; "My examples"
 plays both. On the desktop (1280 px) a validator plays the clip with the p key. No page logs a
-browser console error or scrolls sideways."""
+browser console error or scrolls sideways, and axe-core finds no serious violation on the write
+page or the queue."""
 
 import pytest
 from django.core.management import call_command
@@ -13,7 +14,7 @@ from tasks.models import ContextAudio, Task
 from tasks.data.audio import ingest_audio
 from tests.audio_support import COMMANDS, DEFINITIONS, build_tiny_audio_classifier, clip_file
 from tests.browser.audio_steps import clip_path, fits, record_clip, upload_clip, user
-from tests.browser_support import PHONE, browser_only, console_errors, log_in, microphone_page, save_screenshot
+from tests.browser_support import PHONE, browser_only, console_errors, log_in, microphone_page, save_screenshot, serious_axe_violations
 
 pytestmark = [*browser_only, pytest.mark.usefixtures("whole_round"), pytest.mark.django_db(transaction=True)]
 
@@ -45,6 +46,7 @@ def test_an_annotator_records_a_spoken_command_on_a_phone(page, browser, client,
         phone.goto(f"/tasks/{task.code}/write/")
         phone.locator("[data-audio-upload] [data-record]").wait_for()
         fits(phone)
+        assert serious_axe_violations(phone) == []
         recorded = record_clip(phone, screenshot=lambda: save_screenshot(phone, "audio-recorded-390x844"))
         fits(phone)
         _label(phone, "stop")
@@ -75,5 +77,6 @@ def test_an_annotator_records_a_spoken_command_on_a_phone(page, browser, client,
     page.keyboard.press("p")
     page.wait_for_function(f"() => document.querySelector('{player}').paused")
     fits(page)
+    assert serious_axe_violations(page) == []
     save_screenshot(page, "audio-validation")
     assert errors == []
