@@ -73,6 +73,17 @@ def upload_clip(page, path: Path) -> str:
     return _use_clip(page, before)
 
 
+def play_and_pause_with_p(page) -> None:
+    """On the validation queue: press p and wait until the example's clip plays (not paused, its
+    position past 0), press p again and wait until it is paused."""
+    player = "#review [data-context-audio] audio"
+    page.locator(player).wait_for()
+    page.keyboard.press("p")
+    page.wait_for_function(f"() => {{ const a = document.querySelector('{player}'); return !a.paused && a.currentTime > 0; }}")
+    page.keyboard.press("p")
+    page.wait_for_function(f"() => document.querySelector('{player}').paused")
+
+
 def fits(page) -> None:
     """The page neither scrolls sideways nor hides its players."""
     assert horizontal_overflow(page) == 0, page.url

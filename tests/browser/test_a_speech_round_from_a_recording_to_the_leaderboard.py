@@ -19,7 +19,7 @@ from leaderboard.services import register_model_directory
 from tasks.data.audio_files import model_name
 from tasks.models import Context, ContextAudio, Dataset, Task
 from tests.audio_support import DEFINITIONS, build_tiny_ctc
-from tests.browser.audio_steps import clip_path, dominant_hz, fits, record_clip, upload_clip, user
+from tests.browser.audio_steps import clip_path, dominant_hz, fits, play_and_pause_with_p, record_clip, upload_clip, user
 from tests.browser_support import (PHONE, browser_only, console_errors, fresh_page, log_in, microphone_page, run_queued_jobs,
                                     save_screenshot)
 
@@ -109,12 +109,7 @@ def test_a_speech_round_from_a_recording_to_the_leaderboard(page, browser, clien
             card = phone.locator("#review [data-example-id]")
             card.wait_for()
             example_id = card.get_attribute("data-example-id")
-            player = "#review [data-context-audio] audio"
-            phone.locator(player).wait_for()
-            phone.keyboard.press("p")
-            phone.wait_for_function(f"() => {{ const a = document.querySelector('{player}'); return !a.paused && a.currentTime > 0; }}")
-            phone.keyboard.press("p")
-            phone.wait_for_function(f"() => document.querySelector('{player}').paused")
+            play_and_pause_with_p(phone)
             if n == 0:
                 assert "play or pause" in phone.locator("[data-play-key-hint]").inner_text()
                 fits(phone)

@@ -13,7 +13,7 @@ from leaderboard.services import register_model_directory
 from tasks.models import ContextAudio, Task
 from tasks.data.audio import ingest_audio
 from tests.audio_support import COMMANDS, DEFINITIONS, build_tiny_audio_classifier, clip_file
-from tests.browser.audio_steps import clip_path, fits, record_clip, upload_clip, user
+from tests.browser.audio_steps import clip_path, fits, play_and_pause_with_p, record_clip, upload_clip, user
 from tests.browser_support import PHONE, browser_only, console_errors, log_in, microphone_page, save_screenshot, serious_axe_violations
 
 pytestmark = [*browser_only, pytest.mark.usefixtures("whole_round"), pytest.mark.django_db(transaction=True)]
@@ -70,12 +70,7 @@ def test_an_annotator_records_a_spoken_command_on_a_phone(page, browser, client,
     errors = console_errors(page)
     log_in(page, client, validator, live_server)
     page.goto(f"/tasks/{task.code}/validate/")
-    player = "#review [data-context-audio] audio"
-    page.locator(player).wait_for()
-    page.keyboard.press("p")
-    page.wait_for_function(f"() => {{ const a = document.querySelector('{player}'); return !a.paused && a.currentTime > 0; }}")
-    page.keyboard.press("p")
-    page.wait_for_function(f"() => document.querySelector('{player}').paused")
+    play_and_pause_with_p(page)
     fits(page)
     assert serious_axe_violations(page) == []
     save_screenshot(page, "audio-validation")
