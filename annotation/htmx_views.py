@@ -33,6 +33,7 @@ from dynabench.errors import RuleError
 from dynabench.params import whole_number
 from dynabench.proxies import client_ip
 from tasks import access
+from tasks.data.audio import audio_context_fields
 from tasks.data.images import image_context_fields
 from tasks.models import Task
 from tasks.selectors import collecting_task, example_labels_hidden, owned_task_ids
@@ -140,6 +141,8 @@ def _workspace(task: Task, context, *, form: ExampleForm | None = None, initial:
         "form": form,
         "context_fields": [f for f in _context_fields(task, context) if f[0] != passage_field],
         "image_fields": image_context_fields(task.config),
+        "audio_fields": audio_context_fields(task.config),
+        "audio_max_seconds": settings.AUDIO_MAX_SECONDS,
         "passage": context.data.get(passage_field, "") if passage_field else None,
         "notice": notice,
         "assistant_offered": assist.offered(round=context.round, user=user),  # *Suggest*: annotation/assist_views.py
@@ -194,6 +197,7 @@ def _result(example: Example) -> dict:
         "example": example,
         "context_fields": [f for f in _context_fields(task, example.context) if f[0] != task.spec.passage_field(task.config)],
         "image_fields": image_context_fields(task.config),
+        "audio_fields": audio_context_fields(task.config),
         "your_fields": [(f.get("label", f["name"]), example.input.get(f["name"], "")) for f in task.config["input_fields"]],
         "answer": _answer(task, example.input, example.target, example.model_output),
         "explain_form": ExplanationForm(example=example),
@@ -531,7 +535,9 @@ def my_examples(request):
     for example in page:
         fields = example.round.task.config["input_fields"]
         example.summary = " / ".join(str(example.input.get(f["name"], "")) for f in fields)
-        example.image_hashes = [h for h in (example.input.get(n) for n in image_context_fields(example.round.task.config)) if h]
+        config = example.round.task.config
+        example.image_hashes = [h for h in (example.input.get(n) for n in image_context_fields(config)) if h]
+        example.audio_hashes = [h for h in (example.input.get(n) for n in audio_context_fields(config)) if h]
         example.status = validation_status(example)
         example.labels_hidden = example_labels_hidden(request.user, example, splits=splits, owned=owned)
     return render(request, "annotation/my_examples.html", {

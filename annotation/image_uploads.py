@@ -1,21 +1,16 @@
 """An annotator's own image as the context of their next example (tasks whose config sets
 ``annotator_image_uploads``): checked, cleaned and stored exactly as an owner's upload
 (``tasks.data.images``), and added to the task's current open round as a context tagged
-``annotator-upload``, so the owner can find, review or deactivate these."""
+``annotator-upload`` (``annotation.own_contexts``)."""
 
 from __future__ import annotations
-
-import posixpath
 
 from django.conf import settings
 from django.db import transaction
 
-from dynabench.errors import FieldErrors, NotAllowed, RuleError
-from tasks.access import has_task_role, is_banned
+from annotation.own_contexts import checked_upload, own_context, upload_round
 from tasks.data.images import ImageRefused, check_image, image_context_field, store_image
-from tasks.models import Context, Round, Task
-
-UPLOAD_TAG = "annotator-upload"
+from tasks.models import Context, Task
 
 
 def add_image_context(*, user, task: Task, file) -> Context:
@@ -26,24 +21,13 @@ def add_image_context(*, user, task: Task, file) -> Context:
     ``no_open_round``, ``NotAllowed`` (not an annotator of the task, or banned) and ``FieldErrors``
     ``invalid_image`` naming ``image`` with the reason the image is refused (nothing stored then).
     """
-    if not task.config.get("annotator_image_uploads") or image_context_field(task.config) is None:
-        raise RuleError("image_uploads_off", f"{task.name} does not take images from annotators.")
-    if not has_task_role(user, task, "annotator") or is_banned(user, task):
-        raise NotAllowed("not_annotator", f"Only annotators of {task.name} may add images to it.")
-    round_ = task.current_round()
-    if round_ is None or round_.status != Round.Status.OPEN:
-        raise RuleError("no_open_round", f"{task.name} has no open round.")
-    if file is None:
-        raise FieldErrors("invalid_image", {"image": ["Choose an image (PNG, JPEG, WebP or GIF)."]})
-    name = posixpath.basename(str(file.name).replace("\\", "/"))
-    try:
-        image = check_image(file.read(settings.IMAGE_MAX_BYTES + 1), name=name)
-    except ImageRefused as refused:
-        raise FieldErrors("invalid_image", {"image": [str(refused)]}) from None
     field = image_context_field(task.config)
+    takes = bool(task.config.get("annotator_image_uploads")) and field is not None
+    round_ = upload_round(user=user, task=task, takes=takes, kind="image", what="images")
+    image = checked_upload(
+        file, max_bytes=settings.IMAGE_MAX_BYTES, check=lambda data, name: check_image(data, name=name), refused=ImageRefused,
+        code="invalid_image", field="image", missing="Choose an image (PNG, JPEG, WebP or GIF).",
+    )
     with transaction.atomic():
         store_image(task, image, acting_user=user)
-        context, _ = Context.objects.get_or_create(
-            round=round_, uid=image.sha256, defaults={"data": {field: image.sha256}, "tag": UPLOAD_TAG},
-        )
-    return context
+        return own_context(round_=round_, field=field, sha256=image.sha256)

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from annotation import assist_views, chat_views, crowd_views, htmx_views, image_views, t2i_views
+from annotation import assist_views, chat_views, crowd_views, htmx_views, t2i_views, upload_views
 
 app_name = "annotation"
 urlpatterns = [
@@ -22,7 +22,8 @@ urlpatterns = [
     path("tasks/<slug:code>/imagine/generate", t2i_views.t2i_generate, name="t2i_generate"),
     path("tasks/<slug:code>/imagine/judge", t2i_views.t2i_judge, name="t2i_judge"),
     path("tasks/<slug:code>/imagine/examples/<int:pk>/", t2i_views.t2i_example, name="t2i_example"),
-    path("tasks/<slug:code>/write/image", image_views.upload_image, name="upload_image"),
+    path("tasks/<slug:code>/write/image", upload_views.upload_image, name="upload_image"),
+    path("tasks/<slug:code>/write/audio", upload_views.upload_audio, name="upload_audio"),
     path("tasks/<slug:code>/sandbox/", htmx_views.sandbox, name="sandbox"),
     path("tasks/<slug:code>/qualification/", crowd_views.qualification_page, name="qualification"),
     path("crowd/<slug:code>/r<int:number>/<str:platform>/", crowd_views.crowd_entry, name="crowd_entry"),

@@ -105,6 +105,7 @@ CONTENT_SECURITY_POLICY = {
         "script-src": [SELF],
         "style-src": [SELF],
         "img-src": [SELF, "data:"],
+        "media-src": [SELF, "blob:"],  # a recording played back in the page before it is sent (static/js/record.js)
         "font-src": [SELF],
         "connect-src": [SELF],
         "object-src": [NONE],
@@ -442,6 +443,7 @@ UPLOAD_LIMITS = {
     "console:uploads": "CONSOLE_UPLOAD_MAX_BYTES",
     "console:images": "IMAGE_ZIP_MAX_BYTES",
     "annotation:upload_image": "IMAGE_MAX_BYTES",
+    "annotation:upload_audio": "AUDIO_MAX_BYTES",
     "task-uploads": "CONSOLE_UPLOAD_MAX_BYTES",
     "task-images": "IMAGE_ZIP_MAX_BYTES",
     "console:audio": "AUDIO_ZIP_MAX_BYTES",

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import json
+import struct
 import zipfile
 from pathlib import Path
 
@@ -46,6 +47,20 @@ def encode(samples: np.ndarray, ext: str = "wav", *, rate: int = 16000) -> bytes
     out = io.BytesIO()
     soundfile.write(out, samples, 48000 if subtype == "OPUS" else rate, format=fmt, subtype=subtype)
     return out.getvalue()
+
+
+def wav(*, rate=16000, channels=1, bits=16, data_size=None, payload=b"\x00\x00" * 1600) -> bytes:
+    """A RIFF/WAVE file whose header says what the arguments say, whatever the payload holds."""
+    block = channels * bits // 8
+    fmt = struct.pack("<HHIIHH", 1, channels, rate, rate * block, block, bits)
+    size = len(payload) if data_size is None else data_size
+    body = b"WAVE" + b"fmt " + struct.pack("<I", len(fmt)) + fmt + b"data" + struct.pack("<I", size) + payload
+    return b"RIFF" + struct.pack("<I", len(body)) + body
+
+
+def half(data: bytes) -> bytes:
+    """The first half of ``data`` (a truncated file)."""
+    return data[: len(data) // 2]
 
 
 def clip_file(name: str = "clip.wav", *, freq: float = 440.0, seconds: float = 1.0, rate: int = 16000) -> SimpleUploadedFile:

@@ -183,6 +183,43 @@ def fresh_page(browser, live_server, viewport=DESKTOP):
         context.close()
 
 
+FAKE_MICROPHONE = ["--use-fake-device-for-media-stream", "--use-fake-ui-for-media-stream"]
+"""Chromium's switches for a fake microphone (and camera) that the page may use without a prompt."""
+
+
+@contextmanager
+def microphone_page(browser, live_server, wav: Path, viewport=DESKTOP):
+    """A page of a Chromium of its own (launched by the shared one's driver, closed on leaving) whose
+    microphone plays ``wav`` (a WAV file, looped) and which may use it: switches ``FAKE_MICROPHONE``
+    and ``--use-file-for-fake-audio-capture``, given at launch, so the shared Chromium cannot serve."""
+    chromium = browser.browser_type.launch(
+        executable_path=str(CHROMIUM), args=[*chromium_args(), *FAKE_MICROPHONE, f"--use-file-for-fake-audio-capture={wav}"],
+    )
+    try:
+        context = chromium.new_context(base_url=live_server.url, viewport=viewport, permissions=["microphone"])
+        page = context.new_page()
+        page.set_default_timeout(HANG_MS)
+        yield page
+    finally:
+        chromium.close()
+
+
+def run_queued_jobs() -> None:
+    """Run the jobs queued so far (training, default and evaluation queues) in this process, until none is left."""
+    import django_rq
+    from rq import SimpleWorker
+
+    django_rq.get_worker("training", "default", "evaluation", worker_class=SimpleWorker).work(burst=True)
+
+
+def console_errors(page) -> list[str]:
+    """A list that collects ``page``'s browser console errors and uncaught exceptions as they happen."""
+    errors = []
+    page.on("console", lambda message: errors.append(f"{page.url}: {message.text}") if message.type == "error" else None)
+    page.on("pageerror", lambda error: errors.append(f"{page.url}: {error}"))
+    return errors
+
+
 def start_over(page, client, user, live_server) -> None:
     """Drop every cookie of ``page``'s context (session, CSRF, messages), then give it a logged-in
     session of ``user`` (None: stay anonymous): the next page is seen as on a first visit. The

@@ -10,6 +10,7 @@ from django.db.models import Count, QuerySet
 
 from annotation.models import Example, RoundTally, ValidationState
 from tasks.kinds.display import field_label, review_label
+from tasks.data.audio import audio_context_fields
 from tasks.data.images import image_context_fields
 
 
@@ -34,6 +35,9 @@ class ReviewDisplay:
     image_hashes: tuple = ()
     """The sha256 of each image context field's value (``tasks.data.images``): the pages show those
     context entries as images, not as their hash."""
+    audio_hashes: tuple = ()
+    """The sha256 of each audio context field's value (``tasks.data.audio``): the pages show those
+    context entries as players."""
 
 
 def review_display(example) -> ReviewDisplay:
@@ -51,7 +55,9 @@ def review_display(example) -> ReviewDisplay:
     )
     answer = task.spec.answer_display(config, data, example.target, example.model_output)
     images = tuple(h for h in (data.get(n) for n in image_context_fields(config)) if h)
-    return ReviewDisplay(context=context, written=written, answer=answer, passage_heading=passage_heading, image_hashes=images)
+    clips = tuple(h for h in (data.get(n) for n in audio_context_fields(config)) if h)
+    return ReviewDisplay(context=context, written=written, answer=answer, passage_heading=passage_heading, image_hashes=images,
+                         audio_hashes=clips)
 
 
 def pending_counts(rounds) -> dict[int, int]:

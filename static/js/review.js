@@ -1,6 +1,7 @@
 // Validation queue keys (listed in the page's "?" overlay): 1 or c correct, 2 or i incorrect,
 // 3 or f flag (the reason field opens and takes the focus: type why, then Enter), Enter
-// submits, s skips. Single keys act only outside text fields (Esc leaves a field).
+// submits, s skips, p plays or pauses the example's clip (audio tasks). Single keys act only
+// outside text fields (Esc leaves a field).
 // The fields for the picked verdict (correction, flag reason) are shown, the others hidden.
 // Enter (or Submit) with no verdict picked says so next to the verdicts instead of doing nothing.
 (function () {
@@ -40,6 +41,12 @@
     (reason || radio).focus();
   }
 
+  function togglePlay(player) {
+    if (!player.paused) { player.pause(); return; }
+    const started = player.play();  // a promise in current browsers: refused when the clip cannot play
+    if (started && started.catch) started.catch(function (error) { console.warn("The clip did not play:", error.message); });
+  }
+
   document.addEventListener("keydown", function (evt) {
     const form = document.getElementById("review-form");
     if (!form || evt.ctrlKey || evt.metaKey || evt.altKey || typing()) return;
@@ -57,6 +64,9 @@
     } else if (key === "s") {
       const skip = document.getElementById("skip-button");
       if (skip) { evt.preventDefault(); skip.click(); }
+    } else if (key === "p") {
+      const player = document.querySelector("#review [data-context-audio] audio");
+      if (player) { evt.preventDefault(); togglePlay(player); }
     }
   });
 

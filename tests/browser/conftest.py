@@ -19,6 +19,17 @@ def fresh_cache():
 
 
 @pytest.fixture
+def whole_round(settings, tmp_path):
+    """For a test that walks a whole round in the browser: media in the test's own folder, no limit
+    on examples per minute, a fresh cache."""
+    settings.MEDIA_ROOT = tmp_path / "media"
+    settings.ANNOTATION_SUBMISSIONS_PER_MINUTE = 0
+    cache.clear()
+    yield
+    cache.clear()
+
+
+@pytest.fixture
 def site(sentiment_task, tiny_classifier_dir, annotator, validator, owner, researcher, settings, tmp_path):
     """Sentiment with a model in the loop, examples by the annotator (one validated), and a
     leaderboard of two prediction-file models on one scoring dataset per round: enough for

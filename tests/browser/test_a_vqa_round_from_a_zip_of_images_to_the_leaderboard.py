@@ -17,39 +17,21 @@ from annotation.models import Example
 from leaderboard.models import EvaluationRun
 from leaderboard.services import register_model_directory
 from tasks.models import Context, ContextImage, Dataset, Task
-from tests.browser_support import browser_only, log_in, save_screenshot
+from tests.browser_support import browser_only, log_in, run_queued_jobs, save_screenshot
 from tests.image_support import SHAPES, draw, encode
 from tests.vqa_support import ANSWERS, DEFINITION, build_tiny_vilt
 
-pytestmark = [*browser_only, pytest.mark.django_db(transaction=True)]
+pytestmark = [*browser_only, pytest.mark.usefixtures("whole_round"), pytest.mark.django_db(transaction=True)]
 
 EXAMPLES = 10
 QUESTION = "how many shapes are there in the picture"
 WITHOUT_ONE = [a for a in ANSWERS if a != "1"]
 
 
-@pytest.fixture(autouse=True)
-def media(settings, tmp_path):
-    from django.core.cache import cache
-
-    settings.MEDIA_ROOT = tmp_path / "media"
-    settings.ANNOTATION_SUBMISSIONS_PER_MINUTE = 0
-    cache.clear()
-    yield
-    cache.clear()
-
-
 def _user(username, *roles):
     user = User.objects.create_user(username=username, password="pw-12345-long")
     user.groups.add(*Group.objects.filter(name__in=roles))
     return user
-
-
-def _run_queued_jobs():
-    import django_rq
-    from rq import SimpleWorker
-
-    django_rq.get_worker("training", "default", "evaluation", worker_class=SimpleWorker).work(burst=True)
 
 
 def test_a_vqa_round_from_a_zip_of_images_to_the_leaderboard(page, client, live_server, tmp_path):
@@ -143,7 +125,7 @@ def test_a_vqa_round_from_a_zip_of_images_to_the_leaderboard(page, client, live_
     assert {d.split for d in datasets} >= {"dev", "test"}
 
     # 6. The evaluations the close queued run; the leaderboard ranks both models.
-    _run_queued_jobs()
+    run_queued_jobs()
     scored = EvaluationRun.objects.filter(dataset__in=datasets.filter(access="scoring"), status="done")
     assert {r.model.name for r in scored} == {"vilt-loop", "vilt-other"}, list(EvaluationRun.objects.values("model__name", "status", "error"))
     assert all(0 <= r.metrics["vqa_accuracy"] <= 1 for r in scored)

@@ -31,12 +31,12 @@ def num3(value):
 @register.filter
 def answer_text(target):
     """The annotator's answer: a label, the first answer span's text, or the first written answer
-    (visual question answering stores answers as texts)."""
+    (visual question answering stores answers as texts), or the first transcript (speech recognition)."""
     if not isinstance(target, dict):
         return ""
     if "label" in target:
         return target["label"]
-    answers = target.get("answers") or []
+    answers = target.get("answers") or target.get("transcripts") or []
     if not answers:
         return ""
     return answers[0].get("text", "") if isinstance(answers[0], dict) else str(answers[0])
@@ -46,7 +46,7 @@ def answer_text(target):
 def model_answer(output):
     if not isinstance(output, dict):
         return ""
-    return output.get("label") or output.get("answer") or ""
+    return output.get("label") or output.get("answer") or output.get("transcript") or ""
 
 
 @register.filter

@@ -3,7 +3,6 @@ the storage, no clip record, no context): text renamed ``.wav``, truncated WAV, 
 headers with an absurd sample rate, channel count or length, a zip bomb, a zip path outside its
 folder, a clip over the limit, a task over its quota."""
 
-import struct
 import zlib
 
 import pytest
@@ -12,20 +11,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from dynabench.errors import FieldErrors
 from tasks.data.audio import ingest_audio
 from tasks.models import Context, ContextAudio
-from tests.audio_support import audio_task, clip_file, encode, noise, tone, zip_file
-
-
-def wav(*, rate=16000, channels=1, bits=16, data_size=None, payload=b"\x00\x00" * 1600) -> bytes:
-    """A RIFF/WAVE file whose header says what the arguments say, whatever the payload holds."""
-    block = channels * bits // 8
-    fmt = struct.pack("<HHIIHH", 1, channels, rate, rate * block, block, bits)
-    size = len(payload) if data_size is None else data_size
-    body = b"WAVE" + b"fmt " + struct.pack("<I", len(fmt)) + fmt + b"data" + struct.pack("<I", size) + payload
-    return b"RIFF" + struct.pack("<I", len(body)) + body
-
-
-def half(data: bytes) -> bytes:
-    return data[: len(data) // 2]
+from tests.audio_support import audio_task, clip_file, encode, half, noise, tone, wav, zip_file
 
 
 def bomb() -> SimpleUploadedFile:
