@@ -31,8 +31,10 @@ from __future__ import annotations
 
 import hashlib
 import io
+import os
 import posixpath
 import struct
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -182,10 +184,16 @@ def _refuse(message: str):
     raise AudioRefused(message)
 
 
+CHECK_THREADS = min(4, os.cpu_count() or 1)
+"""Clips of one upload checked at once: decoding, FLAC encoding (libsndfile) and resampling (numpy)
+release the GIL, so the threads use the machine's cores."""
+
+
 def read_uploads(files) -> list[CheckedAudio]:
     """Check every uploaded file (Django ``UploadedFile`` s or objects with ``name`` and ``read()``):
-    clips and zips of clips. Return the cleaned clips; raise ``AudioRefused`` at the first bad one."""
-    checked = []
+    clips and zips of clips, on ``CHECK_THREADS`` threads. Return the cleaned clips in upload order;
+    raise ``AudioRefused`` for the first bad one in that order."""
+    clips = []  # (bytes, name for messages, name kept)
     for upload in files:
         name = posixpath.basename(str(upload.name).replace("\\", "/"))
         data = upload.read(settings.AUDIO_ZIP_MAX_BYTES + 1)
@@ -194,12 +202,15 @@ def read_uploads(files) -> list[CheckedAudio]:
                 data, name, suffixes=AUDIO_SUFFIXES, what="audio clip", max_members=settings.AUDIO_ZIP_MAX_MEMBERS,
                 max_member_bytes=settings.AUDIO_MAX_BYTES, max_total_bytes=settings.AUDIO_ZIP_MAX_BYTES, refuse=_refuse,
             )
-            checked.extend(check_audio(content, name=f"{name}/{member}", original_name=member) for member, content in members)
+            clips.extend((content, f"{name}/{member}", member) for member, content in members)
         elif name.lower().endswith(AUDIO_SUFFIXES):
-            checked.append(check_audio(data, name=name))
+            clips.append((data, name, None))
         else:
             raise AudioRefused(f"'{name}' is neither an audio clip ({', '.join(AUDIO_SUFFIXES)}) nor a .zip of clips.")
-    return checked
+    if len(clips) < 2:
+        return [check_audio(data, name=name, original_name=kept) for data, name, kept in clips]
+    with ThreadPoolExecutor(max_workers=CHECK_THREADS, thread_name_prefix="audio-check") as pool:
+        return list(pool.map(lambda clip: check_audio(clip[0], name=clip[1], original_name=clip[2]), clips))
 
 
 def audio_context_fields(config: dict) -> list[str]:
