@@ -45,7 +45,7 @@ from django.db import transaction
 from django.db.models import Sum
 
 from dynabench.errors import FieldErrors, NotAllowed
-from tasks.data.audio_files import MODEL_RATE, model_name, stored_name
+from tasks.data.audio_files import MODEL_RATE, audio_context_fields, model_name, stored_name
 from tasks.data.resample import resample, to_mono
 from tasks.data.zips import zip_members
 from tasks.models import Context, ContextAudio, Round, Task
@@ -211,11 +211,6 @@ def read_uploads(files) -> list[CheckedAudio]:
         return [check_audio(data, name=name, original_name=kept) for data, name, kept in clips]
     with ThreadPoolExecutor(max_workers=CHECK_THREADS, thread_name_prefix="audio-check") as pool:
         return list(pool.map(lambda clip: check_audio(clip[0], name=clip[1], original_name=clip[2]), clips))
-
-
-def audio_context_fields(config: dict) -> list[str]:
-    """The names of the task config's context fields of ``"type": "audio"`` (they hold a clip's sha256)."""
-    return [f["name"] for f in config.get("context_fields", []) if f.get("type") == "audio"]
 
 
 def audio_context_field(config: dict) -> str | None:

@@ -21,6 +21,11 @@ MODEL_RATE = 16000
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
+def audio_context_fields(config: dict) -> list[str]:
+    """The names of the task config's context fields of ``"type": "audio"`` (they hold a clip's sha256)."""
+    return [f["name"] for f in config.get("context_fields", []) if f.get("type") == "audio"]
+
+
 def stored_name(sha256: str) -> str:
     """The storage name of a clip as uploaded: ``audio/<sha256>.flac``."""
     return f"audio/{sha256}.flac"

@@ -12,6 +12,7 @@ input (a clip's sha256, read from the storage and resampled to the model's rate 
 from __future__ import annotations
 
 from dynabench.errors import RuleError
+from tasks.data.audio_files import audio_context_fields
 from tasks.kinds.base import register
 from tasks.kinds.classification import ClassificationSpec
 from tasks.loop.model_checks import ModelCheckCode
@@ -24,14 +25,9 @@ AUDIO_UPLOADS_PROPERTY = {
 }
 
 
-def audio_fields(config: dict) -> list[str]:
-    """The names of the config's context fields of ``"type": "audio"`` (each holds a clip's sha256)."""
-    return [f["name"] for f in config.get("context_fields", []) if f.get("type") == "audio"]
-
-
 def one_audio_input_errors(config: dict, kind: str) -> list[str]:
     """The config message when ``model_inputs`` is not exactly the task's one audio context field."""
-    clips = audio_fields(config)
+    clips = audio_context_fields(config)
     if config.get("model_inputs") != clips[:1] or len(clips) != 1:
         return [
             f"config.model_inputs: a {kind} task feeds the model exactly one context field of type 'audio', "
