@@ -47,10 +47,10 @@ def _use_clip(page, before: str) -> str:
     return shown_clip(page)
 
 
-def record_clip(page, *, screenshot=None) -> str:
+def record_clip(page) -> str:
     """On the write page: press Record, let the fake microphone play ``RECORD_MS`` into the recorder,
     press Stop, wait until the page holds the recording as a WAV, then use it. Returns the new clip's
-    sha256 (the workspace now plays it). ``screenshot``: called while the recording waits to be used."""
+    sha256 (the workspace now plays it)."""
     before = shown_clip(page)
     form = page.locator("[data-audio-upload]")
     assert form.locator("[data-stop]").is_hidden() and form.locator("[data-recording]").is_hidden()
@@ -60,8 +60,6 @@ def record_clip(page, *, screenshot=None) -> str:
     page.wait_for_function("() => document.querySelector('[data-audio-upload]').dataset.recorded === 'ready'")
     assert form.locator("[data-recording]").get_attribute("src").startswith("blob:")
     assert page.evaluate("() => document.querySelector('#id_own_clip').files[0].type") == "audio/wav"
-    if screenshot:
-        screenshot()
     return _use_clip(page, before)
 
 
