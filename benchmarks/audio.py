@@ -7,7 +7,8 @@ It prepares its own state: a temporary ``DYNABENCH_VAR_DIR`` (media under it), t
 by ``--database-url`` (default PostgreSQL ``audio_test``; it is **flushed**), the ``spoken-commands``
 audio classification task (``tasks/data/task_definitions/spoken-commands.json``) and its owner.
 
-1. Ingest, one worker (this process, one thread): ``--clips`` 5-second clips (default 200), half WAV
+1. Ingest, one worker (this process; the clips of an upload are checked on
+   ``tasks.data.audio.CHECK_THREADS`` threads): ``--clips`` 5-second clips (default 200), half WAV
    (44.1 kHz stereo, 16-bit) and half FLAC (48 kHz mono, 16-bit), each a different mix of tones,
    a sweep and noise, uploaded ``--per-upload`` files at a time (default 20, one form post's worth)
    through ``tasks.data.audio.ingest_audio``, the function the console page and the API call
