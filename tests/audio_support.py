@@ -1,7 +1,7 @@
 """For the tests of audio tasks: synthetic clips made with numpy (tones, noise, sweeps) encoded with
 soundfile in every accepted format, zips of them, the two built-in audio tasks (owner given), and
-tiny random speech models saved with safetensors (see ``build_tiny_audio_classifier`` and
-``build_tiny_ctc``)."""
+tiny random speech models saved with safetensors (see ``build_tiny_audio_classifier``,
+``build_tiny_ctc`` and ``build_tiny_whisper``)."""
 
 from __future__ import annotations
 
@@ -139,4 +139,69 @@ def build_tiny_ctc(path: Path, *, seed: int = 0) -> Path:
     config = _tiny_wav2vec2_config(vocab_size=len(CTC_VOCAB), pad_token_id=0, ctc_loss_reduction="mean")
     Wav2Vec2ForCTC(config).save_pretrained(path, safe_serialization=True)
     Wav2Vec2Processor(feature_extractor=_feature_extractor(), tokenizer=tokenizer).save_pretrained(path)
+    return path
+
+
+#: The special tokens of Whisper's decoder prompt and vocabulary, in Whisper's order (two languages).
+WHISPER_SPECIALS = ["<|endoftext|>", "<|startoftranscript|>", "<|en|>", "<|fr|>", "<|translate|>", "<|transcribe|>",
+                    "<|startoflm|>", "<|startofprev|>", "<|nospeech|>", "<|notimestamps|>"]
+WHISPER_MERGES = [("Ġ", "t"), ("h", "e"), ("Ġt", "he"), ("Ġ", "a"), ("i", "n"), ("o", "n"), ("e", "r"), ("Ġ", "o")]
+
+
+def _whisper_tokenizer():
+    """A byte-level BPE ``WhisperTokenizer`` built here: the 256 byte symbols, ``WHISPER_MERGES``, then
+    ``WHISPER_SPECIALS`` (special, so ``skip_special_tokens`` drops them), prompting English transcription."""
+    from transformers import WhisperTokenizer
+    from transformers.convert_slow_tokenizer import bytes_to_unicode
+
+    symbols = [*bytes_to_unicode().values(), *("".join(pair) for pair in WHISPER_MERGES), *WHISPER_SPECIALS]
+    tokenizer = WhisperTokenizer(vocab={s: i for i, s in enumerate(symbols)}, merges=list(WHISPER_MERGES))
+    tokenizer.add_special_tokens({"additional_special_tokens": WHISPER_SPECIALS[1:]})
+    tokenizer.set_prefix_tokens(language="en", task="transcribe")
+    return tokenizer
+
+
+def _whisper_suppressed(tokenizer) -> list[int]:
+    """The ids a tiny Whisper never writes (as checkpoints suppress symbols): every byte but lowercase
+    letters, the space and the apostrophe, so that its random answers read as words."""
+    from transformers.convert_slow_tokenizer import bytes_to_unicode
+
+    symbols = bytes_to_unicode()
+    kept = {symbols[b] for b in b"abcdefghijklmnopqrstuvwxyz '"}
+    return tokenizer.convert_tokens_to_ids([s for s in symbols.values() if s not in kept])
+
+
+def build_tiny_whisper(path: Path, *, seed: int = 0, chunk_seconds: int = 2, max_target_positions: int = 32) -> Path:
+    """Save a tiny multilingual ``WhisperForConditionalGeneration`` (1 encoder and 1 decoder layer,
+    ``d_model`` 32, 16 mel bins, random weights, safetensors) with a ``WhisperProcessor``: a
+    ``WhisperFeatureExtractor`` whose window is ``chunk_seconds`` (``max_source_positions`` = half its
+    frames, as the encoder's stride-2 convolution needs) and the tokenizer of ``_whisper_tokenizer``;
+    its generation config names the prompt tokens (languages ``en`` and ``fr``, transcribe/translate,
+    no timestamps) as Whisper checkpoints do. ``max_target_positions`` bounds prompt plus answer."""
+    import torch
+    from transformers import (GenerationConfig, WhisperConfig, WhisperFeatureExtractor,
+                              WhisperForConditionalGeneration, WhisperProcessor)
+
+    torch.manual_seed(seed)
+    path = Path(path)
+    tokenizer = _whisper_tokenizer()
+    ids = dict(zip(WHISPER_SPECIALS, tokenizer.convert_tokens_to_ids(WHISPER_SPECIALS)))
+    eot, start = ids["<|endoftext|>"], ids["<|startoftranscript|>"]
+    extractor = WhisperFeatureExtractor(feature_size=16, sampling_rate=16000, hop_length=160, chunk_length=chunk_seconds, n_fft=400)
+    config = WhisperConfig(
+        vocab_size=len(tokenizer), num_mel_bins=16, d_model=32, encoder_layers=1, decoder_layers=1, encoder_attention_heads=2,
+        decoder_attention_heads=2, encoder_ffn_dim=64, decoder_ffn_dim=64, max_source_positions=extractor.nb_max_frames // 2,
+        max_target_positions=max_target_positions, decoder_start_token_id=start, pad_token_id=eot, bos_token_id=eot,
+        eos_token_id=eot, begin_suppress_tokens=[eot], suppress_tokens=[], init_std=0.5,
+    )
+    model = WhisperForConditionalGeneration(config)
+    model.generation_config = GenerationConfig(
+        decoder_start_token_id=start, bos_token_id=eot, eos_token_id=eot, pad_token_id=eot, max_length=max_target_positions,
+        is_multilingual=True, lang_to_id={lang: ids[lang] for lang in ("<|en|>", "<|fr|>")},
+        task_to_id={"transcribe": ids["<|transcribe|>"], "translate": ids["<|translate|>"]},
+        no_timestamps_token_id=ids["<|notimestamps|>"], begin_suppress_tokens=[eot], suppress_tokens=_whisper_suppressed(tokenizer),
+    )
+    model.save_pretrained(path, safe_serialization=True)
+    extractor.save_pretrained(path)
+    WhisperProcessor(feature_extractor=extractor, tokenizer=tokenizer).save_pretrained(path)
     return path

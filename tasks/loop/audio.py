@@ -89,11 +89,12 @@ class _AudioInputs:
         for start in range(0, len(order), size):
             yield order[start:start + size]
 
-    def _features(self, clips, rows) -> dict:
-        """The feature extractor's padded tensors of ``clips[rows]``, on the model's device."""
+    def _features(self, clips, rows, padding="longest") -> dict:
+        """The feature extractor's tensors of ``clips[rows]``, padded as ``padding`` says (``"longest"``:
+        to the batch's longest clip; ``"max_length"``: to the extractor's own window), on the model's device."""
         with self._tokenizer_lock:
             batch = self.feature_extractor(
-                [clips[r] for r in rows], sampling_rate=self.rate, padding=True, return_attention_mask=True,
+                [clips[r] for r in rows], sampling_rate=self.rate, padding=padding, return_attention_mask=True,
                 return_tensors="pt",
             )
         batch = dict(batch)
@@ -135,14 +136,24 @@ class AudioClassificationPredictor(_AudioInputs, ClassificationPredictor):
 class SpeechRecognitionPredictor(_AudioInputs, Predictor):
     """Speech recognition: a ``*ForCTC`` model decoded greedily (the most likely token per frame,
     repeats merged and blanks dropped by the processor's CTC tokenizer, Graves et al., ICML 2006), or
-    Whisper run with ``generate`` (greedy, one beam, at most the task's ``max_new_tokens``, default
-    128; Whisper's feature extractor pads every clip to 30 s as the model expects).
+    Whisper run with ``generate``.
+
+    Whisper (Radford et al., 2022) hears a fixed window, ``n_samples`` of its feature extractor (30 s,
+    3000 mel frames, in the released checkpoints): each clip is cut into consecutive windows, every window
+    is padded to the full window (the encoder accepts no other length, so a clip's features are the same
+    in any batch), the windows are transcribed in batches and a clip's transcript is its windows' joined
+    in order. Decoding is greedy (one beam, no sampling), the task is forced to ``transcribe`` (never
+    ``translate``) when the model is multilingual, the language is the model's own detection, and at
+    most the task's ``max_new_tokens`` (default 128) are generated per window, capped so that the prompt
+    (up to four tokens) and the answer fit the decoder's ``max_target_positions``.
 
     ``predict(inputs)``: dicts whose single model input holds a clip's sha256 (or 16 kHz samples).
     Returns ``{"transcript": text}`` per input (special tokens removed, white space collapsed).
     """
 
     kind = "speech_recognition"
+    #: Whisper's prompt before the answer: start of transcript, language, task, no timestamps.
+    WHISPER_PROMPT_TOKENS = 4
 
     @classmethod
     def for_task(cls, task, hf_config: dict, **common) -> "SpeechRecognitionPredictor":
@@ -151,29 +162,57 @@ class SpeechRecognitionPredictor(_AudioInputs, Predictor):
 
     def __init__(self, *, model, tokenizer, model_inputs, device, batch_size=None, max_new_tokens=DEFAULT_MAX_NEW_TOKENS):
         self._setup(model=model, tokenizer=tokenizer, model_inputs=model_inputs, device=device, batch_size=batch_size)
-        self.max_new_tokens = int(max_new_tokens)
         self.generates = getattr(model.config, "model_type", "") == "whisper"
+        self.max_new_tokens = int(max_new_tokens)
+        if self.generates:
+            room = int(getattr(model.config, "max_target_positions", 448)) - self.WHISPER_PROMPT_TOKENS
+            self.max_new_tokens = max(1, min(self.max_new_tokens, room))
+            self.window = int(self.feature_extractor.n_samples)
+            # A multilingual checkpoint transcribes when told to; an English-only one has no task tokens.
+            self.task_kwargs = {"task": "transcribe"} if getattr(model.generation_config, "task_to_id", None) else {}
 
     def predict(self, inputs, *, batch_size=None):
         clips = self._clips(inputs)
+        texts = self._generate(clips, batch_size) if self.generates else self._ctc(clips, batch_size)
+        return [{"transcript": " ".join(text.split())} for text in texts]
+
+    def _decode(self, ids) -> list[str]:
+        with self._tokenizer_lock:
+            return self.processor.batch_decode(ids, skip_special_tokens=True)
+
+    def _ctc(self, clips, batch_size) -> list[str]:
+        """One transcript per clip: greedy CTC, frames past a clip's own end (padding) cut before decoding."""
         out = [""] * len(clips)
         with _torch().inference_mode():
             for rows in self._batches_of(clips, batch_size):
                 features = self._features(clips, rows)
-                if self.generates:
-                    ids = self.model.generate(
-                        input_features=features["input_features"], max_new_tokens=self.max_new_tokens, num_beams=1, do_sample=False,
-                    )
-                    ids = list(ids.cpu())
-                else:  # frames past a clip's own end (padding) are cut before decoding
-                    best = self.model(**features).logits.argmax(-1).cpu()
-                    lengths = self._frames(features, best.shape[1])
-                    ids = [row[:n] for row, n in zip(best, lengths)]
-                with self._tokenizer_lock:
-                    texts = self.processor.batch_decode(ids, skip_special_tokens=True)
-                for row, text in zip(rows, texts):
-                    out[row] = " ".join(text.split())
-        return [{"transcript": text} for text in out]
+                best = self.model(**features).logits.argmax(-1).cpu()
+                lengths = self._frames(features, best.shape[1])
+                for row, text in zip(rows, self._decode([r[:n] for r, n in zip(best, lengths)])):
+                    out[row] = text
+        return out
+
+    def _generate(self, clips, batch_size) -> list[str]:
+        """One transcript per clip: Whisper's windows of it (at least one) transcribed and joined."""
+        windows, owner = [], []
+        for n, clip in enumerate(clips):
+            for start in range(0, max(1, clip.size), self.window):
+                windows.append(clip[start:start + self.window])
+                owner.append(n)
+        parts = [""] * len(windows)
+        with _torch().inference_mode():
+            for rows in self._batches_of(windows, batch_size):
+                features = self._features(windows, rows, padding="max_length")
+                ids = self.model.generate(
+                    input_features=features["input_features"], attention_mask=features.get("attention_mask"),
+                    max_new_tokens=self.max_new_tokens, num_beams=1, do_sample=False, **self.task_kwargs,
+                )
+                for row, text in zip(rows, self._decode(ids.cpu().tolist())):
+                    parts[row] = text
+        out = [[] for _ in clips]
+        for n, text in zip(owner, parts):
+            out[n].append(text)
+        return [" ".join(texts) for texts in out]
 
     def _frames(self, features, width: int) -> list[int]:
         """The number of output frames of each clip of a padded batch (its own length, not the batch's)."""
