@@ -108,6 +108,18 @@ def training_queue():
 
 
 @pytest.fixture
+def one_torch_thread():
+    """Torch on one intra-op thread during the test: tiny models only lose time to a second thread (a
+    lot of it on a busy machine); the count before is restored after."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+@pytest.fixture
 def private_media(settings, tmp_path):
     """This test's own ``MEDIA_ROOT`` (``tmp_path / "media"``, returned), with the cache cleared before
     and after it: stored images and uploads stay the test's, and the cache's submission-rate counters

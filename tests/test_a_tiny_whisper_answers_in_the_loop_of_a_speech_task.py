@@ -8,23 +8,11 @@ import pytest
 from annotation.services import create_example
 from leaderboard.services import register_model_directory
 from tasks.data.audio import ingest_audio
-from tasks.loop.registry import clear_cache
 from tasks.metrics.speech import utterance_wer
 from tasks.models import Context
 from tests.audio_support import audio_task, build_tiny_whisper, clip_file
 
-
-@pytest.fixture(autouse=True)
-def media(settings, tmp_path):
-    import torch
-
-    settings.MEDIA_ROOT = tmp_path / "media"
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)  # a tiny model only loses time to a second thread
-    clear_cache()
-    yield
-    clear_cache()
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("private_media", "one_torch_thread")
 
 
 def test_a_tiny_whisper_answers_an_annotators_clip_with_a_transcript(owner, annotator, tmp_path):

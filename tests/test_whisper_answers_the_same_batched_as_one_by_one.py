@@ -5,20 +5,10 @@ gets answers capped to what it holds rather than an error."""
 
 import pytest
 
-from tasks.loop.registry import clear_cache, load_predictor
+from tasks.loop.registry import load_predictor
 from tests.audio_support import audio_task, build_tiny_whisper, noise, sweep, tone
 
-
-@pytest.fixture(autouse=True)
-def one_torch_thread():
-    import torch
-
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)  # a tiny model only loses time to a second thread
-    clear_cache()
-    yield
-    clear_cache()
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("private_media", "one_torch_thread")
 
 
 def test_whisper_answers_the_same_batched_as_one_by_one(owner, tmp_path):

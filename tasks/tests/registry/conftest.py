@@ -7,14 +7,9 @@ from tests.tiny_models import build_tiny_classifier
 
 
 @pytest.fixture(autouse=True)
-def one_torch_thread():
-    """Tiny models only lose time to a second intra-op thread (a lot of it on a busy machine)."""
-    import torch
-
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
+def one_torch_thread(one_torch_thread):
+    """Every registry test runs torch on one thread (the root ``one_torch_thread``)."""
     yield
-    torch.set_num_threads(before)
 
 
 @pytest.fixture(autouse=True)
