@@ -259,5 +259,8 @@ def models_dir(tmp_path, settings):
 
 
 from tests.browser_support import browser, page, phone_page, pytest_runtest_setup, pytest_runtest_teardown  # noqa: E402,F401  (browser fixtures for every app)
-from tests.endpoint_fixtures import _shared_endpoint_server, endpoint_server, make_endpoint_model, tiny_causal_lm_dir  # noqa: E402,F401
+from tests.endpoint_fixtures import (  # noqa: E402,F401
+    _shared_endpoint_server, _shared_transcription_server, endpoint_server, make_endpoint_model, make_transcription_endpoint,
+    speech_task_with_clips, tiny_causal_lm_dir, transcription_server,
+)
 from tests.generative_fixtures import chat_task  # noqa: E402,F401

@@ -4,7 +4,7 @@
 from django import forms
 
 from dynabench.errors import FieldErrors
-from tasks.models import Dataset, MLModel, Round, Upload
+from tasks.models import Dataset, Endpoint, MLModel, Round, Upload
 from tasks.data.uploads import UID_FROM_CONTENT, UID_FROM_LINE, upload_fields
 
 
@@ -115,8 +115,15 @@ class OpenRoundForm(forms.Form):
             del self.fields["without_model"]
 
 
+#: The form's fields of each endpoint API's parameters (``clean_params`` checks their values).
+TEXT_FIELDS = ("top_p", "max_tokens", "seed", "stop", "system", "user")
+TRANSCRIPTION_FIELDS = ("language", "transcription_prompt")
+
+
 class EndpointModelForm(forms.Form):
-    """A model behind an OpenAI-compatible endpoint (``tasks.loop.endpoints.records.create_endpoint_model``). The key
+    """A model behind an OpenAI-compatible endpoint (``tasks.loop.endpoints.records.create_endpoint_model``) for
+    ``task``: the APIs offered are those its kind takes (``spec.endpoint_apis``), and the parameter fields those
+    APIs take (generation and prompt for chat and completions; language and prompt for transcriptions). The key
     field is write-only: it is never rendered back."""
 
     name = forms.CharField(max_length=200)
@@ -128,6 +135,9 @@ class EndpointModelForm(forms.Form):
     max_tokens = forms.IntegerField(required=False, min_value=1, max_value=4096, initial=64)
     seed = forms.IntegerField(required=False, min_value=0)
     stop = forms.CharField(required=False, max_length=64, help_text="A stop sequence (optional).")
+    language = forms.CharField(required=False, max_length=16, help_text="The clips' language, ISO 639-1 (e.g. en); empty: the server detects it.")
+    transcription_prompt = forms.CharField(required=False, max_length=1000, widget=forms.Textarea(attrs={"rows": 2}), label="Prompt",
+                                           help_text="A hint for the transcriber (names, spelling), sent as 'prompt' (optional).")
     system = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}), label="System prompt",
                              help_text="Empty: the task kind's default. $labels lists the task's labels.")
     user = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}), label="User message template",
@@ -140,15 +150,30 @@ class EndpointModelForm(forms.Form):
     max_retries = forms.IntegerField(min_value=0, max_value=10, initial=3, label="Retries")
     max_concurrency = forms.IntegerField(min_value=1, max_value=64, initial=4, label="Calls at once")
 
-    def arguments(self) -> dict:
-        """The keyword arguments of ``create_endpoint_model``."""
+    def __init__(self, *args, task, **kwargs):
+        super().__init__(*args, **kwargs)
+        apis = task.spec.endpoint_apis
+        self.fields["api"].choices = [(api, Endpoint.Api(api).label) for api in apis]
+        self.fields["api"].initial = apis[0]
+        transcribes = Endpoint.Api.TRANSCRIPTIONS in apis
+        for name in (TEXT_FIELDS if set(apis) <= {Endpoint.Api.TRANSCRIPTIONS} else ()) + (() if transcribes else TRANSCRIPTION_FIELDS):
+            del self.fields[name]
+
+    def _params_prompt(self) -> tuple[dict, dict]:
+        """``(params, prompt)`` from the fields shown: the API's parameters and the chat prompt overrides."""
         data = self.cleaned_data
-        params = {k: data[k] for k in ("temperature", "top_p", "max_tokens", "seed") if data.get(k) is not None}
+        params = {k: data[k] for k in ("temperature", "top_p", "max_tokens", "seed", "language") if data.get(k) not in (None, "")}
+        if data.get("transcription_prompt"):
+            params["prompt"] = data["transcription_prompt"]
         if data.get("stop"):
             params["stop"] = [data["stop"]]
-        prompt = {k: data[k] for k in ("system", "user") if data.get(k)}
+        return params, {k: data[k] for k in ("system", "user") if data.get(k)}
+
+    def arguments(self) -> dict:
+        """The keyword arguments of ``create_endpoint_model``."""
+        params, prompt = self._params_prompt()
         keys = ("name", "base_url", "model_name", "api", "api_key", "api_key_env", "timeout_s", "max_retries", "max_concurrency")
-        return {**{k: data[k] for k in keys}, "params": params, "prompt": prompt}
+        return {**{k: self.cleaned_data[k] for k in keys}, "params": params, "prompt": prompt}
 
 
 class EndpointConnectionForm(EndpointModelForm):
@@ -163,9 +188,10 @@ class EndpointConnectionForm(EndpointModelForm):
         params, prompt = endpoint.params or {}, endpoint.prompt or {}
         initial = {name: getattr(endpoint, name) for name in ("base_url", "model_name", "api", "api_key_env", "timeout_s",
                                                               "max_retries", "max_concurrency")}
-        initial.update({k: params.get(k) for k in ("temperature", "top_p", "max_tokens", "seed")})
-        initial.update(stop=(params.get("stop") or [""])[0], system=prompt.get("system", ""), user=prompt.get("user", ""))
-        super().__init__(*args, initial=initial, **kwargs)
+        initial.update({k: params.get(k) for k in ("temperature", "top_p", "max_tokens", "seed", "language")})
+        initial.update(stop=(params.get("stop") or [""])[0], system=prompt.get("system", ""), user=prompt.get("user", ""),
+                       transcription_prompt=params.get("prompt", "") if endpoint.api == Endpoint.Api.TRANSCRIPTIONS else "")
+        super().__init__(*args, initial=initial, task=endpoint.model.task, **kwargs)
         del self.fields["name"]
         self.fields["api_key"].help_text = "Stored encrypted; never shown. Empty: keep the stored key."
 
@@ -173,11 +199,10 @@ class EndpointConnectionForm(EndpointModelForm):
         """The keyword arguments of ``update_endpoint`` (every setting, the key typed, ``remove_key``). Stop
         sequences set through the API beyond the first are kept while the first is unchanged."""
         data = self.cleaned_data
-        params = {k: data[k] for k in ("temperature", "top_p", "max_tokens", "seed") if data.get(k) is not None}
+        params, prompt = self._params_prompt()
         stops = list((self.endpoint.params or {}).get("stop") or [])
         if data.get("stop"):
             params["stop"] = stops if stops[:1] == [data["stop"]] else [data["stop"]]
-        prompt = {k: data[k] for k in ("system", "user") if data.get(k)}
         keys = ("base_url", "model_name", "api", "api_key", "api_key_env", "timeout_s", "max_retries", "max_concurrency", "remove_key")
         return {**{k: data[k] for k in keys}, "params": params, "prompt": prompt}
 

@@ -160,7 +160,7 @@ def _rounds_page(request, task, form=None, status=200, loop_error=None, endpoint
         form=form or OpenRoundForm(task=task), open_round=open_rounds[-1] if open_rounds else None,
         loops=[(r, task_services.round_gaps(r), candidates.exclude(pk__in=[m.pk for m in r.target_models.all()])) for r in open_rounds],
         loop_error=loop_error, next_number=(rounds[0].number + 1) if rounds else 1,
-        endpoint_form=endpoint_form or EndpointModelForm(),
+        endpoint_form=endpoint_form or EndpointModelForm(task=task),
         endpoint_models=task.models.filter(kind=MLModel.Kind.ENDPOINT).select_related("endpoint").order_by("-created_at"),
     )
 
@@ -178,7 +178,7 @@ def rounds_page(request, task):
 def add_endpoint(request, task):
     """Add a model behind an OpenAI-compatible endpoint to the task (``tasks.loop.endpoints.records.create_endpoint_model``);
     it can then be put in the loop of the next round. Refusals (a URL off the allow-list, ...) show on the form."""
-    form = EndpointModelForm(request.POST)
+    form = EndpointModelForm(request.POST, task=task)
     status = 400
     if form.is_valid():
         try:

@@ -421,15 +421,17 @@ class DynabenchClient(ChatMixin):
         return self._request("POST", "/models/selections", json=body)["id"]
 
     def submit_endpoint(
-        self, task: str, name: str, base_url: str, model_name: str, *, api: str = "chat", params: dict | None = None,
+        self, task: str, name: str, base_url: str, model_name: str, *, api: str | None = None, params: dict | None = None,
         prompt: dict | None = None, api_key: str | None = None, timeout_s: float = 30.0, max_retries: int = 3,
         max_concurrency: int = 4, description: str = "", published: bool = True, anonymous: bool = False,
         loop_allowed: bool = False,
     ) -> int:
         """Submit a model served behind an OpenAI-compatible API (vLLM, TGI, Ollama, llama.cpp, a provider);
         return the model id. The platform evaluates it by calling ``base_url`` (``/v1/chat/completions``, or
-        ``/v1/completions`` with ``api="completions"``) with ``model_name`` and the generation ``params``
-        (``temperature``, ``top_p``, ``max_tokens``, ``seed``, ``stop``), at most ``max_concurrency`` calls at a
+        ``/v1/completions`` with ``api="completions"``, or for a speech recognition task
+        ``/v1/audio/transcriptions`` with ``api="transcriptions"``; None: the first API the task's kind takes)
+        with ``model_name`` and the ``params`` (``temperature``, ``top_p``, ``max_tokens``, ``seed``, ``stop``;
+        for transcriptions ``language``, ``prompt``, ``temperature``), at most ``max_concurrency`` calls at a
         time. ``prompt`` overrides the task kind's template (``system``, ``user``). ``api_key`` (or the
         environment variable ``DYNABENCH_ENDPOINT_API_KEY``) is sent once, stored encrypted, never shown back.
         ``loop_allowed`` (off by default) lets the task's owners put the endpoint in an annotation loop, where
@@ -437,11 +439,13 @@ class DynabenchClient(ChatMixin):
         ``BadRequest`` (code ``endpoint_url_not_allowed``) when the URL is not on the platform's allow-list.
         """
         body = {
-            "task": task, "name": name, "base_url": base_url, "model_name": model_name, "api": api, "params": params or {},
+            "task": task, "name": name, "base_url": base_url, "model_name": model_name, "params": params or {},
             "prompt": prompt or {}, "api_key": api_key if api_key is not None else os.environ.get("DYNABENCH_ENDPOINT_API_KEY", ""),
             "timeout_s": timeout_s, "max_retries": max_retries, "max_concurrency": max_concurrency,
             "description": description, "published": published, "anonymous": anonymous, "loop_allowed": loop_allowed,
         }
+        if api is not None:
+            body["api"] = api
         return self._request("POST", "/models/endpoint", json=body)["id"]
 
     def get_model(self, model_id: int) -> dict:

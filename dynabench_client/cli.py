@@ -300,7 +300,8 @@ def cmd_submit_selection(args) -> int:
 
 
 def cmd_submit_endpoint(args) -> int:
-    params = {k: v for k, v in (("temperature", args.temperature), ("max_tokens", args.max_tokens), ("seed", args.seed)) if v is not None}
+    given = (("temperature", args.temperature), ("max_tokens", args.max_tokens), ("seed", args.seed), ("language", args.language))
+    params = {k: v for k, v in given if v is not None}
     model_id = _client(args).submit_endpoint(
         args.task, args.name or args.model_name, args.base_url, args.model_name, api=args.api, params=params,
         description=args.description, max_concurrency=args.max_concurrency, loop_allowed=args.allow_loop,
@@ -423,10 +424,12 @@ def build_parser() -> argparse.ArgumentParser:
     endpoint.add_argument("--model-name", required=True, help="the `model` the API serves")
     endpoint.add_argument("--name", help="the model's name on the leaderboard (default: the model name)")
     endpoint.add_argument("--description", default="", help="model card, Markdown")
-    endpoint.add_argument("--api", choices=["chat", "completions"], default="chat")
+    endpoint.add_argument("--api", choices=["chat", "completions", "transcriptions"], default=None,
+                          help="the API to call (default: the first the task's kind takes)")
     endpoint.add_argument("--temperature", type=float)
     endpoint.add_argument("--max-tokens", type=int)
     endpoint.add_argument("--seed", type=int)
+    endpoint.add_argument("--language", help="transcriptions: the clips' language, ISO 639-1 (e.g. en)")
     endpoint.add_argument("--max-concurrency", type=int, default=4, help="calls at a time (default 4)")
     endpoint.add_argument("--allow-loop", action="store_true",
                           help="let the task's owners put it in an annotation loop (annotators' texts then go to it "

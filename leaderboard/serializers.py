@@ -7,7 +7,7 @@ from leaderboard.metric_rules import METRICS
 from leaderboard.models import EvaluationRun, MissingMetric
 from leaderboard.scheduling import evaluable_datasets
 from tasks import access
-from tasks.models import MLModel
+from tasks.models import Endpoint, MLModel
 
 
 class SubmissionSerializer(StrictSerializerMixin, serializers.Serializer):
@@ -44,8 +44,12 @@ class EndpointSubmissionSerializer(SubmissionSerializer):
 
     base_url = serializers.CharField(max_length=500, help_text="e.g. https://api.example.org or http://host:8000/v1; on the platform's allow-list.")
     model_name = serializers.CharField(max_length=200, help_text="The `model` the API serves.")
-    api = serializers.ChoiceField(choices=["chat", "completions"], default="chat", required=False)
-    params = serializers.DictField(required=False, default=dict, help_text="temperature, top_p, max_tokens, seed, stop.")
+    api = serializers.ChoiceField(choices=Endpoint.Api.values, required=False,
+                                  help_text="chat or completions (text kinds; chat for images), transcriptions (speech "
+                                            "recognition: POST /v1/audio/transcriptions with the clip). Absent: the first "
+                                            "the task's kind takes (chat; transcriptions for speech recognition).")
+    params = serializers.DictField(required=False, default=dict, help_text="temperature, top_p, max_tokens, seed, stop; for "
+                                                                           "transcriptions: language, prompt, temperature.")
     prompt = serializers.DictField(child=serializers.CharField(allow_blank=True, max_length=5000), required=False, default=dict,
                                    help_text="Overrides of the task kind's template: system, user ($field placeholders).")
     api_key = serializers.CharField(required=False, allow_blank=True, default="", write_only=True, max_length=1000,
@@ -66,7 +70,7 @@ class EndpointChangeSerializer(StrictSerializerMixin, serializers.Serializer):
 
     base_url = serializers.CharField(max_length=500, required=False)
     model_name = serializers.CharField(max_length=200, required=False)
-    api = serializers.ChoiceField(choices=["chat", "completions"], required=False)
+    api = serializers.ChoiceField(choices=Endpoint.Api.values, required=False)
     params = serializers.DictField(required=False)
     prompt = serializers.DictField(child=serializers.CharField(allow_blank=True, max_length=5000), required=False)
     api_key = serializers.CharField(required=False, allow_blank=True, write_only=True, max_length=1000, trim_whitespace=True,

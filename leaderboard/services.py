@@ -348,7 +348,7 @@ def submit_predictions(
 
 
 def submit_endpoint(
-    *, user, task: Task, name: str, base_url: str, model_name: str, api: str = "chat", params=None, prompt=None,
+    *, user, task: Task, name: str, base_url: str, model_name: str, api: str | None = None, params=None, prompt=None,
     api_key: str = "", timeout_s: float = 30.0, max_retries: int = 3, max_concurrency: int = 4, description: str = "",
     anonymous: bool = False, published: bool = True, rate_limited: bool = True, loop_allowed: bool = False,
 ) -> MLModel:

@@ -455,9 +455,11 @@ class Endpoint(models.Model):
     """The connection of an ``MLModel`` of kind ``endpoint``: an OpenAI-compatible API.
 
     ``base_url`` ends before ``/v1`` or includes it (``http://host:8000`` or
-    ``http://host:8000/v1``); ``api`` picks ``/v1/chat/completions`` (messages) or
-    ``/v1/completions`` (one prompt). ``params``: the generation parameters sent with every
-    call (``temperature``, ``top_p``, ``max_tokens``, ``seed``, ``stop``). ``prompt``:
+    ``http://host:8000/v1``); ``api`` picks ``/v1/chat/completions`` (messages),
+    ``/v1/completions`` (one prompt) or ``/v1/audio/transcriptions`` (a clip, multipart: the
+    speech recognition kind's). ``params``: the parameters sent with every call (``temperature``,
+    ``top_p``, ``max_tokens``, ``seed``, ``stop``; for transcriptions ``language``, ``prompt``,
+    ``temperature``). ``prompt``:
     overrides of the task kind's prompt template (``system``, ``user``; ``$field``
     placeholders, ``TaskKindSpec.endpoint_prompt``). The API key is either encrypted in
     ``api_key_encrypted`` (Fernet under a key derived from ``SECRET_KEY``) or read from the
@@ -471,12 +473,14 @@ class Endpoint(models.Model):
     class Api(models.TextChoices):
         CHAT = "chat", "/v1/chat/completions"
         COMPLETIONS = "completions", "/v1/completions"
+        TRANSCRIPTIONS = "transcriptions", "/v1/audio/transcriptions"
 
     model = models.OneToOneField(MLModel, on_delete=models.CASCADE, related_name="endpoint")
     base_url = models.URLField(max_length=500)
     api = models.CharField(max_length=16, choices=Api.choices, default=Api.CHAT)
     model_name = models.CharField(max_length=200, help_text="The `model` field sent to the API.")
-    params = models.JSONField(default=dict, blank=True, help_text="temperature, top_p, max_tokens, seed, stop.")
+    params = models.JSONField(default=dict, blank=True, help_text="temperature, top_p, max_tokens, seed, stop "
+                                                                "(transcriptions: language, prompt, temperature).")
     prompt = models.JSONField(default=dict, blank=True, help_text="Overrides of the kind's template: system, user.")
     api_key_encrypted = models.TextField(blank=True, editable=False)
     api_key_env = models.CharField(max_length=100, blank=True, help_text="Environment variable holding the key.")

@@ -55,3 +55,58 @@ def make_endpoint_model(endpoint_server, db):
         return model
 
     return make
+
+
+@pytest.fixture(scope="session")
+def _shared_transcription_server(tmp_path_factory):
+    from tests.audio_support import build_tiny_ctc
+    from tests.transcription_server import start_transcription_server
+
+    server = start_transcription_server(build_tiny_ctc(tmp_path_factory.mktemp("tiny-ctc-server")))
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def transcription_server(_shared_transcription_server, settings):
+    """The session's transcriptions API server (``tests/transcription_server.py``: a tiny random CTC model)
+    reset, its port of 127.0.0.1 on the endpoint allow-list."""
+    allow_local_server(settings, _shared_transcription_server.url)
+    settings.DYNABENCH_ENDPOINT_BREAKER_COOLDOWN_S = 60
+    _shared_transcription_server.reset()
+    yield _shared_transcription_server
+    _shared_transcription_server.reset()
+
+
+@pytest.fixture
+def speech_task_with_clips(owner, settings, tmp_path):
+    """``(task, contexts)``: the built-in ``spoken-sentences`` task (``owner`` owns it) with four tone clips of
+    0.3-1.05 s stored as round 1's contexts, under a media folder of this test."""
+    from tasks.data.audio import ingest_audio
+    from tasks.models import Context
+    from tests.audio_support import audio_task, clip_file
+
+    settings.MEDIA_ROOT = tmp_path / "media"
+    task = audio_task(owner, "spoken-sentences")
+    files = [clip_file(f"c{i}.wav", freq=200 + 90 * i, seconds=0.3 + 0.25 * i, rate=22050) for i in range(4)]
+    ingest_audio(task=task, acting_user=owner, files=files, round_number=1)
+    return task, list(Context.objects.filter(round__task=task).order_by("id"))
+
+
+@pytest.fixture
+def make_transcription_endpoint(transcription_server, db):
+    """``make_transcription_endpoint(task, **fields)``: an endpoint model of ``task`` on ``transcription_server``'s
+    transcriptions API (a fresh breaker: model ids are reused between tests)."""
+    from tasks.loop.endpoints.breaker import reset_breaker
+    from tasks.loop.endpoints.records import create_endpoint_model
+
+    def make(task, *, name="ctc-endpoint", **fields):
+        fields.setdefault("model_name", transcription_server.model_name)
+        fields.setdefault("params", {"language": "en", "temperature": 0})
+        fields.setdefault("timeout_s", 10)
+        fields.setdefault("base_url", transcription_server.url)
+        model = create_endpoint_model(task=task, owner=fields.pop("owner", task.owners.first()), name=name, **fields)
+        reset_breaker(model)
+        return model
+
+    return make

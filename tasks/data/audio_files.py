@@ -52,14 +52,30 @@ def read_stored(sha256: str) -> tuple[bytes, str]:
         return fh.read(), CONTENT_TYPE
 
 
+def read_model_flac(sha256: str) -> bytes:
+    """Return the FLAC bytes of the stored clip's 16 kHz mono copy (what endpoint models are sent).
+    Raises ``FileNotFoundError`` when the value is not a clip hash or no clip of it is stored."""
+    name = model_name(_checked(sha256))
+    if not default_storage.exists(name):
+        raise FileNotFoundError(f"no stored clip {sha256}")
+    with default_storage.open(name, "rb") as fh:
+        return fh.read()
+
+
 def read_model_samples(sha256: str) -> np.ndarray:
     """Return the stored clip's 16 kHz mono samples as float32 in [-1, 1], shape ``(frames,)``.
     Raises ``FileNotFoundError`` when the value is not a clip hash or no clip of it is stored."""
     import soundfile
 
-    name = model_name(_checked(sha256))
-    if not default_storage.exists(name):
-        raise FileNotFoundError(f"no stored clip {sha256}")
-    with default_storage.open(name, "rb") as fh:
-        samples, _ = soundfile.read(io.BytesIO(fh.read()), dtype="float32", always_2d=False)
+    samples, _ = soundfile.read(io.BytesIO(read_model_flac(sha256)), dtype="float32", always_2d=False)
     return samples
+
+
+def model_flac(samples: np.ndarray) -> bytes:
+    """``samples`` (float32 mono at ``MODEL_RATE``, shape ``(frames,)``) as 16-bit FLAC bytes, the format of
+    the stored model copy."""
+    import soundfile
+
+    out = io.BytesIO()
+    soundfile.write(out, np.asarray(samples, dtype=np.float32), MODEL_RATE, format="FLAC", subtype="PCM_16")
+    return out.getvalue()

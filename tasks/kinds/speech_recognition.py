@@ -49,8 +49,9 @@ class SpeechRecognitionSpec(TaskKindSpec):
     (``2`` = ``two``), punctuation and symbols dropped (apostrophes inside words kept), white
     space collapsed. Per-item score ``wer`` (utterance WER). Both metrics are error rates, lower
     is better (``lower_is_better``): the leaderboard turns them round before the Dynascore. Models:
-    Hugging Face ``*ForCTC`` directories (wav2vec 2.0, HuBERT, ...) decoded greedily, or
-    ``WhisperForConditionalGeneration`` run with ``generate``.
+    Hugging Face ``*ForCTC`` directories (wav2vec 2.0, HuBERT, ...) decoded greedily,
+    ``WhisperForConditionalGeneration`` run with ``generate``, or endpoint models speaking the
+    OpenAI-compatible transcriptions API (``endpoint_apis``; the clip sent by ``endpoint_messages``).
     """
 
     name = "speech_recognition"
@@ -70,8 +71,8 @@ class SpeechRecognitionSpec(TaskKindSpec):
     model_wrong_rule = "wer_above"
     perf_metrics = ("wer", "cer")
     lower_is_better = ("wer", "cer")
-    submissions = ("model", "predictions")
-    takes_endpoints = False
+    submissions = ("model", "predictions", "endpoint")
+    endpoint_apis = ("transcriptions",)
     perturbations = "audio"
 
     def config_errors(self, config):
@@ -198,7 +199,27 @@ class SpeechRecognitionSpec(TaskKindSpec):
         )
         return float(min(1.0, max(0.0, 1.0 - scores[config["perf_metric"]])))
 
-    endpoint_answer_rule = "The answer's text, stripped of surrounding white space, is the transcript."
+    endpoint_answer_rule = (
+        "The endpoint answers the OpenAI-compatible transcriptions API (POST /v1/audio/transcriptions: the clip as "
+        "16 kHz mono FLAC, response_format json); its text, stripped of surrounding white space, is the transcript."
+    )
+
+    def endpoint_messages(self, config, model_input, prompt=None):
+        """The clip of the model input as ``tasks.loop.endpoints.base.audio_messages``: the stored 16 kHz mono
+        FLAC copy (its sha256 in the audio field), or samples at 16 kHz (a numpy array, in benchmarks and
+        tests) encoded so. No text is sent (the transcriptions API's hint is the endpoint's ``prompt``
+        parameter). Raises ``RuleError`` (``bad_input``) when the clip is not stored."""
+        from tasks.data.audio_files import model_flac, read_model_flac
+        from tasks.loop.endpoints.base import audio_messages
+
+        name = config["model_inputs"][0]
+        value = model_input.get(name)
+        if isinstance(value, np.ndarray):
+            return audio_messages(model_flac(value))
+        try:
+            return audio_messages(read_model_flac(value))
+        except FileNotFoundError as missing:
+            raise RuleError(ModelCheckCode.BAD_INPUT, f"The clip to transcribe is missing: {missing}.", field=name) from None
 
     def endpoint_answer(self, config, text, model_input):
         return {"transcript": (text or "").strip()}

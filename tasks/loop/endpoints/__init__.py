@@ -2,7 +2,8 @@
 
 One client (``httpx``) covers vLLM, TGI's messages API, Ollama, llama.cpp's server,
 ``transformers serve`` and the hosted providers that speak ``/v1/chat/completions`` or
-``/v1/completions``. The registry (``tasks.loop.registry.get_predictor``) hands back an
+``/v1/completions``, and the speech servers that speak ``/v1/audio/transcriptions`` (the clip sent as a
+multipart file: ``calls.request_content``; the speech recognition kind's only API). The registry (``tasks.loop.registry.get_predictor``) hands back an
 ``EndpointPredictor`` for such a record, so the model in the loop and the evaluation jobs use it
 like a local model. What a task kind sends and how the answer becomes its output is the kind's
 (``TaskKindSpec.endpoint_messages`` / ``endpoint_answer``).

@@ -22,7 +22,7 @@ from asgiref.sync import sync_to_async
 from dynabench.jsonbounds import loads_bounded
 from tasks.loop.endpoints.base import Answer, EndpointCode, EndpointError, logger, setting
 from tasks.loop.endpoints.breaker import breaker_open_for, record_outcome
-from tasks.loop.endpoints.calls import Retries, answer_of, request_body
+from tasks.loop.endpoints.calls import Retries, answer_of, request_body, request_content
 from tasks.loop.endpoints.keys import api_key
 from tasks.loop.endpoints.slots import slots
 from tasks.loop.endpoints.urls import api_url, check_url
@@ -74,13 +74,14 @@ async def acall(endpoint, messages: list[dict]) -> Answer:
     URL the allow-list refuses."""
     await acheck(endpoint)
     model, client = endpoint.model, async_client_for(endpoint)
-    url, body, headers = api_url(endpoint), request_body(endpoint, messages), headers_for(endpoint)
+    url, headers = api_url(endpoint), headers_for(endpoint)
+    content = request_content(endpoint, request_body(endpoint, messages))
     limit = int(setting("DYNABENCH_ENDPOINT_MAX_RESPONSE_BYTES", 2**20))
     started = time.perf_counter()
     tries = Retries(endpoint)
     async for _ in tries:
         with tries.guard():
-            async with slots(endpoint).ahold(), client.stream("POST", url, json=body, headers=headers) as response:
+            async with slots(endpoint).ahold(), client.stream("POST", url, **content, headers=headers) as response:
                 data = await aread_bounded(response, limit)
                 if response.status_code == 200:
                     answer = answer_of(endpoint, data, (time.perf_counter() - started) * 1000)

@@ -28,6 +28,12 @@ class EndpointCode:
 
 PARAMS = ("temperature", "top_p", "max_tokens", "seed", "stop")
 
+#: The parameters of the transcriptions API (``/v1/audio/transcriptions``), sent as form fields.
+TRANSCRIPTION_PARAMS = ("language", "prompt", "temperature")
+
+#: The content type of each audio format an ``input_audio`` part may name.
+AUDIO_TYPES = {"flac": "audio/flac", "wav": "audio/wav"}
+
 STORE_EVERY = 32
 
 STORE_EVERY_S = 0.5
@@ -41,6 +47,16 @@ REASON_CHARS = 500
 
 #: The most bytes of a refusal's body read to find that reason.
 REASON_BYTES = 16384
+
+
+def audio_messages(flac: bytes) -> list[dict]:
+    """The messages that carry one clip (FLAC bytes) to an endpoint: one user message whose content is
+    OpenAI's ``input_audio`` part (``{"data": base64, "format": "flac"}``). The transcriptions API sends
+    that clip as its multipart ``file`` (``calls.request_content``)."""
+    import base64
+
+    part = {"type": "input_audio", "input_audio": {"data": base64.b64encode(flac).decode("ascii"), "format": "flac"}}
+    return [{"role": "user", "content": [part]}]
 
 
 def setting(name, default):

@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from dynabench.errors import RuleError
 from dynabench.jsonbounds import loads_bounded
 from tasks.loop.endpoints.base import (
-    Answer, BACKOFF_BASE_S, BACKOFF_MAX_S, EndpointCode, EndpointError, REASON_BYTES, REASON_CHARS, logger, setting,
+    AUDIO_TYPES, Answer, BACKOFF_BASE_S, BACKOFF_MAX_S, EndpointCode, EndpointError, REASON_BYTES, REASON_CHARS, logger, setting,
 )
 from tasks.loop.endpoints.breaker import breaker_open_for, record_outcome
 from tasks.loop.endpoints.keys import api_key
@@ -63,18 +63,49 @@ def _text(content) -> str:
                     field="api")
 
 
+def _audio_part(messages: list[dict]) -> dict:
+    """The ``input_audio`` part (``{"data": base64, "format"}``) of the last message (``base.audio_messages``);
+    ``RuleError`` when the messages carry no clip (a kind that sends text, on an endpoint switched to transcriptions)."""
+    content = messages[-1]["content"] if messages else None
+    for part in content if isinstance(content, list) else []:
+        audio = part.get("input_audio") if isinstance(part, dict) and part.get("type") == "input_audio" else None
+        if isinstance(audio, dict) and isinstance(audio.get("data"), str) and audio.get("format") in AUDIO_TYPES:
+            return audio
+    raise RuleError(EndpointCode.BAD_SETTINGS, "This task sends no audio, which the transcriptions API needs: set the "
+                    "endpoint's API to chat or completions.", field="api")
+
+
 def request_body(endpoint, messages: list[dict]) -> dict:
-    """The JSON body of one call: chat messages, or for ``/v1/completions`` one prompt joining them."""
+    """What one call sends, as JSON: chat messages; for ``/v1/completions`` one prompt joining them; for
+    ``/v1/audio/transcriptions`` the form fields (``model``, the parameters, ``response_format`` ``json``)
+    and the clip under ``file`` (``{"data": base64, "format"}``; ``request_content`` sends it as a file)."""
     body = {"model": endpoint.model_name, **endpoint.params}
     if endpoint.api == endpoint.Api.CHAT:
         body["messages"] = messages
+    elif endpoint.api == endpoint.Api.TRANSCRIPTIONS:
+        body.update(response_format="json", file=_audio_part(messages))
     else:
         body["prompt"] = "\n\n".join(_text(m["content"]) for m in messages) + "\n"
     return body
 
 
+def request_content(endpoint, body: dict) -> dict:
+    """The ``httpx`` keyword arguments that send ``body`` (``request_body``): ``json=`` for the chat and
+    completions APIs; for transcriptions a ``multipart/form-data`` request, as OpenAI's API takes it: the
+    clip's bytes as ``file`` (``clip.flac``, ``audio/flac``: the stored 16 kHz mono copy, which vLLM,
+    ``transformers serve`` and OpenAI read), every other entry as a text field."""
+    if endpoint.api != endpoint.Api.TRANSCRIPTIONS:
+        return {"json": body}
+    import base64
+
+    fields = {name: str(value) for name, value in body.items() if name != "file"}
+    audio = body["file"]
+    clip = (f"clip.{audio['format']}", base64.b64decode(audio["data"]), AUDIO_TYPES[audio["format"]])
+    return {"data": fields, "files": {"file": clip}}
+
+
 def cache_key(endpoint, messages: list[dict]) -> str:
-    """sha256 of the request that decides the answer (API, model name, parameters, messages)."""
+    """sha256 of the request that decides the answer (API, model name, parameters, messages; a clip by its bytes)."""
     return hashlib.sha256(json.dumps(request_body(endpoint, messages) | {"api": endpoint.api}, sort_keys=True).encode()).hexdigest()
 
 
@@ -89,14 +120,18 @@ def read_bounded(response, limit: int) -> bytes:
 
 
 def answer_of(endpoint, data: bytes, latency_ms: float) -> Answer:
+    """The ``Answer`` in an endpoint's 200 answer: ``choices[0]``'s message content (chat) or text
+    (completions), or a transcription's ``text``; ``EndpointError`` when it is not such an answer."""
+    transcription = endpoint.api == endpoint.Api.TRANSCRIPTIONS
     try:
         body = loads_bounded(data)
-        choice = body["choices"][0]
+        choice = body if transcription else body["choices"][0]
         text = choice["message"]["content"] if endpoint.api == endpoint.Api.CHAT else choice["text"]
         if not isinstance(text, str):
             raise TypeError("the answer's text is not a string")
     except (ValueError, KeyError, IndexError, TypeError) as error:
-        raise EndpointError(EndpointCode.FAILED, f"The endpoint's answer is not an OpenAI-style completion ({error}).") from None
+        shape = "transcription ({\"text\": ...})" if transcription else "completion"
+        raise EndpointError(EndpointCode.FAILED, f"The endpoint's answer is not an OpenAI-style {shape} ({error}).") from None
     usage = body.get("usage") if isinstance(body.get("usage"), dict) else {}
 
     def count(name):
@@ -260,12 +295,12 @@ def call(endpoint, messages: list[dict], *, checked: bool = False, failures_know
     client = client_for(endpoint)
     key = api_key(endpoint)
     headers = {"Authorization": f"Bearer {key}"} if key else {}
-    body = request_body(endpoint, messages)
+    content = request_content(endpoint, request_body(endpoint, messages))
     limit = int(setting("DYNABENCH_ENDPOINT_MAX_RESPONSE_BYTES", 2**20))
     started = time.perf_counter()
     tries = Retries(endpoint)
     for _ in tries:
-        with tries.guard(), slots(endpoint).hold(), client.stream("POST", url, json=body, headers=headers) as response:
+        with tries.guard(), slots(endpoint).hold(), client.stream("POST", url, **content, headers=headers) as response:
             data = read_bounded(response, limit)
             if response.status_code == 200:
                 answer = answer_of(endpoint, data, (time.perf_counter() - started) * 1000)

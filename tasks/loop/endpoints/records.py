@@ -4,28 +4,58 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 
 from django.db import transaction
 
 from urllib.parse import urlsplit
 
 from dynabench.errors import NotAllowed, RuleError
-from tasks.loop.endpoints.base import EndpointCode, PARAMS, setting
+from tasks.loop.endpoints.base import EndpointCode, PARAMS, TRANSCRIPTION_PARAMS, setting
 from tasks.loop.endpoints.breaker import reset_breaker
 from tasks.loop.endpoints.keys import check_key_env, set_api_key
 from tasks.loop.endpoints.urls import check_url
 
 
-def clean_params(params) -> dict:
-    """Return the generation parameters (``PARAMS`` only, each checked), or raise ``endpoint_bad_settings``."""
+#: A transcription's ``language``: an ISO 639-1 code (``en``), or a longer tag some servers take (``yue``, ``zh-TW``).
+LANGUAGE = re.compile(r"[a-z]{2,3}(-[A-Za-z]{2,4})?")
+
+#: The most characters of a transcription's ``prompt`` (OpenAI's whisper-1 reads its last 224 tokens).
+MAX_TRANSCRIPTION_PROMPT = 1000
+
+
+def _clean_transcription_params(params: dict) -> dict:
+    out = {}
+    if params.get("language") is not None:
+        if not isinstance(params["language"], str) or not LANGUAGE.fullmatch(params["language"]):
+            raise RuleError(EndpointCode.BAD_SETTINGS, "'language' is an ISO 639-1 code such as 'en'.", field="params")
+        out["language"] = params["language"]
+    if params.get("prompt") is not None:
+        if not isinstance(params["prompt"], str) or len(params["prompt"]) > MAX_TRANSCRIPTION_PROMPT:
+            raise RuleError(EndpointCode.BAD_SETTINGS, f"'prompt' is a text of at most {MAX_TRANSCRIPTION_PROMPT} characters.",
+                            field="params")
+        if params["prompt"].strip():
+            out["prompt"] = params["prompt"]
+    return out
+
+
+def clean_params(params, api: str = "chat") -> dict:
+    """Return the parameters of an endpoint of ``api`` checked, or raise ``endpoint_bad_settings``: for
+    chat and completions ``PARAMS`` (generation), for transcriptions ``TRANSCRIPTION_PARAMS`` (``language``
+    an ISO 639-1 code, ``prompt`` a hint of at most ``MAX_TRANSCRIPTION_PROMPT`` characters, ``temperature``
+    between 0 and 1)."""
     params = params or {}
     if not isinstance(params, dict):
         raise RuleError(EndpointCode.BAD_SETTINGS, "The generation parameters are an object.", field="params")
-    unknown = sorted(set(params) - set(PARAMS))
+    transcription = api == "transcriptions"
+    allowed = TRANSCRIPTION_PARAMS if transcription else PARAMS
+    unknown = sorted(set(params) - set(allowed))
     if unknown:
-        raise RuleError(EndpointCode.BAD_SETTINGS, f"Unknown generation parameters {unknown}; allowed: {', '.join(PARAMS)}.", field="params")
-    out = {}
-    checks = {"temperature": (float, 0, 2), "top_p": (float, 0, 1), "max_tokens": (int, 1, 4096), "seed": (int, 0, 2**31 - 1)}
+        raise RuleError(EndpointCode.BAD_SETTINGS, f"Unknown parameters {unknown} for the {api} API; allowed: {', '.join(allowed)}.",
+                        field="params")
+    out = _clean_transcription_params(params) if transcription else {}
+    checks = {"temperature": (float, 0, 1 if transcription else 2), "top_p": (float, 0, 1), "max_tokens": (int, 1, 4096),
+              "seed": (int, 0, 2**31 - 1)}
     for name, (kind, low, high) in checks.items():
         if params.get(name) is None:
             continue
@@ -48,24 +78,25 @@ def clean_params(params) -> dict:
 SETTINGS = ("base_url", "api", "model_name", "params", "prompt", "api_key_env", "timeout_s", "max_retries", "max_concurrency")
 
 
-def check_settings(task, *, base_url: str, api: str = "chat", model_name: str = "", params=None, prompt=None,
+def check_settings(task, *, base_url: str, api: str | None = None, model_name: str = "", params=None, prompt=None,
                    api_key_env: str = "", timeout_s: float = 30.0, max_retries: int = 3, max_concurrency: int = 4) -> dict:
     """Return the connection's settings checked and cleaned (``SETTINGS`` as keys), or raise ``RuleError``
     (codes ``EndpointCode``, ``field`` naming the setting at fault).
 
     Checks: the task kind takes endpoints (``spec.takes_endpoints``) and this API (``spec.endpoint_apis``),
-    ``check_url`` (the allow-list), ``clean_params``, the prompt overrides (``system``/``user`` strings of
-    at most 5000 characters), the key's environment variable name (``check_key_env``), a model name
+    ``check_url`` (the allow-list), ``clean_params`` (the API's own), the prompt overrides (``system``/``user``
+    strings of at most 5000 characters; none for the transcriptions API), the key's environment variable name (``check_key_env``), a model name
     (1-200 characters), and bounds on the timeout (``check_timeout``), retries (0-10) and concurrency (1-64)."""
     from tasks.models import Endpoint
 
     if not task.spec.takes_endpoints:
         raise RuleError(EndpointCode.KIND_TAKES_NO_ENDPOINT, f"Tasks of kind {task.spec.display_name} take no endpoint models.")
     url = check_url(base_url)
+    api = api or task.spec.endpoint_apis[0]
     if api not in Endpoint.Api.values:
         raise RuleError(EndpointCode.BAD_SETTINGS, f"'api' is one of {', '.join(Endpoint.Api.values)}.", field="api")
     if api not in task.spec.endpoint_apis:
-        raise RuleError(EndpointCode.BAD_SETTINGS, f"A {task.spec.display_name} task sends images: its endpoints use the "
+        raise RuleError(EndpointCode.BAD_SETTINGS, f"A {task.spec.display_name} task's endpoints use the "
                         f"{' or '.join(task.spec.endpoint_apis)} API.", field="api")
     model_name = (model_name or "").strip()
     if not model_name or len(model_name) > 200:
@@ -75,24 +106,27 @@ def check_settings(task, *, base_url: str, api: str = "chat", model_name: str = 
         isinstance(v, str) and len(v) <= 5000 for v in prompt.values()
     ):
         raise RuleError(EndpointCode.BAD_SETTINGS, "The prompt overrides are 'system' and 'user' strings.", field="prompt")
+    if api == Endpoint.Api.TRANSCRIPTIONS and any(v.strip() for v in prompt.values()):
+        raise RuleError(EndpointCode.BAD_SETTINGS, "The transcriptions API sends a clip, not messages: leave the system prompt "
+                        "and the message template empty (a hint for the transcriber is the 'prompt' parameter).", field="prompt")
     check_timeout(timeout_s)
     checks = (("max_retries", max_retries, 0, 10), ("max_concurrency", max_concurrency, 1, 64))
     for field, value, low, high in checks:
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:
             raise RuleError(EndpointCode.BAD_SETTINGS, f"'{field}' lies between {low} and {high}.", field=field)
-    return {"base_url": url, "api": api, "model_name": model_name, "params": clean_params(params), "prompt": prompt,
+    return {"base_url": url, "api": api, "model_name": model_name, "params": clean_params(params, api), "prompt": prompt,
             "api_key_env": check_key_env(api_key_env), "timeout_s": float(timeout_s), "max_retries": int(max_retries),
             "max_concurrency": int(max_concurrency)}
 
 
 def create_endpoint_model(
-    *, task, owner, name: str, base_url: str, model_name: str, api: str = "chat", params=None, prompt=None,
+    *, task, owner, name: str, base_url: str, model_name: str, api: str | None = None, params=None, prompt=None,
     api_key: str = "", api_key_env: str = "", timeout_s: float = 30.0, max_retries: int = 3, max_concurrency: int = 4,
     description: str = "", published: bool = False, anonymous: bool = False, status=None, loop_allowed: bool = False,
 ):
     """Create an ``MLModel`` of kind ``endpoint`` and its ``Endpoint`` in one transaction; return the model.
 
-    The settings are checked by ``check_settings``; ``api_key`` is stored encrypted (ignored when
+    The settings are checked by ``check_settings`` (``api`` None: the first API the task's kind takes); ``api_key`` is stored encrypted (ignored when
     ``api_key_env`` names the key's variable). ``loop_allowed``: the owner's consent to annotation loops
     of tasks they do not own (``Endpoint.loop_allowed``). Raises ``RuleError`` (codes ``EndpointCode``).
     """

@@ -203,8 +203,8 @@ def check_url(url: str) -> str:
 
 
 def api_url(endpoint) -> str:
-    """The full URL of the endpoint's API (``.../v1/chat/completions`` or ``.../v1/completions``)."""
+    """The full URL of the endpoint's API: its label (``Endpoint.Api``: ``/v1/chat/completions``,
+    ``/v1/completions`` or ``/v1/audio/transcriptions``) after the base URL, whether or not that ends in ``/v1``."""
     base = endpoint.base_url.rstrip("/")
-    if not base.endswith("/v1"):
-        base += "/v1"
-    return base + ("/chat/completions" if endpoint.api == endpoint.Api.CHAT else "/completions")
+    base = base[: -len("/v1")] if base.endswith("/v1") else base
+    return base + str(endpoint.Api(endpoint.api).label)
