@@ -422,6 +422,36 @@ class UploadImportView(OwnerTaskView):
         return Response(UploadSerializer(_upload_body(upload)).data, status=answer.get(upload.status, status.HTTP_202_ACCEPTED))
 
 
+class _TaskMediaView(OwnerTaskView):
+    """A task's stored media for its owners. GET: the latest ``page_size`` records (``?offset=`` pages
+    on). POST: ``files`` and ``round`` checked by ``upload_serializer``, then ``ingest`` stores every
+    file as a context of the round (all or nothing): 201 with ``added``, ``unchanged`` and the records
+    under ``result_key``. Subclasses name the records, the body of one record, and the serializers."""
+
+    parser_classes = [MultiPartParser]
+    page_size = 100
+    related_name = result_key = ""
+    record_body = staticmethod(lambda task, record: {})
+    ingest = staticmethod(lambda **kwargs: None)
+    record_serializer = upload_serializer = result_serializer = None
+
+    def get(self, request, task_code):
+        task = self.get_task()
+        offset = whole_number(request.query_params.get("offset", "0")) or 0
+        records = getattr(task, self.related_name).all()[offset:offset + self.page_size]
+        return Response(self.record_serializer([self.record_body(task, r) for r in records], many=True).data)
+
+    def post(self, request, task_code):
+        task = self.get_task()
+        serializer = self.upload_serializer(data={"files": request.FILES.getlist("files"), "round": request.data.get("round")})
+        serializer.is_valid(raise_exception=True)
+        result = self.ingest(task=task, acting_user=request.user, files=serializer.validated_data["files"],
+                             round_number=serializer.validated_data["round"])
+        body = {"added": result.added, "unchanged": result.unchanged,
+                self.result_key: [self.record_body(task, r) for r in getattr(result, self.result_key)]}
+        return Response(self.result_serializer(body).data, status=status.HTTP_201_CREATED)
+
+
 IMAGE_PAGE_SIZE = 100
 
 
@@ -442,28 +472,15 @@ def _image_body(task, record) -> dict:
         request={"multipart/form-data": ImageUploadSerializer}, responses={201: ImageUploadResultSerializer},
     ),
 )
-class TaskImagesView(OwnerTaskView):
+class TaskImagesView(_TaskMediaView):
     """GET: the task's latest ``IMAGE_PAGE_SIZE`` images (``?offset=`` pages on). POST: check every file and
     store each image as a context of ``round`` (``tasks.data.images.ingest_images``): 201 with what was added."""
 
-    parser_classes = [MultiPartParser]
-
-    def get(self, request, task_code):
-        task = self.get_task()
-        offset = whole_number(request.query_params.get("offset", "0")) or 0
-        records = task.images.all()[offset:offset + IMAGE_PAGE_SIZE]
-        return Response(ContextImageSerializer([_image_body(task, r) for r in records], many=True).data)
-
-    def post(self, request, task_code):
-        task = self.get_task()
-        serializer = ImageUploadSerializer(data={"files": request.FILES.getlist("files"), "round": request.data.get("round")})
-        serializer.is_valid(raise_exception=True)
-        result = images.ingest_images(
-            task=task, acting_user=request.user, files=serializer.validated_data["files"],
-            round_number=serializer.validated_data["round"],
-        )
-        body = {"added": result.added, "unchanged": result.unchanged, "images": [_image_body(task, r) for r in result.images]}
-        return Response(ImageUploadResultSerializer(body).data, status=status.HTTP_201_CREATED)
+    page_size = IMAGE_PAGE_SIZE
+    related_name = result_key = "images"
+    record_body = staticmethod(_image_body)
+    ingest = staticmethod(images.ingest_images)
+    record_serializer, upload_serializer, result_serializer = ContextImageSerializer, ImageUploadSerializer, ImageUploadResultSerializer
 
 
 AUDIO_PAGE_SIZE = 100
@@ -486,25 +503,12 @@ def clip_body(task, record) -> dict:
         request={"multipart/form-data": AudioUploadSerializer}, responses={201: AudioUploadResultSerializer},
     ),
 )
-class TaskAudioView(OwnerTaskView):
+class TaskAudioView(_TaskMediaView):
     """GET: the task's latest ``AUDIO_PAGE_SIZE`` clips (``?offset=`` pages on). POST: check every file and
     store each clip as a context of ``round`` (``tasks.data.audio.ingest_audio``): 201 with what was added."""
 
-    parser_classes = [MultiPartParser]
-
-    def get(self, request, task_code):
-        task = self.get_task()
-        offset = whole_number(request.query_params.get("offset", "0")) or 0
-        records = task.audio_clips.all()[offset:offset + AUDIO_PAGE_SIZE]
-        return Response(ContextAudioSerializer([clip_body(task, r) for r in records], many=True).data)
-
-    def post(self, request, task_code):
-        task = self.get_task()
-        serializer = AudioUploadSerializer(data={"files": request.FILES.getlist("files"), "round": request.data.get("round")})
-        serializer.is_valid(raise_exception=True)
-        result = audio.ingest_audio(
-            task=task, acting_user=request.user, files=serializer.validated_data["files"],
-            round_number=serializer.validated_data["round"],
-        )
-        body = {"added": result.added, "unchanged": result.unchanged, "clips": [clip_body(task, r) for r in result.clips]}
-        return Response(AudioUploadResultSerializer(body).data, status=status.HTTP_201_CREATED)
+    page_size = AUDIO_PAGE_SIZE
+    related_name, result_key = "audio_clips", "clips"
+    record_body = staticmethod(clip_body)
+    ingest = staticmethod(audio.ingest_audio)
+    record_serializer, upload_serializer, result_serializer = ContextAudioSerializer, AudioUploadSerializer, AudioUploadResultSerializer
