@@ -44,11 +44,12 @@ from django.core.files.storage import default_storage
 from django.db import transaction
 from django.db.models import Sum
 
-from dynabench.errors import FieldErrors, NotAllowed
+from dynabench.errors import FieldErrors
 from tasks.data.audio_files import MODEL_RATE, audio_context_fields, model_name, stored_name
 from tasks.data.resample import resample, to_mono
+from tasks.data.media_uploads import upload_target
 from tasks.data.zips import zip_members
-from tasks.models import Context, ContextAudio, Round, Task
+from tasks.models import Context, ContextAudio, Task
 
 ALLOWED_FORMATS = {"WAV": "WAV", "WAVEX": "WAV", "FLAC": "FLAC", "OGG": "OGG", "MP3": "MP3"}
 """libsndfile container → the format recorded (OGG holds Vorbis or Opus)."""
@@ -261,22 +262,9 @@ def ingest_audio(*, task: Task, acting_user, files, round_number: int) -> Ingest
     (``invalid_upload``) naming the field at fault: ``files`` (the reason, naming the file, or the
     quota), ``round`` (no such round), or ``files`` again when the task has no audio context field.
     """
-    if not task.is_owner(acting_user):
-        raise NotAllowed("not_task_owner", f"only owners of {task.code} may upload audio to it")
-    files = [f for f in (files or []) if f]
-    if not files:
-        raise FieldErrors("invalid_upload", {"files": ["Choose audio clips (WAV, FLAC, OGG/Opus, MP3) or a zip of them."]})
     field_name = audio_context_field(task.config)
-    others = [f["name"] for f in task.config.get("context_fields", []) if f["name"] != field_name]
-    if field_name is None or others:
-        message = (
-            f"Task {task.code} has no context field of type audio, or has other context fields too "
-            f"({', '.join(others)}); upload a CSV/JSONL of contexts instead."
-        )
-        raise FieldErrors("invalid_upload", {"files": [message]})
-    round_ = Round.objects.filter(task=task, number=round_number).first()
-    if round_ is None:
-        raise FieldErrors("invalid_upload", {"round": [f"Task {task.code} has no round {round_number}; open it first."]})
+    files, round_ = upload_target(task=task, acting_user=acting_user, files=files, round_number=round_number,
+                                  field_name=field_name, media="audio", choose="Choose audio clips (WAV, FLAC, OGG/Opus, MP3) or a zip of them.")
     try:
         checked = read_uploads(files)
         check_quota(task, checked)

@@ -50,9 +50,10 @@ from django.core.files.storage import default_storage
 from django.db import transaction
 from PIL import Image, ImageFile, ImageOps, UnidentifiedImageError
 
-from dynabench.errors import FieldErrors, NotAllowed
+from dynabench.errors import FieldErrors
 from tasks.data.image_files import CONTENT_TYPES, stored_name, thumbnail_name
-from tasks.models import Context, ContextImage, Round, Task
+from tasks.data.media_uploads import upload_target
+from tasks.models import Context, ContextImage, Task
 
 ALLOWED_FORMATS = {"PNG": "png", "JPEG": "jpg", "WEBP": "webp", "GIF": "gif"}
 """Pillow format name → stored file extension."""
@@ -326,22 +327,9 @@ def ingest_images(*, task: Task, acting_user, files, round_number: int) -> Inges
     the file), ``round`` (no such round, or the task has no image context field). Three queries
     for the records whatever the number of images (one select, two bulk inserts).
     """
-    if not task.is_owner(acting_user):
-        raise NotAllowed("not_task_owner", f"only owners of {task.code} may upload images to it")
-    files = [f for f in (files or []) if f]
-    if not files:
-        raise FieldErrors("invalid_upload", {"files": ["Choose images (PNG, JPEG, WebP, GIF) or a zip of them."]})
     field_name = image_context_field(task.config)
-    others = [f["name"] for f in task.config.get("context_fields", []) if f["name"] != field_name]
-    if field_name is None or others:
-        message = (
-            f"Task {task.code} has no context field of type image, or has other context fields too "
-            f"({', '.join(others)}); upload a CSV/JSONL of contexts instead."
-        )
-        raise FieldErrors("invalid_upload", {"files": [message]})
-    round_ = Round.objects.filter(task=task, number=round_number).first()
-    if round_ is None:
-        raise FieldErrors("invalid_upload", {"round": [f"Task {task.code} has no round {round_number}; open it first."]})
+    files, round_ = upload_target(task=task, acting_user=acting_user, files=files, round_number=round_number,
+                                  field_name=field_name, media="images", choose="Choose images (PNG, JPEG, WebP, GIF) or a zip of them.")
     try:
         checked = read_uploads(files)
     except ImageRefused as refused:
