@@ -274,6 +274,19 @@ async def take_turn(turn: Turn):
     yield "done", None, {**state, "turns": [*state["turns"], turn.text], "answers": [*state["answers"], records]}
 
 
+async def finish_turn(events, state: dict) -> tuple[dict, str]:
+    """Read a turn's ``events`` (``take_turn``) to the end without streaming them; return
+    ``(the conversation's new state, the model's failure message or "")``: on a failure the state is
+    the one before the turn."""
+    new_state, problem = state, ""
+    async for step, _side, value in events:
+        if step == "done":
+            new_state = value
+        elif step == "error":
+            problem = value
+    return new_state, problem
+
+
 def transcript(task: Task, state: dict, context_data: dict) -> list[dict]:
     """The conversation's messages with each assistant turn's record (model, parameters, latency)."""
     messages = task.spec.chat_messages(task.config, context_data, [])

@@ -13,7 +13,6 @@ ordinary JSON errors whatever the ``Accept`` header.
 
 from adrf.views import APIView as AsyncAPIView
 from asgiref.sync import sync_to_async
-from django.http import StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import renderers, serializers, status
@@ -22,6 +21,7 @@ from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
 from annotation import chat
+from annotation.chat_views import event_stream_response
 from annotation.error_codes import AnnotationErrorCode as Code
 from annotation.selectors import needs_content_warning
 from annotation.serializers import ExampleSerializer
@@ -199,16 +199,8 @@ class ChatTurnView(ChatTaskMixin, AsyncAPIView):
         turn = await sync_to_async(chat.prepare_turn)(user=user, task=task, state=state, prompt=data["prompt"])
         events = chat.take_turn(turn)  # nothing starts until it is iterated
         if isinstance(request.accepted_renderer, EventStreamRenderer):
-            response = StreamingHttpResponse(_stream(user, task, events), content_type="text/event-stream")
-            response["Cache-Control"] = "no-cache"
-            response["X-Accel-Buffering"] = "no"  # a proxy in front must not hold the stream back
-            return response
-        new_state, problem = state, ""
-        async for step, _side, value in events:
-            if step == "done":
-                new_state = value
-            elif step == "error":
-                problem = value
+            return event_stream_response(_stream(user, task, events))
+        new_state, problem = await chat.finish_turn(events, state)
         if problem:
             raise RuleError(Code.MODEL_FAILED, problem, status_code=503)
         return Response(await sync_to_async(conversation)(user, task, new_state))

@@ -24,6 +24,15 @@ from tasks.kinds.open_ended import PREFERENCE_LABELS, categories
 from tasks.models import Context
 
 
+def event_stream_response(stream) -> StreamingHttpResponse:
+    """A ``text/event-stream`` answer of the async iterator ``stream`` (server-sent events), uncached,
+    and marked so that a proxy in front does not hold it back."""
+    response = StreamingHttpResponse(stream, content_type="text/event-stream")
+    response["Cache-Control"] = "no-cache"
+    response["X-Accel-Buffering"] = "no"
+    return response
+
+
 def _task(code):
     task = _active_task(code)
     if not task.spec.conversational:
@@ -119,16 +128,8 @@ async def chat_turn(request, code):
                                                                           values={"prompt": prompt}), status=status))()
     events = chat.take_turn(turn)
     if "text/event-stream" in request.headers.get("Accept", ""):
-        response = StreamingHttpResponse(_stream(request, task, state, events), content_type="text/event-stream")
-        response["Cache-Control"] = "no-cache"
-        response["X-Accel-Buffering"] = "no"  # a proxy in front must not hold the stream back
-        return response
-    new_state, problem = state, ""
-    async for step, _side, value in events:
-        if step == "done":
-            new_state = value
-        elif step == "error":
-            problem = value
+        return event_stream_response(_stream(request, task, state, events))
+    new_state, problem = await chat.finish_turn(events, state)
     return await sync_to_async(lambda: _page(request, task, _fragment(request, task, new_state, problem=problem,
                                                                       values={"prompt": prompt} if problem else None),
                                              status=503 if problem else 200))()
