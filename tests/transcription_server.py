@@ -14,7 +14,8 @@ audio (400), another ``response_format`` (400), another path (404).
 Tests drive it through its attributes: ``scripted`` (texts to answer the next requests with, in
 order, instead of the model's transcript), ``fail_next`` (statuses to answer the next requests with);
 ``requests`` records each request (``path``, ``fields``, ``filename``, ``content_type``, ``rate``,
-``channels``, ``frames``, ``authorization``) and ``answered`` each text answered with 200.
+``channels``, ``frames``, ``authorization``, and ``answer``: the text answered with 200) and ``answered`` each
+such text in the order answered (concurrent requests may be answered in another order than received).
 ``start_transcription_server(model_dir, port=0)`` binds a free port.
 """
 
@@ -101,6 +102,7 @@ class _Handler(BaseHTTPRequestHandler):
         text = scripted if scripted is not None else server.transcribe(samples.mean(axis=1), rate)
         with server.lock:
             server.answered.append(text)
+            record["answer"] = text
         self._send(200, {"text": text, "usage": {"type": "duration", "seconds": round(samples.shape[0] / rate, 3)}})
 
 
