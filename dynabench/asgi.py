@@ -22,7 +22,6 @@ warm-up starts from ``TasksConfig.ready``).
 """
 
 import asyncio
-import contextvars
 import io
 import itertools
 import os
@@ -70,8 +69,9 @@ class SyncViews:
     ``threads`` threads.
 
     A request whose declared body is at most ``SMALL_BODY_BYTES`` is read on the event loop, then
-    handed to a pool thread once; the thread runs the view and renders the whole response, and the
-    loop sends it: one hand-off each way, nothing waits on the loop while the view runs. A
+    handed to a pool thread once, to run in that thread's own context (so that what Django keeps
+    per context, such as its cache clients, lasts from one request to the next on that thread);
+    the thread runs the view and renders the whole response, and the loop sends it: one hand-off each way, nothing waits on the loop while the view runs. A
     streaming response (``StreamingHttpResponse``, ``FileResponse``) is iterated on that one
     thread from start to end (its database cursors stay on their connection's thread), each chunk
     sent before the next is made. A larger or chunked body goes to a2wsgi's ``WSGIMiddleware``
@@ -101,8 +101,10 @@ class SyncViews:
         def send_from_thread(message) -> None:
             asyncio.run_coroutine_threadsafe(send(message), loop).result()
 
-        run = contextvars.copy_context().run
-        whole = await loop.run_in_executor(self.pool, run, self._respond, environ, send_from_thread)
+        # The view runs in the pool thread's own context, not a copy of this task's: Django keeps
+        # per-context state there (``caches``, an asgiref ``Local``), so that a thread's cache client
+        # and its Redis connection live from one request to the next, as under a threaded WSGI server.
+        whole = await loop.run_in_executor(self.pool, self._respond, environ, send_from_thread)
         if whole is not None:
             start, content = whole
             await send(start)
