@@ -72,14 +72,17 @@ def build_tiny_causal_lm(path: Path, *, seed: int = 0) -> Path:
     return path
 
 
-class _Handler(BaseHTTPRequestHandler):
+class QuietHandler(BaseHTTPRequestHandler):
+    """A keep-alive HTTP/1.1 handler that logs nothing, with ``_send`` for a whole answer; the base of
+    every local stand-in server here (chat, image generation, transcription)."""
+
     protocol_version = "HTTP/1.1"
-    server: "EndpointServer"
 
     def log_message(self, *args):  # quiet
         pass
 
     def _send(self, status: int, body: dict | bytes | str, headers: dict | None = None):
+        """Answer ``status`` with ``body``: a dict as JSON, a str as UTF-8 text, bytes as they are."""
         data = body if isinstance(body, bytes) else body.encode() if isinstance(body, str) else json.dumps(body).encode()
         self.send_response(status)
         self.send_header("Content-Type", "text/plain; charset=utf-8" if isinstance(body, str) else "application/json")
@@ -88,6 +91,10 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header(key, value)
         self.end_headers()
         self.wfile.write(data)
+
+
+class _Handler(QuietHandler):
+    server: "EndpointServer"
 
     def _drop(self):
         self.close_connection = True

@@ -24,8 +24,10 @@ import json
 import struct
 import threading
 import zlib
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from pathlib import Path
+
+from tests.endpoint_server import QuietHandler
 
 
 def build_tiny_diffusion_pipeline(path: Path, *, seed: int = 0) -> Path:
@@ -80,20 +82,8 @@ def huge_png_header(width: int = 20000, height: int = 20000) -> bytes:
     return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(b"\0" * (width + 1))) + chunk(b"IEND", b"")
 
 
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
+class _Handler(QuietHandler):
     server: "ImageServer"
-
-    def log_message(self, *args):  # quiet
-        pass
-
-    def _send(self, status: int, body: dict):
-        data = json.dumps(body).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
 
     def do_POST(self):
         server = self.server

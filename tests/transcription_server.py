@@ -24,12 +24,13 @@ from __future__ import annotations
 import email.parser
 import email.policy
 import io
-import json
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 import numpy as np
+
+from tests.endpoint_server import QuietHandler
 
 RATE = 16000
 
@@ -52,20 +53,8 @@ def parse_multipart(content_type: str, body: bytes) -> tuple[dict, dict]:
     return fields, files
 
 
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
+class _Handler(QuietHandler):
     server: "TranscriptionServer"
-
-    def log_message(self, *args):  # quiet
-        pass
-
-    def _send(self, status: int, body: dict):
-        data = json.dumps(body).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
 
     def _refuse(self, status: int, message: str):
         self._send(status, {"error": {"message": message, "type": "BadRequestError", "code": status}})
