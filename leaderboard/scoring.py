@@ -14,6 +14,7 @@ noise and speed; fairness across speaker groups).
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import math
@@ -104,9 +105,14 @@ def perturbable_counts(task, items: list[dict], *, dataset_checksum: str | None 
     The counts depend on the items (uid and input; for audio fairness, tags and metadata), the task's
     kind and its config only, so with ``dataset_checksum`` (``canonical_checksum`` of the items' uid,
     input, target and tag) they are computed once per dataset and reused for every other model scored
-    on it in this process.
+    on it in this process. The checksum leaves the items' metadata out, so the key adds a digest of it:
+    the same items with speaker groups added are counted again.
     """
-    key = (task.kind, json.dumps(task.config, sort_keys=True, default=str), dataset_checksum) if dataset_checksum else None
+    key = None
+    if dataset_checksum:
+        metadata = json.dumps([item.get("metadata") for item in items], sort_keys=True, default=str)
+        key = (task.kind, json.dumps(task.config, sort_keys=True, default=str), dataset_checksum,
+               hashlib.sha256(metadata.encode()).hexdigest())
     if key in _COUNTED:
         return dict(_COUNTED[key])
     counts = _count_perturbable(task, items)
