@@ -7,8 +7,9 @@ generative annotation assistants", NAACL 2022). The task kind's spec phrases the
 answer (``TaskKindSpec.assistant_messages`` / ``assistant_suggestion``, ``tasks/kinds/assist.py``): only
 the context's visible fields and the task's instructions reach the assistant, never a target or a hidden
 label. The assistant is an endpoint model (called from the event loop: ``tasks.loop.endpoints.aio.acall``)
-or a local causal language model (``tasks.loop.chat.CausalLMPredictor``, on a worker thread); its calls
-count against the round's endpoint budget (``tasks/loop/endpoints/budget.py``).
+or a local causal language model (``tasks.loop.chat.CausalLMPredictor``, on a worker thread), called
+through the gate (``tasks/loop/gate.py``, purpose ``assist``): the submitter's consent, the round's
+endpoint budget reserved per request, each call recorded.
 
 With the round's A/B split on, each worker is in one arm for the whole round
 (``calculations.ab_arm``): the control arm never sees *Suggest*, and every example records its author's
@@ -32,8 +33,8 @@ from annotation.models import Origin
 from dynabench.errors import NotAllowed, RuleError
 from tasks.kinds.assist import SuggestionError
 from tasks.loop.endpoints.base import EndpointError
-from tasks.loop.endpoints.budget import charge_round, check_round_budget
-from tasks.models import Context, MLModel
+from tasks.loop import gate
+from tasks.models import Context, MLModel, Purpose
 
 SUGGESTION_SALT = "annotation.suggestion"
 SUGGESTION_MAX_AGE_S = 24 * 3600
@@ -91,36 +92,34 @@ def _prepare(*, user, context: Context):
     return model, messages
 
 
-def ask_text(model: MLModel, messages: list[dict], *, round) -> tuple[str, int]:
+def ask_text(model: MLModel, messages: list[dict], *, round, purpose=Purpose.ASSIST, user=None) -> tuple[str, int]:
     """The text a language model answers to ``messages`` and the tokens it used (prompt + completion):
-    an endpoint (budget checked before, charged after) or a local causal LM. Raises ``RuleError``
+    an endpoint or a local causal LM, called through the gate (``tasks.loop.gate``: ``purpose`` on
+    behalf of ``user``, the round's budget reserved per request). Raises ``RuleError``
     (``assistant_failed``, 503) when it does not answer, ``endpoint_budget_spent`` (409) when the round's
-    budget is used up."""
+    budget is used up, ``model_consent_missing`` (403) without the submitter's consent."""
     from tasks.loop.endpoints.calls import call
 
-    if model.is_endpoint:
-        check_round_budget(round, model)
-        with _failures(model):
+    with _failures(model), gate.admit(model, purpose, user=user, round=round):
+        if model.is_endpoint:
             answer = call(model.endpoint, messages)
-        return _charged(round, model, answer)
-    with _failures(model):
+            return answer.text, (answer.prompt_tokens or 0) + (answer.completion_tokens or 0)
         answer = _local_answer(model, messages)
     return answer.text, (answer.prompt_tokens or 0) + (answer.completion_tokens or 0)
 
 
-async def aask_text(model: MLModel, messages: list[dict], *, round) -> tuple[str, int]:
+async def aask_text(model: MLModel, messages: list[dict], *, round, purpose=Purpose.ASSIST, user=None) -> tuple[str, int]:
     """``ask_text`` for async views: an endpoint's answer is awaited without holding a thread; a local
     model generates on a worker thread."""
     from tasks.loop.endpoints.aio import acall
 
-    if model.is_endpoint:
-        endpoint = await sync_to_async(_endpoint_of)(model)
-        await sync_to_async(check_round_budget)(round, model)
-        with _failures(model):
-            answer = await acall(endpoint, messages)
-        return await sync_to_async(_charged)(round, model, answer)
     with _failures(model):
-        answer = await sync_to_async(_local_answer, thread_sensitive=False)(model, messages)
+        async with gate.aadmit(model, purpose, user=user, round=round):
+            if model.is_endpoint:
+                endpoint = await sync_to_async(_endpoint_of)(model)
+                answer = await acall(endpoint, messages)
+            else:
+                answer = await sync_to_async(_local_answer, thread_sensitive=False)(model, messages)
     return answer.text, (answer.prompt_tokens or 0) + (answer.completion_tokens or 0)
 
 
@@ -128,13 +127,6 @@ def _endpoint_of(model: MLModel):
     from tasks.models import Endpoint
 
     return Endpoint.objects.select_related("model").get(model=model)
-
-
-def _charged(round, model, answer) -> tuple[str, int]:
-    tokens = (answer.prompt_tokens or 0) + (answer.completion_tokens or 0)
-    charge_round(round, model, {"endpoint": {"cached": answer.cached, "prompt_tokens": answer.prompt_tokens,
-                                             "completion_tokens": answer.completion_tokens}})
-    return answer.text, 0 if answer.cached else tokens
 
 
 def _local_answer(model: MLModel, messages: list[dict]):
@@ -172,7 +164,7 @@ async def asuggest(*, user, context: Context) -> Suggestion:
     4. The kind's spec reads the answer; a useless one is ``bad_suggestion`` (422), nothing stored.
     """
     model, messages = await sync_to_async(_prepare)(user=user, context=context)
-    text, _ = await aask_text(model, messages, round=context.round)
+    text, _ = await aask_text(model, messages, round=context.round, user=user)
     task = context.round.task
     try:
         parsed = task.spec.assistant_suggestion(task.config, text, context_data=context.data)
@@ -207,7 +199,8 @@ def origin_fields(*, user, context: Context, suggestion_token: str, example_inpu
 def set_assistant(*, round, model: MLModel | None, enabled: bool, ab_split: bool, acting_user) -> RoundAssistant | None:
     """Turn ``round``'s writing assistant on (``model``, ``enabled``, ``ab_split``) or off (``model`` None:
     the record is deleted; examples keep what they recorded). Only the task's owners (``NotAllowed``);
-    the model must be one of ``generators_for`` (``not_a_generator``, 400)."""
+    the model must be one of ``generators_for`` (``not_a_generator``, 400) whose submitter consented to
+    ``assist`` (``tasks.loop.gate.check_consent``: ``model_consent_missing``, 400)."""
     task = round.task
     if not task.is_owner(acting_user):
         raise NotAllowed(Code.NOT_ANNOTATOR, f"Only owners of {task.name} set a round's writing assistant.")
@@ -217,6 +210,7 @@ def set_assistant(*, round, model: MLModel | None, enabled: bool, ab_split: bool
     if model.pk not in {m.pk for m in generators_for(task)}:
         raise RuleError(Code.NOT_A_GENERATOR, f"{model.name} cannot write for {task.name}: pick an endpoint model of "
                         "the task or a local language model you own.", field="model")
+    gate.check_consent([model], Purpose.ASSIST, field="model")
     assistant, _ = RoundAssistant.objects.update_or_create(
         round=round, defaults={"model": model, "enabled": enabled, "ab_split": ab_split})
     return assistant

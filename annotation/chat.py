@@ -26,7 +26,6 @@ import threading
 import time
 from collections import Counter
 
-from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.core import signing
 
@@ -36,11 +35,11 @@ from annotation.models import Example
 from dynabench import idempotency
 from dynabench.errors import NotAllowed, RuleError
 from tasks import access
-from tasks.loop.endpoints.breaker import breaker_open_for
-from tasks.loop.endpoints.budget import charge_round, check_round_budget
+from tasks.loop import gate
 from tasks.loop.chat import stream_chat
 from tasks.loop.endpoints.base import EndpointError
-from tasks.models import Context, MLModel, Round, Task
+from tasks.loop.endpoints.breaker import breaker_open_for
+from tasks.models import Context, MLModel, Purpose, Round, Task
 from tasks.loop.registry import get_predictor
 from tasks.loop.training.records import model_ready
 
@@ -154,6 +153,7 @@ class Turn:
 
     state: dict
     round: Round
+    user: object
     text: str
     sides: list
     predictors: list
@@ -163,7 +163,7 @@ class Turn:
 def prepare_turn(*, user, task: Task, state: dict, prompt: str) -> Turn:
     """Check a turn and gather what it needs; raise ``RuleError`` before anything is sent: the
     writer's role, the round still open, the turn limit, the prompt (the task's prompt field
-    rules), the submission rate, and each endpoint's budget in the round. Sync: it reads the
+    rules), the submission rate, and each endpoint's consent to the loop (``tasks.loop.gate``). Sync: it reads the
     database and may load a local model."""
     _check_writer(user, task)
     context = Context.objects.select_related("round__task").get(pk=state["context"], round__task=task)
@@ -177,22 +177,12 @@ def prepare_turn(*, user, task: Task, state: dict, prompt: str) -> Turn:
     models = {m.pk: m for m in MLModel.objects.filter(pk__in=state["models"])}
     if len(models) != len(state["models"]):
         raise RuleError(Code.NO_MODEL_IN_LOOP, "A model of this conversation was removed; start a new one.", status_code=409)
+    gate.check_consent([models[pk] for pk in state["models"]], Purpose.LOOP, field="prompt")
     predictors = [get_predictor(models[pk]) for pk in state["models"]]  # endpoints, or local models loaded by the registry
-    for pk in state["models"]:
-        if models[pk].is_endpoint:
-            check_round_budget(round, models[pk])
     messages = [task.spec.chat_messages(task.config, context.data, _history(state, side) + [{"role": "user", "content": text}])
                 for side in range(len(predictors))]
-    return Turn(state=state, round=round, text=text, sides=[models[pk] for pk in state["models"]], predictors=predictors,
+    return Turn(state=state, round=round, user=user, text=text, sides=[models[pk] for pk in state["models"]], predictors=predictors,
                 messages=messages)
-
-
-def _charge(round: Round, models: list[MLModel], answers: dict) -> None:
-    """Count each endpoint's answer against ``round``'s budget (``answers``: side -> ``Answer``)."""
-    for side, answer in answers.items():
-        if models[side].is_endpoint:
-            output = {"endpoint": {"cached": False, "prompt_tokens": answer.prompt_tokens, "completion_tokens": answer.completion_tokens}}
-            charge_round(round, models[side], output)
 
 
 async def _in_thread(stream, messages: list[dict]):
@@ -228,7 +218,8 @@ async def take_turn(turn: Turn):
     async generator, run on the event loop: waiting on an endpoint holds no thread):
     ``("token", side, piece)`` (side 0, or 0/1 for A/B), then ``("done", new state)``, or
     ``("error", message)`` when a model fails mid-answer (the turn is then not counted; the
-    earlier state stays valid). Endpoint answers are charged to the round's budget. Nothing starts
+    earlier state stays valid). Each side is called through the gate (``loop``: consent, the round's
+    budget reserved per request, the call recorded). Nothing starts
     before the first step is asked for; closing the generator early (the annotator left) cancels
     the calls."""
     state, sides, predictors, messages = turn.state, turn.sides, turn.predictors, turn.messages
@@ -236,12 +227,13 @@ async def take_turn(turn: Turn):
 
     async def run(side: int, predictor):
         try:
-            if sides[side].is_endpoint:
-                steps = stream_chat(predictor.endpoint, messages[side])
-            else:
-                steps = _in_thread(predictor.stream, messages[side])
-            async for step, value in steps:
-                await events.put((step, side, value))
+            async with gate.aadmit(sides[side], Purpose.LOOP, user=turn.user, round=turn.round):
+                if sides[side].is_endpoint:
+                    steps = stream_chat(predictor.endpoint, messages[side])
+                else:
+                    steps = _in_thread(predictor.stream, messages[side])
+                async for step, value in steps:
+                    await events.put((step, side, value))
         except (EndpointError, RuleError) as error:
             await events.put(("failed", side, error.message))
         except Exception as error:  # a side that dies must still end the turn, never leave it waiting
@@ -266,7 +258,6 @@ async def take_turn(turn: Turn):
     finally:
         for runner in runners:
             runner.cancel()
-    await sync_to_async(_charge)(turn.round, sides, answers)
     if failure is not None:
         yield "error", None, f"The model did not finish its answer: {failure} Your prompt was not counted; send it again."
         return

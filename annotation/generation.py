@@ -30,8 +30,9 @@ from annotation.loop_choice import model_in_loop
 from annotation.models import Example, Origin
 from dynabench.errors import NotAllowed, RuleError
 from tasks.kinds.assist import SuggestionError
+from tasks.loop import gate
 from tasks.loop.endpoints.base import EndpointCode
-from tasks.models import MLModel, Round
+from tasks.models import MLModel, Purpose, Round
 
 logger = logging.getLogger(__name__)
 
@@ -53,7 +54,8 @@ def start_generation(*, round: Round, model: MLModel, per_context: int, acting_u
     """Create a ``GenerationRun`` and queue ``run_generation`` after the transaction commits.
 
     Only the task's owners (and admins) may (``NotAllowed``); the round must be open, the model one of
-    ``assist.generators_for`` (``not_a_generator``), ``per_context`` 1 to ``MAX_PER_CONTEXT``."""
+    ``assist.generators_for`` (``not_a_generator``) whose submitter consented to ``generate``
+    (``model_consent_missing``), ``per_context`` 1 to ``MAX_PER_CONTEXT``."""
     task = round.task
     if not task.is_owner(acting_user):
         raise NotAllowed(Code.NOT_ANNOTATOR, f"Only owners of {task.name} generate candidates.")
@@ -63,6 +65,7 @@ def start_generation(*, round: Round, model: MLModel, per_context: int, acting_u
     if model.pk not in {m.pk for m in assist.generators_for(task)}:
         raise RuleError(Code.NOT_A_GENERATOR, f"{model.name} cannot generate text for {task.name}: pick an endpoint "
                         "model of the task or a local language model you own.", field="model")
+    gate.check_consent([model], Purpose.GENERATE, field="model")
     if not 1 <= int(per_context) <= MAX_PER_CONTEXT:
         raise RuleError(Code.TOO_LONG, f"Ask for 1 to {MAX_PER_CONTEXT} candidates per context.", field="per_context")
     contexts = round.contexts.filter(active=True).count()
@@ -82,10 +85,10 @@ def run_generation(run_id: int) -> str:
     """The job: ask for each active context's candidates, keep those that fool the model in the loop.
 
     1. Claim the run (queued → running; a second worker gets nothing to do).
-    2. Per context and candidate number: ask the generator (``assist.ask_text``, the round's budget
-       checked and charged), read the candidate (``assistant_suggestion``), check it as an example
+    2. Per context and candidate number: ask the generator (``assist.ask_text`` through the gate, purpose
+       ``generate``: consent, the round's budget reserved per request), read the candidate (``assistant_suggestion``), check it as an example
        (``example_checks``); ask the model in the loop; keep it when it was fooled.
-    3. Progress (``done``) after each request; a spent budget stops the run (``stopped``), any other
+    3. Progress (``done``) after each request; a spent budget or a revoked consent stops the run (``stopped``), any other
        failure of the generator is counted and the run goes on; a bug fails it with the reason.
     """
     if not GenerationRun.objects.filter(pk=run_id, status=GenerationRun.Status.QUEUED).update(
@@ -101,7 +104,7 @@ def run_generation(run_id: int) -> str:
                 try:
                     _one_candidate(run, context, attempt, author)
                 except RuleError as error:
-                    if error.code == EndpointCode.BUDGET_SPENT:
+                    if error.code in (EndpointCode.BUDGET_SPENT, gate.CONSENT_MISSING):
                         raise
                     logger.info("generation run %s: %s", run.pk, error.message)
                 GenerationRun.objects.filter(pk=run.pk).update(done=F("done") + 1)
@@ -120,7 +123,7 @@ def _one_candidate(run: GenerationRun, context, attempt: int, author) -> None:
     loop_model = model_in_loop(round)
     messages = task.spec.assistant_messages(task.config, context_data=context.data, instructions=task.instructions,
                                             model_name=loop_model.name, attempt=attempt)
-    text, tokens = assist.ask_text(run.model, messages, round=round)
+    text, tokens = assist.ask_text(run.model, messages, round=round, purpose=Purpose.GENERATE, user=run.requested_by)
     GenerationRun.objects.filter(pk=run.pk).update(tokens=F("tokens") + tokens)
     try:
         parsed = task.spec.assistant_suggestion(task.config, text, context_data=context.data)
@@ -130,7 +133,8 @@ def _one_candidate(run: GenerationRun, context, attempt: int, author) -> None:
     except (SuggestionError, RuleError, TypeError, ValueError):
         return  # not a whole example: not a candidate
     GenerationRun.objects.filter(pk=run.pk).update(candidates=F("candidates") + 1)
-    output, _ = model_answer.ask_model(loop_model, task.spec.model_input(task.config, example_input), round=round)
+    output, _ = model_answer.ask_model(loop_model, task.spec.model_input(task.config, example_input), round=round,
+                                       user=run.requested_by)
     if not task.spec.model_wrong(task.config, target, output):
         return
     with transaction.atomic():

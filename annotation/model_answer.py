@@ -16,46 +16,41 @@ from asgiref.sync import sync_to_async
 from annotation.error_codes import AnnotationErrorCode as Code
 from dynabench.errors import RuleError
 from tasks.loop.endpoints.breaker import breaker_open_for
-from tasks.loop.endpoints.budget import charge_round, check_round_budget
+from tasks.loop import gate
 from tasks.loop.registry import get_predictor
-from tasks.models import MLModel, Round
+from tasks.models import MLModel, Purpose, Round
 
 logger = logging.getLogger(__name__)
 
 
-def ask_model(model: MLModel, inputs: dict, *, round: Round | None = None) -> tuple[dict, float]:
+def ask_model(model: MLModel, inputs: dict, *, round: Round | None = None, user=None) -> tuple[dict, float]:
     """Return the model's output for one input and the seconds the registry took (load included).
 
-    An endpoint model (``tasks/loop/endpoints/``) is first checked against ``round``'s budget of calls
-    and tokens (``endpoint_budget_spent``, 409), and its answer is counted against it. When it does
-    not answer (timed out, failing, its circuit breaker open) the example is refused (503) with the
-    reason: nothing is saved, and the create page keeps the annotator's text in the form to submit again.
+    The call goes through the gate for the loop (``tasks.loop.gate``, purpose ``loop``, on behalf of
+    ``user``): another user's endpoint without their consent is refused (``model_consent_missing``,
+    403); each request an endpoint is sent reserves its share of ``round``'s budget of calls and
+    tokens first (``endpoint_budget_spent``, 409) and is recorded. When the model does not answer
+    (timed out, failing, its circuit breaker open) the example is refused (503) with the reason:
+    nothing is saved, and the create page keeps the annotator's text in the form to submit again.
     """
     started = time.perf_counter()
-    if model.is_endpoint and round is not None:
-        check_round_budget(round, model)
-    with _refusals(model):
+    with _refusals(model), gate.admit(model, Purpose.LOOP, user=user, round=round):
         output = get_predictor(model).predict([inputs])[0]
-    if model.is_endpoint and round is not None:
-        charge_round(round, model, output)
     return output, time.perf_counter() - started
 
 
-async def aask_model(model: MLModel, inputs: dict, *, round: Round | None = None) -> tuple[dict, float]:
+async def aask_model(model: MLModel, inputs: dict, *, round: Round | None = None, user=None) -> tuple[dict, float]:
     """``ask_model`` for async views: an endpoint's answer is awaited without holding a thread
     (``EndpointPredictor.apredict_one``); a local model's forward runs on a thread of the default
-    executor (it computes; the event loop stays free). Same checks, refusals and charge."""
+    executor (it computes; the event loop stays free). Same gate, refusals and budget."""
     started = time.perf_counter()
-    if model.is_endpoint and round is not None:
-        await sync_to_async(check_round_budget)(round, model)
     with _refusals(model):
-        predictor = await sync_to_async(get_predictor)(model)  # a local model loads on the request's thread
-        if model.is_endpoint:
-            output = await predictor.apredict_one(inputs)
-        else:
-            output = (await sync_to_async(predictor.predict, thread_sensitive=False)([inputs]))[0]
-    if model.is_endpoint and round is not None:
-        await sync_to_async(charge_round)(round, model, output)
+        async with gate.aadmit(model, Purpose.LOOP, user=user, round=round):
+            predictor = await sync_to_async(get_predictor)(model)  # a local model loads on the request's thread
+            if model.is_endpoint:
+                output = await predictor.apredict_one(inputs)
+            else:
+                output = (await sync_to_async(predictor.predict, thread_sensitive=False)([inputs]))[0]
     return output, time.perf_counter() - started
 
 

@@ -72,7 +72,7 @@ def create_example(
     if isinstance(draft, Example):
         return draft
     # 6. The model in the loop answers (``acreate_example`` awaits this step instead).
-    output, inference_s = model_answer.ask_model(draft.model, draft.model_input, round=draft.context.round)
+    output, inference_s = model_answer.ask_model(draft.model, draft.model_input, round=draft.context.round, user=draft.user)
     return store_example(draft, output=output, inference_s=inference_s)
 
 
@@ -83,7 +83,7 @@ async def acreate_example(**kwargs) -> Example:
     draft = await sync_to_async(check_example)(**kwargs)
     if isinstance(draft, Example):
         return draft
-    output, inference_s = await model_answer.aask_model(draft.model, draft.model_input, round=draft.context.round)
+    output, inference_s = await model_answer.aask_model(draft.model, draft.model_input, round=draft.context.round, user=draft.user)
     return await sync_to_async(store_example)(draft, output=output, inference_s=inference_s)
 
 

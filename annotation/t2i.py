@@ -30,9 +30,8 @@ from annotation.error_codes import AnnotationErrorCode as Code
 from annotation.models import Example
 from dynabench import idempotency
 from dynabench.errors import RuleError
-from tasks.loop import image_generation
-from tasks.loop.endpoints.budget import charge_round, check_round_budget
-from tasks.models import Context, MLModel, Task
+from tasks.loop import gate, image_generation
+from tasks.models import Context, MLModel, Purpose, Task
 
 sign_state, read_state = chat.sign_state, chat.read_state
 
@@ -67,8 +66,8 @@ def _context(task: Task, state: dict) -> Context:
 
 def check_prompt(*, user, task: Task, state: dict, prompt: str) -> tuple[Context, MLModel, str]:
     """The checks of ``generate`` (``RuleError``, before anything is sent): the writer's role, the
-    round open, the prompt's rules, the generator still there, the submission rate, the endpoint's
-    budget. Returns ``(context, generator, cleaned prompt)``."""
+    round open, the prompt's rules, the generator still there, the submission rate, its submitter's
+    consent to the loop. Returns ``(context, generator, cleaned prompt)``."""
     _check_kind(task)
     chat._check_writer(user, task)
     context = _context(task, state)
@@ -79,16 +78,12 @@ def check_prompt(*, user, task: Task, state: dict, prompt: str) -> tuple[Context
     if model is None:
         raise RuleError(Code.NO_MODEL_IN_LOOP, "The generator of this attempt was removed; start a new one.", status_code=409)
     limits.check_submission_rate(key=f"user:{user.pk}")
-    if model.is_endpoint:
-        check_round_budget(context.round, model)
+    gate.check_consent([model], Purpose.LOOP, field="prompt")
     return context, model, text
 
 
 def keep_images(*, task: Task, state: dict, context: Context, model: MLModel, text: str, generated) -> dict:
-    """Charge the endpoint's answer to the round's budget, store the checked images, and return the
-    new state (see ``generate``)."""
-    if model.is_endpoint:
-        charge_round(context.round, model, {"endpoint": {"cached": False}})
+    """Store the checked images and return the new state (see ``generate``)."""
     stored = image_generation.store(task, generated)
     return {**state, "prompt": text, "images": stored, "generator": generated.generator}
 
@@ -100,7 +95,8 @@ def generate(*, user, task: Task, state: dict, prompt: str) -> dict:
     the round closed, the prompt's rules, the submission rate, the endpoint's budget, the generator
     failing (503) or answering with bad images (502); nothing is stored then."""
     context, model, text = check_prompt(user=user, task=task, state=state, prompt=prompt)
-    generated = image_generation.generate(model, text, task.config, seed=random.randrange(2**31))
+    with gate.admit(model, Purpose.LOOP, user=user, round=context.round):
+        generated = image_generation.generate(model, text, task.config, seed=random.randrange(2**31))
     return keep_images(task=task, state=state, context=context, model=model, text=text, generated=generated)
 
 
@@ -108,7 +104,8 @@ async def agenerate(*, user, task: Task, state: dict, prompt: str) -> dict:
     """``generate`` for async views: the checks and the storing on the request's thread, and the
     wait for an endpoint generator without a thread (``image_generation.agenerate``)."""
     context, model, text = await sync_to_async(check_prompt)(user=user, task=task, state=state, prompt=prompt)
-    generated = await image_generation.agenerate(model, text, task.config, seed=random.randrange(2**31))
+    async with gate.aadmit(model, Purpose.LOOP, user=user, round=context.round):
+        generated = await image_generation.agenerate(model, text, task.config, seed=random.randrange(2**31))
     return await sync_to_async(keep_images)(task=task, state=state, context=context, model=model, text=text, generated=generated)
 
 

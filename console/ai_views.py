@@ -15,7 +15,8 @@ from annotation.models import GenerationRun, RoundAssistant
 from console import ai_selectors
 from console.views import _page, owner_console
 from dynabench.errors import RuleError
-from tasks.models import Round
+from tasks.loop import gate
+from tasks.models import Purpose, Round
 
 
 class AssistantForm(forms.Form):
@@ -38,18 +39,23 @@ class GenerateForm(forms.Form):
         self.fields["model"].choices = choices
 
 
-def _choices(task):
+def _choices(task, purpose=None):
+    """The models the owners may pick for ``purpose`` (assist or generate): another user's endpoint only
+    with its submitter's consent to it (``tasks.loop.gate.consented``). Without ``purpose`` (a POST) every
+    generator, so that the service's refusal names whose consent is missing."""
     models = assist.generators_for(task)
+    models = gate.consented(models, purpose) if purpose else models
     return models, [(m.pk, f"{m.name} ({'endpoint' if m.is_endpoint else 'local language model'})") for m in models]
 
 
 def _ai_page(request, task, round, *, assistant_form=None, generate_form=None, status=200):
-    models, choices = _choices(task)
+    _, choices = _choices(task, Purpose.ASSIST)
+    _, generate_choices = _choices(task, Purpose.GENERATE)
     current = RoundAssistant.objects.filter(round=round).first()
     initial = {"model": current.model_id, "enabled": current.enabled, "ab_split": current.ab_split} if current else {}
     return _page(request, task, "ai_help.html", "dashboard", status=status, round=round,
                  assistant=current, assistant_form=assistant_form or AssistantForm(initial=initial, choices=choices),
-                 generate_form=generate_form or GenerateForm(choices=choices),
+                 generate_form=generate_form or GenerateForm(choices=generate_choices),
                  runs=GenerationRun.objects.filter(round=round).select_related("model"),
                  assisted=ai_selectors.assist_comparison(round), generated=ai_selectors.generated_comparison(round))
 

@@ -3,7 +3,8 @@
 ``/tasks/<code>/console/endpoints/<id>/``: GET shows the connection (the key never: only whether one is
 set); POST saves it through ``tasks.loop.endpoints.records.update_endpoint``, the function the admin and
 ``PATCH /api/v1/models/{id}/endpoint`` call. ``.../test`` (POST) sends one tiny message through
-``tasks.loop.endpoints.probe.acheck_connection`` and shows the answer or the server's own reason; it is
+``tasks.loop.endpoints.probe.acheck_connection`` (through the gate, purpose ``test``: a submitter's
+endpoint is theirs to test) and shows the answer or the server's own reason; it is
 an async view, so waiting on the endpoint holds no thread. Both are for the task's owners (403 for
 anyone else, checked here on the server) and 404 for a model that is not one of the task's endpoints.
 """
@@ -21,9 +22,10 @@ from console.views import owner_console
 from dynabench.errors import RuleError
 from tasks.loop.endpoints.breaker import breaker_state
 from tasks.loop.endpoints.keys import has_api_key
-from tasks.loop.endpoints.probe import acheck_connection
+from tasks.loop import gate
+from tasks.loop.endpoints.probe import ConnectionCheck, acheck_connection
 from tasks.loop.endpoints.records import update_endpoint
-from tasks.models import Endpoint, MLModel, Task
+from tasks.models import Endpoint, MLModel, Purpose, Task
 
 
 def _endpoint(task, model_id) -> Endpoint:
@@ -80,7 +82,11 @@ async def endpoint_test(request, code, model_id):
     if endpoint is None:
         return await sync_to_async(render)(request, "validation/forbidden.html", {
             "task": task, "message": f"Only owners of task '{task.code}' can open its console."}, status=403)
-    check = await acheck_connection(endpoint)
+    try:
+        async with gate.aadmit(endpoint.model, Purpose.TEST, user=user):
+            check = await acheck_connection(endpoint)
+    except RuleError as refused:
+        check = ConnectionCheck(False, refused.message, refused.code)
     status = 200 if check.ok else 502
     if request.headers.get("HX-Request"):
         html = await sync_to_async(render_to_string)("console/_connection_test.html", {"check": check}, request=request)

@@ -424,7 +424,7 @@ class DynabenchClient(ChatMixin):
         self, task: str, name: str, base_url: str, model_name: str, *, api: str | None = None, params: dict | None = None,
         prompt: dict | None = None, api_key: str | None = None, timeout_s: float = 30.0, max_retries: int = 3,
         max_concurrency: int = 4, description: str = "", published: bool = True, anonymous: bool = False,
-        loop_allowed: bool = False,
+        loop_allowed: bool = False, consents: list[str] | None = None,
     ) -> int:
         """Submit a model served behind an OpenAI-compatible API (vLLM, TGI, Ollama, llama.cpp, a provider);
         return the model id. The platform evaluates it by calling ``base_url`` (``/v1/chat/completions``, or
@@ -434,8 +434,10 @@ class DynabenchClient(ChatMixin):
         for transcriptions ``language``, ``prompt``, ``temperature``), at most ``max_concurrency`` calls at a
         time. ``prompt`` overrides the task kind's template (``system``, ``user``). ``api_key`` (or the
         environment variable ``DYNABENCH_ENDPOINT_API_KEY``) is sent once, stored encrypted, never shown back.
-        ``loop_allowed`` (off by default) lets the task's owners put the endpoint in an annotation loop, where
-        annotators' texts go to it under this key; without it the endpoint is only evaluated.
+        ``consents`` (none by default) lists the purposes besides evaluation the task's owners may call the
+        endpoint for under this key: ``loop`` (annotators' texts go to it), ``assist``, ``generate``,
+        ``transfer``, ``judge``; ``loop_allowed=True`` is the same as ``loop``. Without any the endpoint is
+        only evaluated; ``set_consents`` changes them later.
         ``BadRequest`` (code ``endpoint_url_not_allowed``) when the URL is not on the platform's allow-list.
         """
         body = {
@@ -443,10 +445,22 @@ class DynabenchClient(ChatMixin):
             "prompt": prompt or {}, "api_key": api_key if api_key is not None else os.environ.get("DYNABENCH_ENDPOINT_API_KEY", ""),
             "timeout_s": timeout_s, "max_retries": max_retries, "max_concurrency": max_concurrency,
             "description": description, "published": published, "anonymous": anonymous, "loop_allowed": loop_allowed,
+            "consents": list(consents or []),
         }
         if api is not None:
             body["api"] = api
         return self._request("POST", "/models/endpoint", json=body)["id"]
+
+    def set_consents(self, model_id: int, consents: list[str]) -> list[str]:
+        """Replace the purposes your endpoint model may be called for besides evaluation (``loop``, ``assist``,
+        ``generate``, ``transfer``, ``judge``); return them. A purpose left out is revoked from the next call on.
+        ``Forbidden`` unless you submitted the model."""
+        return self._request("PUT", f"/models/{int(model_id)}/consents", json={"consents": list(consents)})["consents"]
+
+    def model_calls(self, model_id: int) -> list[dict]:
+        """The calls made under your endpoint model's key: one row per task, purpose and outcome
+        (``{"task", "purpose", "status", "calls", "prompt_tokens", "completion_tokens", "last_call"}``)."""
+        return self._request("GET", f"/models/{int(model_id)}/calls")
 
     def get_model(self, model_id: int) -> dict:
         """Return the model record with its status and the evaluation status per dataset."""

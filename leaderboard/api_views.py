@@ -32,10 +32,12 @@ from leaderboard.serializers import (
     ArchiveCheckResultSerializer,
     ArchiveCheckSerializer,
     ArchiveSubmissionSerializer,
+    ConsentsSerializer,
     EndpointChangeSerializer,
     EndpointConnectionSerializer,
     EndpointSubmissionSerializer,
     LeaderboardSerializer,
+    ModelCallSummarySerializer,
     ModelDetailSerializer,
     ModelSerializer,
     PredictionsCheckResultSerializer,
@@ -48,7 +50,8 @@ from leaderboard.serializers import (
 )
 from tasks import access
 from tasks.api_views import TASK_CODE, TaskScopedMixin
-from tasks.models import MLModel
+from tasks.loop import gate
+from tasks.models import Endpoint, MLModel
 
 
 def _finite(value):
@@ -307,7 +310,8 @@ class ModelViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Crea
 
         model = self.get_object()
         if not can_edit_endpoint(request.user, model):
-            raise PermissionDenied("Only the owners of the model's task, or of the model, see and change its connection.")
+            raise PermissionDenied("Only the submitter of the model (or, for the task owners' own endpoints, the task's owners) "
+                                   "sees and changes its connection.")
         if request.method == "PATCH":
             serializer = EndpointChangeSerializer(data=request.data)
             serializer.is_valid(raise_exception=True)
@@ -316,6 +320,29 @@ class ModelViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Crea
         if endpoint is None:
             raise NotFound("This model is not behind an endpoint.")
         return Response(EndpointConnectionSerializer(endpoint).data)
+
+    @action(detail=True, methods=["get", "put"], url_path="consents", permission_classes=[IsAuthenticated])
+    def consents(self, request, pk=None):
+        """The purposes the submitter lets the task's owners call their endpoint for (``tasks.loop.gate``); PUT
+        replaces them (a revocation stops the next call). Only the submitter (or an admin): 403 otherwise."""
+        model = self.get_object()
+        if request.method == "PUT":
+            serializer = ConsentsSerializer(data=request.data)
+            serializer.is_valid(raise_exception=True)
+            chosen = gate.set_consents(model=model, acting_user=request.user, consents=serializer.validated_data["consents"])
+        elif request.user.pk == model.owner_id or request.user.is_superuser:
+            chosen = list(Endpoint.objects.filter(model=model).values_list("consents", flat=True).first() or [])
+        else:
+            raise PermissionDenied("Only the submitter of the model sees and changes its consents.")
+        return Response({"consents": chosen})
+
+    @action(detail=True, methods=["get"], url_path="calls", permission_classes=[IsAuthenticated])
+    def calls(self, request, pk=None):
+        """The calls made under the model's key, per task, purpose and outcome: to its submitter (and admins) only."""
+        model = self.get_object()
+        if not (request.user.pk == model.owner_id or request.user.is_superuser):
+            raise PermissionDenied("Only the submitter of the model sees the calls made under its key.")
+        return Response(ModelCallSummarySerializer(gate.usage_by_purpose(model), many=True).data)
 
     @action(detail=False, methods=["get"], permission_classes=[IsAuthenticated])
     def allowance(self, request):

@@ -47,9 +47,9 @@ from leaderboard.scoring import (
 )
 from leaderboard.models import EvaluationRun, EvaluationShard, LeaderboardCache
 from leaderboard.predictions import read_predictions_file
-from tasks.loop import artefacts
+from tasks.loop import artefacts, gate
 from tasks.metrics.tags import per_tag_metrics
-from tasks.models import Dataset, DatasetItem, MLModel, Task
+from tasks.models import Dataset, DatasetItem, MLModel, Purpose, Task
 from tasks.services import canonical_checksum
 from tasks.signals import model_evaluation_finished
 
@@ -363,7 +363,7 @@ def _evaluate(run: EvaluationRun, beat) -> dict:
         from tasks.loop.registry import get_predictor
 
         predictor = get_predictor(model)
-        with PeakMemory() as peak:
+        with gate.admit(model, Purpose.EVALUATION), PeakMemory() as peak:
             outputs, seconds = predict(predictor, inputs, beat, 0.0, 0.6)
             robust, fair, extra = perturbed_outputs(task, predictor, items, inputs, beat)
         inferences += extra

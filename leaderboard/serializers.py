@@ -7,7 +7,8 @@ from leaderboard.metric_rules import METRICS
 from leaderboard.models import EvaluationRun, MissingMetric
 from leaderboard.scheduling import evaluable_datasets
 from tasks import access
-from tasks.models import Endpoint, MLModel
+from tasks.loop import gate
+from tasks.models import Endpoint, MLModel, Purpose
 
 
 class SubmissionSerializer(StrictSerializerMixin, serializers.Serializer):
@@ -60,8 +61,33 @@ class EndpointSubmissionSerializer(SubmissionSerializer):
     loop_allowed = serializers.BooleanField(
         required=False, default=False,
         help_text="Let the task's owners put this endpoint in an annotation loop: annotators' texts then go to it under "
-                  "this key. Off by default (the endpoint is only evaluated on the leaderboard's datasets).",
+                  "this key. Off by default (the endpoint is only evaluated on the leaderboard's datasets). The same as "
+                  "'loop' in consents.",
     )
+    consents = serializers.ListField(
+        child=serializers.ChoiceField(choices=list(gate.CONSENTABLE)), required=False, default=list, max_length=len(gate.CONSENTABLE),
+        help_text="The purposes besides evaluation the task's owners may call this endpoint for, under this key: loop, "
+                  "assist (the writing assistant), generate (generated candidates), transfer (transfer measurements), "
+                  "judge (an AI validator). Empty by default; change them later with PUT /api/v1/models/{id}/consents.",
+    )
+
+
+class ConsentsSerializer(StrictSerializerMixin, serializers.Serializer):
+    """``PUT /api/v1/models/{id}/consents``: the purposes the submitter consents to (the whole set)."""
+
+    consents = serializers.ListField(child=serializers.ChoiceField(choices=list(gate.CONSENTABLE)), max_length=len(gate.CONSENTABLE))
+
+
+class ModelCallSummarySerializer(serializers.Serializer):
+    """Calls made under an endpoint's key, per task, purpose and outcome (``tasks.loop.gate.usage_by_purpose``)."""
+
+    task = serializers.CharField()
+    purpose = serializers.ChoiceField(choices=Purpose.choices)
+    status = serializers.CharField(help_text="ok, failed, refused_consent or refused_budget.")
+    calls = serializers.IntegerField()
+    prompt_tokens = serializers.IntegerField()
+    completion_tokens = serializers.IntegerField()
+    last_call = serializers.DateTimeField()
 
 
 class EndpointChangeSerializer(StrictSerializerMixin, serializers.Serializer):
@@ -156,11 +182,14 @@ class ModelSerializer(serializers.ModelSerializer):
     loop_allowed = serializers.SerializerMethodField(
         help_text="Endpoint models, to their owner and the task's owners: whether the owner lets the task's owners put it "
                   "in an annotation loop. Null otherwise.")
+    consents = serializers.SerializerMethodField(
+        help_text="Endpoint models, to their owner and the task's owners: the purposes besides evaluation its submitter "
+                  "consents to. Null otherwise.")
 
     class Meta:
         model = MLModel
         fields = ["id", "task", "name", "description", "owner", "kind", "status", "progress", "failure_reason", "published",
-                  "anonymous", "checksum", "created_at", "loop_allowed"]
+                  "anonymous", "checksum", "created_at", "loop_allowed", "consents"]
 
     def get_owner(self, model) -> str | None:
         user = self.context["request"].user
@@ -168,7 +197,7 @@ class ModelSerializer(serializers.ModelSerializer):
             return None
         return model.owner.get_username()
 
-    def get_loop_allowed(self, model) -> bool | None:
+    def _consents(self, model) -> list | None:
         if not model.is_endpoint:
             return None
         user = self.context["request"].user
@@ -177,7 +206,14 @@ class ModelSerializer(serializers.ModelSerializer):
             owned[model.task_id] = model.task.is_owner(user)
         if not (access.owns_model(user, model) or owned[model.task_id]):
             return None
-        return model.endpoint.loop_allowed
+        return list(model.endpoint.consents or [])
+
+    def get_loop_allowed(self, model) -> bool | None:
+        consents = self._consents(model)
+        return None if consents is None else Purpose.LOOP.value in consents
+
+    def get_consents(self, model) -> list[str] | None:
+        return self._consents(model)
 
 
 class ModelDetailSerializer(ModelSerializer):

@@ -350,7 +350,7 @@ def submit_predictions(
 def submit_endpoint(
     *, user, task: Task, name: str, base_url: str, model_name: str, api: str | None = None, params=None, prompt=None,
     api_key: str = "", timeout_s: float = 30.0, max_retries: int = 3, max_concurrency: int = 4, description: str = "",
-    anonymous: bool = False, published: bool = True, rate_limited: bool = True, loop_allowed: bool = False,
+    anonymous: bool = False, published: bool = True, rate_limited: bool = True, loop_allowed: bool = False, consents=(),
 ) -> MLModel:
     """Submit a model behind an OpenAI-compatible endpoint instead of an archive; queue its evaluation.
 
@@ -359,10 +359,10 @@ def submit_endpoint(
     concurrency) and ``api_key`` is stored encrypted, never shown back. A researcher cannot name an
     environment variable for the key (only the platform's admins and task owners set those, through
     the admin). Returns a new ``MLModel`` of kind ``endpoint`` (status ``queued``); the evaluation jobs
-    send the scoring datasets' inputs (never their labels) within ``max_concurrency``. ``loop_allowed``
-    (off by default): the submitter lets the task's owners put the endpoint in an annotation loop, where
-    annotators' texts go to it under this key; without it ``tasks.services`` refuses it in any loop of a
-    task the submitter does not own. Raises ``RateLimited`` (daily limit) and ``RuleError``
+    send the scoring datasets' inputs (never their labels) within ``max_concurrency``. ``consents``
+    (none by default; ``loop_allowed`` adds ``loop``): the purposes besides evaluation the submitter lets the
+    task's owners call the endpoint for under this key (``tasks.loop.gate``: loop, assist, generate,
+    transfer, judge); without one the gate refuses that use in a task the submitter does not own. Raises ``RateLimited`` (daily limit) and ``RuleError``
     (``wrong_submission``, ``endpoint_*`` codes).
     """
     from tasks.loop.endpoints.records import create_endpoint_model
@@ -373,7 +373,7 @@ def submit_endpoint(
             task=task, owner=user, name=name, base_url=base_url, model_name=model_name, api=api, params=params,
             prompt=prompt, api_key=api_key, timeout_s=timeout_s, max_retries=max_retries, max_concurrency=max_concurrency,
             description=description or "", published=published, anonymous=anonymous, status=MLModel.Status.QUEUED,
-            loop_allowed=loop_allowed,
+            consents=[*consents, *(["loop"] if loop_allowed else [])],
         )
         _enqueue_evaluation(model.pk)
     return model

@@ -40,8 +40,8 @@ from django.utils import timezone
 from leaderboard import evaluation
 from leaderboard.scoring import perturbed_outputs, predict
 from leaderboard.models import EvaluationRun, EvaluationShard
-from tasks.loop import artefacts
-from tasks.models import DatasetItem
+from tasks.loop import artefacts, gate
+from tasks.models import DatasetItem, Purpose
 
 Status = EvaluationRun.Status
 
@@ -131,7 +131,7 @@ def evaluate_shard(shard_id: int) -> tuple[str, dict]:
         from tasks.loop.registry import get_predictor
 
         predictor = get_predictor(run.model)
-        with evaluation.PeakMemory() as peak:
+        with gate.admit(run.model, Purpose.EVALUATION), evaluation.PeakMemory() as peak:
             outputs, seconds = predict(predictor, inputs, beat, 0.0, 0.6)
             robust, fair, extra = perturbed_outputs(task, predictor, items, inputs, beat)
         body = "".join(

@@ -17,7 +17,7 @@ from dynabench.errors import RuleError
 from tasks import access
 from tasks.models import Context, Dataset, DatasetItem, Endpoint, MLModel, Round, Task, TaskBan, TaskRole, Upload
 from tasks.services import publish_labels as publish_dataset_labels
-from tasks.services import check_loop, set_round_status
+from tasks.services import check_loop, check_loop_models, set_round_status
 
 CONTEXT_INLINE_LIMIT = 25
 
@@ -131,16 +131,22 @@ class ContextInline(BoundedJSONMixin, admin.TabularInline):
 
 class RoundForm(forms.ModelForm):
     """The admin's round form: the models in the loop pass the same checks as the console's
-    (``tasks.services.check_loop``): an open round keeps a model, and no model that cannot
-    predict a label of the task joins its loop."""
+    (``tasks.services.check_loop``, ``check_loop_models`` for a new round): an open round keeps a model,
+    no model that cannot predict a label of the task joins its loop, and another user's endpoint joins
+    only with its submitter's consent (``tasks.loop.gate``)."""
 
     def clean(self):
         cleaned = super().clean()
-        if self.instance.pk is not None and "target_models" in cleaned:
-            try:
+        try:
+            if self.instance.pk is not None and "target_models" in cleaned:
                 check_loop(round=self.instance, models=cleaned["target_models"])
-            except RuleError as refused:
-                self.add_error("target_models", refused.message)
+            elif cleaned.get("task") is not None and cleaned.get("target_models"):  # a new round
+                foreign = [m.name for m in cleaned["target_models"] if m.task_id != cleaned["task"].pk]
+                if foreign:
+                    raise RuleError("model_not_of_task", f"Models {', '.join(foreign)} belong to another task.")
+                check_loop_models(cleaned["task"], list(cleaned["target_models"]))
+        except RuleError as refused:
+            self.add_error("target_models", refused.message)
         return cleaned
 
 
@@ -260,11 +266,10 @@ class EndpointInline(BoundedJSONMixin, admin.StackedInline):
 
     model = Endpoint
     form = EndpointAdminForm
-    readonly_fields = ("loop_allowed",)  # the submitter's consent: only they give it, when submitting
     extra = 0
     max_num = 1
     can_delete = False
-    readonly_fields = ("key_status",)
+    readonly_fields = ("key_status", "consents")  # the submitter's consents: only they give them (the API)
 
     def get_formset(self, request, obj=None, **kwargs):
         kwargs["form"] = type("EndpointAdminFormFor", (self.form,), {"acting_user": request.user})
@@ -305,6 +310,16 @@ class MLModelAdmin(OwnerScopedAdmin):
     autocomplete_fields = ("owner",)
     readonly_fields = ("checksum", "progress", "failure_reason", "training_info", "created_at", "updated_at")
     date_hierarchy = "created_at"
+
+    #: What only a superuser changes here: who submitted a model (its consents and owner-only files follow
+    #: it), where its artefact lies, what it is and where its life stands (jobs set the status).
+    SUPERUSER_FIELDS = ("owner", "path", "kind", "status")
+
+    def get_readonly_fields(self, request, obj=None):
+        fields = tuple(super().get_readonly_fields(request, obj))
+        if request.user.is_superuser:
+            return fields
+        return fields + self.SUPERUSER_FIELDS + (("task",) if obj is not None else ())
 
     def get_queryset(self, request):
         return super().get_queryset(request).prefetch_related("rounds_in_loop")

@@ -18,7 +18,6 @@ class TaskErrorCode(StrEnum):
     NO_MODEL_IN_LOOP = "no_model_in_loop"
     NEEDS_A_MODEL = "kind_needs_a_model"
     LABEL_OUT_OF_REACH = "label_out_of_reach"
-    ENDPOINT_LOOP_NOT_ALLOWED = "endpoint_loop_not_allowed"
     REMOVED_LABEL_IN_USE = "removed_label_in_use"
     ROUND_NOT_OPEN = "round_not_open"
     LAST_MODEL_IN_LOOP = "last_model_in_loop"

@@ -465,8 +465,8 @@ class Endpoint(models.Model):
     ``api_key_encrypted`` (Fernet under a key derived from ``SECRET_KEY``) or read from the
     environment variable ``api_key_env`` (its name must start with
     ``settings.DYNABENCH_ENDPOINT_KEY_ENV_PREFIX``); it is never shown back (no serializer,
-    page, admin field, export or log line carries it). ``loop_allowed``: a submitter's consent to
-    annotation loops (``tasks.services`` refuses another user's endpoint in a loop without it).
+    page, admin field, export or log line carries it). ``consents``: the purposes its submitter lets the
+    task's owners call it for (``tasks/loop/gate.py`` refuses any other).
     Rules: ``tasks/loop/endpoints/``.
     """
 
@@ -487,16 +487,21 @@ class Endpoint(models.Model):
     timeout_s = models.FloatField(default=30.0, help_text="Seconds one call may take (connect and read).")
     max_retries = models.PositiveSmallIntegerField(default=3, help_text="Retries after a 429, a 5xx or a lost connection.")
     max_concurrency = models.PositiveSmallIntegerField(default=4, help_text="Calls in flight at once, per process.")
-    loop_allowed = models.BooleanField(
-        default=False,
-        help_text="Its owner lets the task's owners put it in an annotation loop (annotators' texts then go to this "
-                  "endpoint under its key). Off by default; not needed when the owner owns the task.",
+    consents = models.JSONField(
+        default=list, blank=True,
+        help_text="The purposes besides evaluation its submitter lets the task's owners use it for (tasks.gate_models.Purpose: "
+                  "loop, assist, generate, transfer, judge). Only the submitter gives or revokes them.",
     )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
     def __str__(self):
         return f"{self.model_name} at {self.base_url}"
+
+    @property
+    def loop_allowed(self) -> bool:
+        """Whether the submitter consented to annotation loops (``"loop"`` in ``consents``)."""
+        return "loop" in (self.consents or [])
 
     def __repr__(self):
         return f"<Endpoint {self.pk}: {self.model_name} at {self.base_url}>"
@@ -580,3 +585,6 @@ class ContextAudio(models.Model):
 
     def __str__(self):
         return f"{self.task.code} clip {self.sha256[:12]}"
+
+
+from tasks.gate_models import ModelCall, Purpose, RoundSpend  # noqa: E402,F401  (models of their own module)

@@ -12,12 +12,11 @@ from django.db import transaction
 from django.utils import timezone
 
 from dynabench.errors import FieldErrors, NotAllowed, RuleError
-from tasks.loop import artefacts
-from tasks.loop.consent import check_loop_consent
+from tasks.loop import artefacts, gate
 from tasks.kinds.config import validate_task_config
 from tasks.error_codes import TaskErrorCode
 from tasks.loop.model_checks import model_config
-from tasks.models import Context, Dataset, DatasetItem, MLModel, Round, Task
+from tasks.models import Context, Dataset, DatasetItem, MLModel, Purpose, Round, Task
 from tasks.signals import labels_removed, leaderboard_inputs_changed, round_status_changed
 
 # What a task owner may do in the Django admin (every list is scoped to the tasks they own).
@@ -312,8 +311,10 @@ def labels_out_of_reach(model: MLModel, config: dict | None = None) -> list[str]
     return model.task.spec.labels_out_of_reach(config if config is not None else model.task.config, hf_config)
 
 
-def _check_loop_models(task: Task, models: list[MLModel]) -> None:
-    check_loop_consent(task, models)
+def check_loop_models(task: Task, models: list[MLModel]) -> None:
+    """Refuse (``RuleError``, ``target_models``) what cannot be in ``task``'s loop: an endpoint without its submitter's
+    consent (``tasks.loop.gate``), a predictions file, a model that cannot output a label of the task."""
+    gate.check_consent(models, Purpose.LOOP, field="target_models")
     not_loadable = [m.pk for m in models if not m.answers]
     if not_loadable:
         raise RuleError(
@@ -408,7 +409,7 @@ def open_round(
                 "the loop for every example. Choose at least one model.",
                 field="target_models",
             )
-    _check_loop_models(task, models)
+    check_loop_models(task, models)
     last = Task.objects.select_for_update().get(pk=task.pk).rounds.order_by("-number").first()
     source = None
     if contexts_from is not None:
@@ -441,9 +442,9 @@ def check_loop(*, round: Round, models) -> None:
     must be a directory or endpoint model that can output every label of the task (``labels_out_of_reach``),
     an endpoint of someone who does not own the task only with its owner's consent, and an open round
     keeps at least one unless the kind collects without a model. Raises ``RuleError``
-    (``model_not_loadable``, ``label_out_of_reach``, ``endpoint_loop_not_allowed``, ``last_model_in_loop``)."""
+    (``model_not_loadable``, ``label_out_of_reach``, ``model_consent_missing``, ``last_model_in_loop``)."""
     models = list(models)
-    _check_loop_models(round.task, models)
+    check_loop_models(round.task, models)
     if round.status == Round.Status.OPEN and not models and not round.task.spec.collects_without_model:
         raise RuleError(
             TaskErrorCode.LAST_MODEL_IN_LOOP,
@@ -476,7 +477,7 @@ def add_loop_model(*, round: Round, model_id: int, acting_user) -> Round:
     Adding a model already in the loop changes nothing. Raises ``NotAllowed`` unless
     ``acting_user`` owns the task; ``RuleError`` when the round is closed (``round_not_open``), the
     model is not a directory or endpoint model of the task, it cannot output a label of the task, or
-    it is another user's endpoint whose owner did not allow loop use (``endpoint_loop_not_allowed``).
+    it is another user's endpoint whose submitter did not consent to the loop (``model_consent_missing``).
     """
     task = round.task
     if not task.is_owner(acting_user):
@@ -485,7 +486,7 @@ def add_loop_model(*, round: Round, model_id: int, acting_user) -> Round:
     if locked.status != Round.Status.OPEN:
         raise RuleError(TaskErrorCode.ROUND_NOT_OPEN, f"Round {locked.number} is closed: its loop can no longer change.", field="target_models")
     models = _task_models(task, [model_id])
-    _check_loop_models(task, models)
+    check_loop_models(task, models)
     locked.target_models.add(*models)
     return locked
 

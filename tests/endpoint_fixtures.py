@@ -45,7 +45,9 @@ def make_endpoint_model(endpoint_server, db):
     from tasks.loop.endpoints.breaker import reset_breaker
     from tasks.loop.endpoints.records import create_endpoint_model
 
-    def make(task, *, name="tiny-gpt2-endpoint", url=None, **fields):
+    def make(task, *, name="tiny-gpt2-endpoint", url=None, loop_allowed=False, **fields):
+        if loop_allowed:
+            fields["consents"] = [*fields.get("consents", ()), "loop"]
         fields.setdefault("model_name", "tiny-gpt2")
         fields.setdefault("params", {"temperature": 0, "max_tokens": 8, "seed": 1})
         fields.setdefault("timeout_s", 10)

@@ -16,9 +16,11 @@ fooled by examples that other models also get wrong).
    directory or an endpoint), not training, unpacking or failed; predictions files are skipped
    (they only answer their datasets' items).
 3. For each model, the examples it has not answered yet (not the one each was written against):
-   a local model answers them in batches through the registry (``get_predictor(...).predict``);
-   an endpoint model only while the round's endpoint budget lasts (``check_round_budget`` before
-   each batch, ``charge_round`` for each answer). Each answer is stored as a ``TransferResult``.
+   every call goes through the gate (``tasks/loop/gate.py``, purpose ``transfer``): another user's
+   endpoint only with its submitter's consent (skipped and noted without it), each request reserving
+   its share of the round's endpoint budget (the model stops when it is spent). A local model answers
+   in batches through the registry (``get_predictor(...).predict``). Each answer is stored as a
+   ``TransferResult``.
 4. Every example's rate is rederived from the stored answers (``recompute_rates``): results judged
    against a label that changed since (an owner's correction) are judged again from the stored
    output, without running the model.
@@ -38,9 +40,10 @@ from django.db import transaction
 
 from annotation.models import VALIDATED, Example, TransferRate, TransferResult
 from dynabench.errors import NotAllowed, RuleError
-from tasks.loop.endpoints.budget import charge_round, check_round_budget, round_usage
+from tasks.loop import gate
+from tasks.loop.endpoints.base import EndpointCode
 from tasks.loop.registry import get_predictor
-from tasks.models import MLModel, Round, Task
+from tasks.models import MLModel, Purpose, Round, Task
 from tasks.selectors import evaluable_models
 from validation.selectors import ValidatedExample, validated_examples
 
@@ -48,7 +51,7 @@ logger = logging.getLogger(__name__)
 
 #: Examples a local model answers per registry call (the registry batches inside it); also the rows written at once.
 LOCAL_CHUNK = 2048
-#: Examples an endpoint model answers per call between two budget checks.
+#: Examples an endpoint model answers per registry call (each request reserves its own share of the budget).
 ENDPOINT_CHUNK = 8
 TRANSFER_JOB = "validation.jobs.measure_transfer"
 _NOT_READY = (MLModel.Status.TRAINING, MLModel.Status.UNPACKING, MLModel.Status.FAILED)
@@ -106,8 +109,13 @@ def measure_round(round: Round, *, model_ids: list[int] | None = None) -> Transf
         todo = [v for v in validated if v.example.model_id != model.pk and v.example.pk not in done]
         if not todo:
             continue
+        reason = gate.consent_missing(model, Purpose.TRANSFER)
+        if reason:
+            summary.notes.append(f"{model.name} skipped: its submitter has not consented to transfer measurements")
+            continue
         try:
-            answered, stopped = (_answer_by_endpoint if model.is_endpoint else _answer_locally)(round, model, todo)
+            with gate.admit(model, Purpose.TRANSFER, round=round):
+                answered, stopped = (_answer_by_endpoint if model.is_endpoint else _answer_locally)(round, model, todo)
         except (RuleError, OSError) as error:
             answered, stopped = 0, f"{model.name} failed: {getattr(error, 'message', error)}"
         summary.answered += answered
@@ -146,26 +154,21 @@ def _answer_locally(round: Round, model: MLModel, todo: list[ValidatedExample]) 
 
 
 def _answer_by_endpoint(round: Round, model: MLModel, todo: list[ValidatedExample]) -> tuple[int, str]:
-    """An endpoint model answers ``todo`` in chunks of at most ``ENDPOINT_CHUNK``, each within what is
-    left of the round's call budget (``check_round_budget`` first, ``charge_round`` per answer);
-    return ``(answers stored, why it stopped or "")``. Answers from the endpoint's response cache
-    cost nothing."""
+    """An endpoint model answers ``todo`` in chunks of at most ``ENDPOINT_CHUNK``, each request
+    reserving its share of the round's budget at the gate; return ``(answers stored, why it stopped or
+    "")``. Answers from the endpoint's response cache cost nothing; a chunk cut short by the budget
+    keeps its answers in that cache for the next measurement."""
     predictor = get_predictor(model)
     task = round.task
     answered = 0
     while answered < len(todo):
+        rows = todo[answered : answered + ENDPOINT_CHUNK]
         try:
-            check_round_budget(round, model)
-        except RuleError:
+            outputs = predictor.predict(_inputs(task, rows))
+        except RuleError as error:
+            if error.code != EndpointCode.BUDGET_SPENT:
+                raise
             return answered, f"{model.name}: the round's endpoint budget is spent ({len(todo) - answered} examples left unanswered)"
-        usage = round_usage(round)
-        size = ENDPOINT_CHUNK
-        if usage["call_budget"] is not None:
-            size = max(1, min(size, usage["call_budget"] - usage["calls"]))
-        rows = todo[answered : answered + size]
-        outputs = predictor.predict(_inputs(task, rows))
-        for out in outputs:
-            charge_round(round, model, out)
         _store(task, model, rows, outputs)
         answered += len(rows)
     return answered, ""

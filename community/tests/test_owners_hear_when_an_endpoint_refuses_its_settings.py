@@ -5,7 +5,9 @@ a link to the model's connection page: once per version of the settings, however
 from community.jobs import notify_endpoint_misconfigured
 from community.models import Notification
 from dynabench.errors import RuleError
+from tasks.loop import gate
 from tasks.loop.registry import get_predictor
+from tasks.models import Purpose
 from tests.api.conftest import run_worker
 
 import pytest
@@ -19,7 +21,7 @@ def test_the_owners_hear_once_with_the_servers_reason(owner, sentiment_task, mak
     endpoint_server.pinned = True
 
     for text in ("one", "two", "three"):
-        with django_capture_on_commit_callbacks(execute=True), pytest.raises(RuleError):
+        with django_capture_on_commit_callbacks(execute=True), pytest.raises(RuleError), gate.admit(model, Purpose.LOOP):
             get_predictor(model).predict([{"text": text}])
     assert default_queue.count == 1  # one job, not one per refused call
     run_worker()

@@ -29,7 +29,8 @@ import time
 from typing import AsyncIterator, Iterator
 
 from dynabench.jsonbounds import loads_bounded
-from tasks.loop.endpoints.aio import acall, acheck, async_client_for, headers_for
+from tasks.loop import gate
+from tasks.loop.endpoints.aio import acall, acheck, areserve, asettle, async_client_for, headers_for
 from tasks.loop.endpoints.base import Answer, EndpointCode, EndpointError, setting
 from tasks.loop.endpoints.breaker import record_outcome
 from tasks.loop.endpoints.calls import Retries, request_body
@@ -88,12 +89,14 @@ async def stream_chat(endpoint, messages: list[dict]) -> AsyncIterator[tuple[str
         yield "done", answer
         return
     model = endpoint.model  # cached on the predictor's endpoint (predictor_for): no query here
+    admission = gate.admission_for(model)
     await acheck(endpoint)
     url, client = api_url(endpoint), async_client_for(endpoint)
     headers = headers_for(endpoint, Accept="text/event-stream")
     body = request_body(endpoint, messages) | {"stream": True, "stream_options": {"include_usage": True}}
     limit = int(setting("DYNABENCH_ENDPOINT_MAX_RESPONSE_BYTES", 2**20))
     renew_every = slots(endpoint).lease_s / 3
+    reservation = await areserve(admission, messages, endpoint.params)
     started = time.perf_counter()
     shown = False
     tries = Retries(endpoint)
@@ -128,14 +131,17 @@ async def stream_chat(endpoint, messages: list[dict]) -> AsyncIterator[tuple[str
                     whole = "".join(text)
                     raw = {"id": chunk_id, "model": endpoint.model_name, "finish_reason": finish, "text": whole,
                            "usage": usage, "stream": True, "first_token_ms": round(first_ms if first_ms is not None else latency_ms, 3)}
+                    answer = Answer(text=whole, raw=raw, latency_ms=latency_ms, prompt_tokens=_count(usage, "prompt_tokens"),
+                                    completion_tokens=_count(usage, "completion_tokens"))
+                    await asettle(admission, reservation, answer)
                     record_outcome(model, True)
-                    yield "done", Answer(text=whole, raw=raw, latency_ms=latency_ms, prompt_tokens=_count(usage, "prompt_tokens"),
-                                         completion_tokens=_count(usage, "completion_tokens"))
+                    yield "done", answer
                     return
                 await response.aread()
                 tries.refused(response)
         if shown:
             tries.stop()
+    await asettle(admission, reservation, None, latency_ms=(time.perf_counter() - started) * 1000)
     record_outcome(model, False, tries.error.message)
     raise tries.error
 

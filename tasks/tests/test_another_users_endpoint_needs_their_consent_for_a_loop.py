@@ -1,6 +1,6 @@
 """A researcher's endpoint goes into an annotation loop only if the researcher allowed it when
 submitting it: in the loop, annotators' texts go to the researcher's server under the researcher's
-key. Without that consent a task owner's attempt is refused with 400 ``endpoint_loop_not_allowed``
+key. Without that consent a task owner's attempt is refused with 400 ``model_consent_missing``
 (through the service, the console's loop form and the rounds API) and the loop is unchanged; with
 it, or for an endpoint the task's own owner added, the model joins the loop."""
 
@@ -24,8 +24,8 @@ def test_the_service_refuses_a_researchers_endpoint_without_consent(owner, resea
     with pytest.raises(RuleError) as refused:
         services.add_loop_model(round=open_round, model_id=model.pk, acting_user=owner)
 
-    assert refused.value.code == "endpoint_loop_not_allowed" and refused.value.status_code == 400
-    assert "rita" in refused.value.message and "did not allow it in annotation loops" in refused.value.message
+    assert refused.value.code == "model_consent_missing" and refused.value.status_code == 400
+    assert "rita" in refused.value.message and "has not consented to its use" in refused.value.message
     assert set(open_round.target_models.values_list("pk", flat=True)) == before
 
 
@@ -46,7 +46,7 @@ def test_the_console_loop_form_refuses_without_consent_and_adds_with_it(client, 
     client.force_login(owner)
 
     refused = client.post(url, {"model": refused_model.pk})
-    assert refused.status_code == 400 and "did not allow it in annotation loops" in refused.content.decode()
+    assert refused.status_code == 400 and "has not consented to its use" in refused.content.decode()
     assert not open_round.target_models.filter(pk=refused_model.pk).exists()
 
     assert client.post(url, {"model": allowed_model.pk}).status_code == 302
@@ -60,5 +60,5 @@ def test_opening_a_round_through_the_api_refuses_without_consent(owner, research
 
     response = client_for(owner).post(f"/api/v1/tasks/{sentiment_task.code}/rounds", {"target_models": [model.pk]}, format="json")
 
-    assert response.status_code == 400 and response.json()["code"] == "endpoint_loop_not_allowed"
+    assert response.status_code == 400 and response.json()["code"] == "model_consent_missing"
     assert Round.objects.filter(task=sentiment_task).count() == rounds

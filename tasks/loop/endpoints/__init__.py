@@ -41,8 +41,9 @@ cache round trip.
 
 Cache. Every answer is stored in ``EndpointResponse`` under the sha256 of the API, the model name,
 the parameters and the messages, so an evaluation that resumes after a worker or the endpoint
-died never asks an answered item twice. Budgets of a round's loop: ``check_round_budget`` and
-``charge_round`` over ``EndpointUsage``.
+died never asks an answered item twice. Every request is sent inside the gate's admission
+(``tasks/loop/gate.py``: consent, the round's budget reserved atomically, one audit row per call);
+``budget.round_usage`` reads what a round used.
 
 The package, one module per concern: ``base`` (codes, ``Answer``, ``EndpointError``), ``urls``
 (the allow-list), ``keys``, ``records`` (creating one), ``breaker``, ``slots`` (the shared

@@ -19,10 +19,10 @@ import weakref
 import asyncio
 from asgiref.sync import sync_to_async
 
-from dynabench.jsonbounds import loads_bounded
+from tasks.loop import gate
 from tasks.loop.endpoints.base import Answer, EndpointCode, EndpointError, logger, setting
 from tasks.loop.endpoints.breaker import breaker_open_for, record_outcome
-from tasks.loop.endpoints.calls import Retries, answer_of, request_body, request_content
+from tasks.loop.endpoints.calls import Retries, answer_of, json_object, request_body, request_content
 from tasks.loop.endpoints.keys import api_key
 from tasks.loop.endpoints.slots import slots
 from tasks.loop.endpoints.urls import api_url, check_url
@@ -68,15 +68,32 @@ async def aread_bounded(response, limit: int) -> bytes:
     return b"".join(chunks)
 
 
+async def areserve(admission, messages, params):
+    """``admission.reserve`` from the event loop: on a thread only when the round has a budget."""
+    if not admission.budgeted:
+        return None
+    return await sync_to_async(admission.reserve)(messages, params)
+
+
+async def asettle(admission, reservation, answer, *, latency_ms: float = 0.0) -> None:
+    """``admission.settle`` from the event loop: on a thread only when the request reserved something."""
+    if reservation is None:
+        admission.settle(None, answer, latency_ms=latency_ms)
+    else:
+        await sync_to_async(admission.settle)(reservation, answer, latency_ms=latency_ms)
+
+
 async def acall(endpoint, messages: list[dict]) -> Answer:
     """``calls.call`` for a coroutine: send one request and return its ``Answer``; raise
     ``EndpointError`` when it fails after its retries (counted in the breaker) or ``RuleError`` for a
-    URL the allow-list refuses."""
+    URL the allow-list refuses or the round's budget spent). Inside the gate's admission only, as ``call``."""
+    admission = gate.admission_for(endpoint.model)
     await acheck(endpoint)
     model, client = endpoint.model, async_client_for(endpoint)
     url, headers = api_url(endpoint), headers_for(endpoint)
     content = request_content(endpoint, request_body(endpoint, messages))
     limit = int(setting("DYNABENCH_ENDPOINT_MAX_RESPONSE_BYTES", 2**20))
+    reservation = await areserve(admission, messages, endpoint.params)
     started = time.perf_counter()
     tries = Retries(endpoint)
     async for _ in tries:
@@ -85,9 +102,11 @@ async def acall(endpoint, messages: list[dict]) -> Answer:
                 data = await aread_bounded(response, limit)
                 if response.status_code == 200:
                     answer = answer_of(endpoint, data, (time.perf_counter() - started) * 1000)
+                    await asettle(admission, reservation, answer)
                     record_outcome(model, True)
                     return answer
                 tries.refused(response, data)
+    await asettle(admission, reservation, None, latency_ms=(time.perf_counter() - started) * 1000)
     record_outcome(model, False, tries.error.message)
     logger.warning("endpoint model %s: %s", model.pk, tries.error.message)
     raise tries.error
@@ -96,11 +115,13 @@ async def acall(endpoint, messages: list[dict]) -> Answer:
 async def apost_json(endpoint, path: str, body: dict, *, max_bytes: int) -> tuple[dict, float]:
     """``calls.post_json`` for a coroutine: POST ``body`` to ``<base_url>/v1/<path>`` with every guard
     of ``acall``; return ``(parsed JSON object, latency in ms)``; raise ``EndpointError`` or ``RuleError``."""
+    admission = gate.admission_for(endpoint.model)
     await acheck(endpoint)
     model, client = endpoint.model, async_client_for(endpoint)
     base = endpoint.base_url.rstrip("/")
     url = (base if base.endswith("/v1") else base + "/v1") + "/" + path.lstrip("/")
     headers = headers_for(endpoint)
+    reservation = await areserve(admission, [body.get("prompt", "")], {"max_tokens": 1})
     started = time.perf_counter()
     tries = Retries(endpoint)
     async for _ in tries:
@@ -108,15 +129,13 @@ async def apost_json(endpoint, path: str, body: dict, *, max_bytes: int) -> tupl
             async with slots(endpoint).ahold(), client.stream("POST", url, json=body, headers=headers) as response:
                 data = await aread_bounded(response, max_bytes)
                 if response.status_code == 200:
-                    try:
-                        parsed = loads_bounded(data)
-                    except ValueError as exc:
-                        raise EndpointError(EndpointCode.FAILED, f"The endpoint's answer is not JSON ({exc}).") from None
-                    if not isinstance(parsed, dict):
-                        raise EndpointError(EndpointCode.FAILED, "The endpoint's answer is not a JSON object.")
+                    parsed = json_object(data)
+                    latency_ms = (time.perf_counter() - started) * 1000
+                    await asettle(admission, reservation, Answer("", {}, latency_ms, None, None))
                     record_outcome(model, True)
-                    return parsed, (time.perf_counter() - started) * 1000
+                    return parsed, latency_ms
                 tries.refused(response, data)
+    await asettle(admission, reservation, None, latency_ms=(time.perf_counter() - started) * 1000)
     record_outcome(model, False, tries.error.message)
     logger.warning("endpoint model %s: %s", model.pk, tries.error.message)
     raise tries.error

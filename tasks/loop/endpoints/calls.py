@@ -15,6 +15,7 @@ from contextlib import contextmanager
 
 from dynabench.errors import RuleError
 from dynabench.jsonbounds import loads_bounded
+from tasks.loop import gate
 from tasks.loop.endpoints.base import (
     AUDIO_TYPES, Answer, BACKOFF_BASE_S, BACKOFF_MAX_S, EndpointCode, EndpointError, REASON_BYTES, REASON_CHARS, logger, setting,
 )
@@ -276,7 +277,7 @@ class Retries:
             self._stop = True
 
 
-def call(endpoint, messages: list[dict], *, checked: bool = False, failures_known: bool = True) -> Answer:
+def call(endpoint, messages: list[dict], *, checked: bool = False, failures_known: bool = True, admission=None) -> Answer:
     """Send one request to ``endpoint`` and return its ``Answer``; raise ``EndpointError`` when it fails.
 
     Refuses at once while the breaker is open (``endpoint_unavailable``) and checks the URL again
@@ -284,9 +285,12 @@ def call(endpoint, messages: list[dict], *, checked: bool = False, failures_know
     429/5xx/connection errors with backoff; counts a failure in the breaker, and a success too when
     the breaker may hold failures (``failures_known``; a caller that read it closed and clean passes
     False and spares the shared cache a round trip). Thread-safe; blocks while ``max_concurrency``
-    calls are in flight. Retries follow ``Retries``.
+    calls are in flight. Retries follow ``Retries``. Sent only inside the gate's admission of the model
+    (``admission``, else the context's: ``tasks.loop.gate.admission_for``), which reserves the call of
+    the round's budget first (``endpoint_budget_spent``) and records it.
     """
     model = endpoint.model
+    admission = admission or gate.admission_for(model)
     if not checked:
         if breaker_open_for(model) > 0:
             raise EndpointError(EndpointCode.UNAVAILABLE, "The endpoint's circuit breaker is open after repeated failures.")
@@ -297,6 +301,7 @@ def call(endpoint, messages: list[dict], *, checked: bool = False, failures_know
     headers = {"Authorization": f"Bearer {key}"} if key else {}
     content = request_content(endpoint, request_body(endpoint, messages))
     limit = int(setting("DYNABENCH_ENDPOINT_MAX_RESPONSE_BYTES", 2**20))
+    reservation = admission.reserve(messages, endpoint.params)
     started = time.perf_counter()
     tries = Retries(endpoint)
     for _ in tries:
@@ -304,13 +309,26 @@ def call(endpoint, messages: list[dict], *, checked: bool = False, failures_know
             data = read_bounded(response, limit)
             if response.status_code == 200:
                 answer = answer_of(endpoint, data, (time.perf_counter() - started) * 1000)
+                admission.settle(reservation, answer)
                 if failures_known:
                     record_outcome(model, True)
                 return answer
             tries.refused(response, data)
+    admission.settle(reservation, None, latency_ms=(time.perf_counter() - started) * 1000)
     record_outcome(model, False, tries.error.message)
     logger.warning("endpoint model %s: %s", model.pk, tries.error.message)
     raise tries.error
+
+
+def json_object(data: bytes) -> dict:
+    """The JSON object of an endpoint's 200 answer (another API than completions); ``EndpointError`` when it is none."""
+    try:
+        parsed = loads_bounded(data)
+    except ValueError as exc:
+        raise EndpointError(EndpointCode.FAILED, f"The endpoint's answer is not JSON ({exc}).") from None
+    if not isinstance(parsed, dict):
+        raise EndpointError(EndpointCode.FAILED, "The endpoint's answer is not a JSON object.")
+    return parsed
 
 
 def post_json(endpoint, path: str, body: dict, *, max_bytes: int) -> tuple[dict, float]:
@@ -319,8 +337,10 @@ def post_json(endpoint, path: str, body: dict, *, max_bytes: int) -> tuple[dict,
     checked before each call), the record's timeout, its retries (``Retries``: after 408/429/5xx/lost
     connections, none after a configuration error), its concurrency limit, the key in the header only; the answer read up to ``max_bytes``.
     Returns ``(parsed JSON object, latency in ms)``; raises ``EndpointError`` (the failure counted in the
-    breaker) or ``RuleError`` (a URL the allow-list refuses)."""
+    breaker) or ``RuleError`` (a URL the allow-list refuses; the round's budget spent). Inside the gate's
+    admission only, as ``call``."""
     model = endpoint.model
+    admission = gate.admission_for(model)
     if breaker_open_for(model) > 0:
         raise EndpointError(EndpointCode.UNAVAILABLE, "The endpoint's circuit breaker is open after repeated failures.")
     check_url(endpoint.base_url)
@@ -329,21 +349,20 @@ def post_json(endpoint, path: str, body: dict, *, max_bytes: int) -> tuple[dict,
     client = client_for(endpoint)
     key = api_key(endpoint)
     headers = {"Authorization": f"Bearer {key}"} if key else {}
+    reservation = admission.reserve([body.get("prompt", "")], {"max_tokens": 1})
     started = time.perf_counter()
     tries = Retries(endpoint)
     for _ in tries:
         with tries.guard(), slots(endpoint).hold(), client.stream("POST", url, json=body, headers=headers) as response:
             data = read_bounded(response, max_bytes)
             if response.status_code == 200:
-                try:
-                    parsed = loads_bounded(data)
-                except ValueError as exc:
-                    raise EndpointError(EndpointCode.FAILED, f"The endpoint's answer is not JSON ({exc}).") from None
-                if not isinstance(parsed, dict):
-                    raise EndpointError(EndpointCode.FAILED, "The endpoint's answer is not a JSON object.")
+                parsed = json_object(data)
+                latency_ms = (time.perf_counter() - started) * 1000
+                admission.settle(reservation, Answer("", {}, latency_ms, None, None))
                 record_outcome(model, True)
-                return parsed, (time.perf_counter() - started) * 1000
+                return parsed, latency_ms
             tries.refused(response, data)
+    admission.settle(reservation, None, latency_ms=(time.perf_counter() - started) * 1000)
     record_outcome(model, False, tries.error.message)
     logger.warning("endpoint model %s: %s", model.pk, tries.error.message)
     raise tries.error

@@ -7,6 +7,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 
 
 from dynabench.errors import RuleError
+from tasks.loop import gate
 from tasks.loop.endpoints.base import Answer, EndpointCode, EndpointError, STORE_EVERY, STORE_EVERY_S
 from tasks.loop.endpoints.breaker import breaker_state
 from tasks.loop.endpoints.calls import cache_key, call
@@ -77,6 +78,8 @@ class EndpointPredictor:
             except EndpointError as failure:
                 raise self._refusal(failure) from None
             except RuleError as refused:
+                if refused.code == EndpointCode.BUDGET_SPENT:
+                    raise
                 raise self._refusal(EndpointError(refused.code, refused.message)) from None
             await sync_to_async(self._store)([(key, answer)])
         return self._output(spec, config, item, answer)
@@ -102,7 +105,8 @@ class EndpointPredictor:
             check_url(self.endpoint.base_url)
         except RuleError as error:
             return EndpointError(error.code, error.message)
-        ask = lambda m: call(self.endpoint, m, checked=True, failures_known=state["failures"] > 0)  # noqa: E731
+        admission = gate.admission_for(self.model)  # the pool's threads do not share this context
+        ask = lambda m: call(self.endpoint, m, checked=True, failures_known=state["failures"] > 0, admission=admission)  # noqa: E731
         if len(todo) == 1:
             [(key, m)] = todo.items()
             try:
@@ -111,7 +115,7 @@ class EndpointPredictor:
                 return error
             self._store([(key, answers[key])])
             return None
-        failure, pending, flushed = None, [], time.monotonic()
+        failure, spent, pending, flushed = None, None, [], time.monotonic()
         workers = min(len(todo), self.endpoint.max_concurrency)
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix=f"endpoint-{self.model.pk}") as pool:
             futures = {pool.submit(ask, m): key for key, m in todo.items()}
@@ -121,6 +125,9 @@ class EndpointPredictor:
                 except EndpointError as error:
                     failure = failure or error
                     continue
+                except RuleError as refused:  # the round's budget is spent: keep what came, then say so
+                    spent = spent or refused
+                    continue
                 key = futures[future]
                 answers[key] = answer
                 pending.append((key, answer))
@@ -128,6 +135,8 @@ class EndpointPredictor:
                     self._store(pending)
                     pending, flushed = [], time.monotonic()
         self._store(pending)
+        if spent is not None:
+            raise spent
         return failure
 
     def _store(self, rows: list[tuple[str, Answer]]) -> None:

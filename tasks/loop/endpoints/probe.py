@@ -20,6 +20,7 @@ import time
 from asgiref.sync import sync_to_async
 
 from dynabench.errors import RuleError
+from tasks.loop import gate
 from tasks.loop.endpoints.aio import aread_bounded, async_client_for, headers_for
 from tasks.loop.endpoints.base import REASON_CHARS, EndpointError, audio_messages, setting
 from tasks.loop.endpoints.breaker import record_outcome
@@ -76,9 +77,11 @@ def _probe(endpoint):
 async def acheck_connection(endpoint) -> ConnectionCheck:
     """Send ``PROBE_MESSAGES`` to ``endpoint`` (a ``tasks.models.Endpoint`` with its ``model`` loaded) once
     and return a ``ConnectionCheck``; never raises for what the endpoint or the allow-list says (those are
-    the answer). Reads no database."""
+    the answer). Sent inside the gate's admission for ``test`` (``tasks.loop.gate.aadmit``), which
+    records it; it reads no database itself."""
     probe = _probe(endpoint)
     model = endpoint.model
+    admission = gate.admission_for(model)
     started = time.perf_counter()
     try:
         await sync_to_async(check_url, thread_sensitive=False)(probe.base_url)
@@ -96,9 +99,11 @@ async def acheck_connection(endpoint) -> ConnectionCheck:
                 if response.status_code == 200:
                     latency_ms = (time.perf_counter() - started) * 1000
                     answer = answer_of(probe, data, latency_ms)
+                    admission.settle(None, answer)
                     record_outcome(model, True)
                     return ConnectionCheck(True, _bounded(answer.text), latency_ms=latency_ms)
                 tries.refused(response, data)
     error: EndpointError = tries.error
+    admission.settle(None, None, latency_ms=(time.perf_counter() - started) * 1000)
     record_outcome(model, False, error.message)
     return ConnectionCheck(False, _bounded(str(error.message)), error.code, config_error=error.config_error)

@@ -11,6 +11,7 @@ from django.db import transaction
 from urllib.parse import urlsplit
 
 from dynabench.errors import NotAllowed, RuleError
+from tasks.loop import gate
 from tasks.loop.endpoints.base import EndpointCode, PARAMS, TRANSCRIPTION_PARAMS, setting
 from tasks.loop.endpoints.breaker import reset_breaker
 from tasks.loop.endpoints.keys import check_key_env, set_api_key
@@ -122,20 +123,20 @@ def check_settings(task, *, base_url: str, api: str | None = None, model_name: s
 def create_endpoint_model(
     *, task, owner, name: str, base_url: str, model_name: str, api: str | None = None, params=None, prompt=None,
     api_key: str = "", api_key_env: str = "", timeout_s: float = 30.0, max_retries: int = 3, max_concurrency: int = 4,
-    description: str = "", published: bool = False, anonymous: bool = False, status=None, loop_allowed: bool = False,
+    description: str = "", published: bool = False, anonymous: bool = False, status=None, consents=(),
 ):
     """Create an ``MLModel`` of kind ``endpoint`` and its ``Endpoint`` in one transaction; return the model.
 
     The settings are checked by ``check_settings`` (``api`` None: the first API the task's kind takes); ``api_key`` is stored encrypted (ignored when
-    ``api_key_env`` names the key's variable). ``loop_allowed``: the owner's consent to annotation loops
-    of tasks they do not own (``Endpoint.loop_allowed``). Raises ``RuleError`` (codes ``EndpointCode``).
+    ``api_key_env`` names the key's variable). ``consents``: the purposes besides evaluation the submitter
+    lets the task's owners call it for (``tasks.loop.gate.CONSENTABLE``). Raises ``RuleError`` (codes ``EndpointCode``).
     """
     from tasks.models import Endpoint, MLModel
 
     endpoint = Endpoint(**check_settings(
         task, base_url=base_url, api=api, model_name=model_name, params=params, prompt=prompt, api_key_env=api_key_env,
         timeout_s=timeout_s, max_retries=max_retries, max_concurrency=max_concurrency,
-    ), loop_allowed=bool(loop_allowed))
+    ), consents=gate.clean_consents(consents))
     set_api_key(endpoint, api_key if not api_key_env else "")
     with transaction.atomic():
         model = MLModel.objects.create(
@@ -160,11 +161,14 @@ def check_timeout(timeout_s) -> float:
 
 
 def can_edit_endpoint(user, model) -> bool:
-    """Whether ``user`` may change ``model``'s connection: an owner of its task (admins included) or the
-    model's own submitter (``tasks.access.owns_model``)."""
-    from tasks import access
-
-    return bool(user.is_authenticated and (model.task.is_owner(user) or access.owns_model(user, model)))
+    """Whether ``user`` may change ``model``'s connection or parameters: its submitter or a superuser; an
+    owner of its task only when the endpoint is the task owners' own (no submitter, or one who owns the
+    task: ``tasks.loop.gate`` needs no one else's consent for it). A researcher's key and settings are theirs."""
+    if not user.is_authenticated:
+        return False
+    if user.is_superuser or user.pk == model.owner_id:
+        return True
+    return model.task.is_owner(user) and gate.owned_by_task_owners(model)
 
 
 def _origin(url: str) -> tuple:
@@ -186,7 +190,8 @@ def check_endpoint_update(*, model, acting_user, api_key: str = "", remove_key: 
     from tasks.models import Endpoint
 
     if not can_edit_endpoint(acting_user, model):
-        raise NotAllowed("not_model_owner", f"Only the owners of task {model.task.code} or of the model may change its connection.")
+        raise NotAllowed("not_model_owner", f"Only the submitter of {model.name} (or an admin) may change its connection or "
+                        "parameters: it sends their key.")
     unknown = sorted(set(changes) - set(SETTINGS))
     if unknown:
         raise RuleError(EndpointCode.BAD_SETTINGS, f"Unknown connection settings {unknown}; allowed: {', '.join(SETTINGS)}.",
@@ -226,6 +231,7 @@ def update_endpoint(*, model, acting_user, api_key: str = "", remove_key: bool =
     In one transaction: the endpoint is saved and, when what decides its answers changed (URL, API,
     model name, parameters, prompt: ``settings_checksum``), the model's ``checksum`` is the new one and
     ``tasks.signals.leaderboard_inputs_changed`` is sent for it, so the leaderboard evaluates it again
+    (at most ``check_reevaluation_rate`` times an hour: past it the edit is refused, 429)
     (runs keep the ``model_checksum`` they were scored with; their scores move to their ``history``);
     answers cached from another URL are dropped (the response cache is keyed by the request, not the
     server). After the commit the circuit breaker is closed (an owner fixed the endpoint)."""
@@ -239,6 +245,7 @@ def update_endpoint(*, model, acting_user, api_key: str = "", remove_key: bool =
         endpoint.save()
         checksum = settings_checksum(endpoint)
         if checksum != model.checksum:
+            check_reevaluation_rate(model)
             model.checksum = checksum
             model.save(update_fields=["checksum", "updated_at"])
             if endpoint.base_url != old_url:
@@ -246,6 +253,21 @@ def update_endpoint(*, model, acting_user, api_key: str = "", remove_key: bool =
             leaderboard_inputs_changed.send(sender=MLModel, task=model.task, models=[model])
         transaction.on_commit(lambda: reset_breaker(model))
     return model
+
+
+def check_reevaluation_rate(model) -> None:
+    """Count one re-evaluation of ``model`` (an edit that changes its answers); raise ``RateLimited``
+    (``reevaluation_rate``, 429) past ``DYNABENCH_ENDPOINT_REEVALUATIONS_PER_HOUR`` (4 by default) in
+    the current hour: each re-evaluation sends every scoring item under the submitter's key."""
+    from dynabench.errors import RateLimited
+    from dynabench.ratelimits import count_hit
+
+    limit = int(setting("DYNABENCH_ENDPOINT_REEVALUATIONS_PER_HOUR", 4))
+    count, wait_s = count_hit(f"reevaluate:{model.pk}", window_s=3600)
+    if count > limit:
+        raise RateLimited("reevaluation_rate", f"{model.name} has been changed in ways that re-run its evaluation {limit} times "
+                          f"this hour, the most allowed: nothing was saved. Change it again in {wait_s // 60 + 1} minutes "
+                          "(its timeout, retries, concurrency and key change at any time).")
 
 
 def settings_checksum(endpoint) -> str:

@@ -1,0 +1,348 @@
+"""The gate every call to a model passes: consent, the round's budget and the audit record, decided once.
+
+A caller states why it calls a model and for whom, and calls it inside that admission::
+
+    with gate.admit(model, Purpose.LOOP, user=request.user, round=round):
+        output = get_predictor(model).predict([inputs])[0]
+
+    async with gate.aadmit(model, Purpose.ASSIST, user=user, round=round):
+        answer = await acall(endpoint, messages)
+
+1. **Consent** (``consent_missing``). A submitter's endpoint serves the leaderboard's evaluations, which
+   its submission asked for (``evaluation``). Every other purpose (``loop``, ``assist``, ``generate``,
+   ``transfer``, ``judge``) needs the submitter's consent for that purpose (``Endpoint.consents``),
+   which only the submitter gives or revokes (``set_consents``). *Test connection* (``test``) is the
+   submitter's own, or a task owner's for an endpoint the submitter did not send. An endpoint of an
+   owner of the task (or a superuser), or of the platform (no owner), needs no one else's consent.
+   Consent is read from the database at every admission, so a revocation stops the next call, in a
+   round already running too. A refusal is ``RuleError`` ``model_consent_missing`` (403), recorded.
+2. **Budget** (``Admission.reserve``). Every request an endpoint is sent (``tasks/loop/endpoints``:
+   ``call``, ``acall``, ``post_json``, ``apost_json``, the chat stream, the probe) first reserves one
+   call and an upper bound of its tokens from its round's budget (``RoundSpend``) in one conditional
+   ``UPDATE``, which no concurrent reservation can pass, on SQLite or PostgreSQL; after the answer the
+   unused tokens are given back (and the call, when it failed). A spent budget is ``RuleError``
+   ``endpoint_budget_spent`` (409). An answer from the response cache is no call and reserves nothing.
+3. **Audit** (``ModelCall``). One row per request an endpoint was sent (per admission for a local
+   model): model, purpose, task, round, acting user, tokens, latency, status; refusals too.
+
+Nothing else calls an endpoint: its transport functions ask ``admission_for(model)``, which raises
+``GateBypassed`` outside an admission of that model. ``PURPOSES`` is the registry of purposes and who
+may consent to each (the docs' security page lists it; ``tests/security`` drives every path).
+"""
+
+from __future__ import annotations
+
+import contextvars
+import dataclasses
+import threading
+import time
+from contextlib import asynccontextmanager, contextmanager
+
+from asgiref.sync import sync_to_async
+from django.db import transaction
+from django.db.models import F
+
+from dynabench.errors import NotAllowed, RuleError
+from tasks.gate_models import ModelCall, Purpose, RoundSpend
+from tasks.loop.endpoints.base import EndpointCode
+
+CONSENT_MISSING = "model_consent_missing"
+
+
+@dataclasses.dataclass(frozen=True)
+class PurposeRule:
+    """What a purpose is and who may let the task's owners call another user's endpoint for it."""
+
+    purpose: Purpose
+    needs_consent: bool
+    consent_by: str
+
+
+PURPOSES: dict[str, PurposeRule] = {rule.purpose.value: rule for rule in (
+    PurposeRule(Purpose.EVALUATION, False, "implied by the submission: a submitted model is evaluated"),
+    PurposeRule(Purpose.LOOP, True, "the submitter"),
+    PurposeRule(Purpose.ASSIST, True, "the submitter"),
+    PurposeRule(Purpose.GENERATE, True, "the submitter"),
+    PurposeRule(Purpose.TRANSFER, True, "the submitter"),
+    PurposeRule(Purpose.JUDGE, True, "the submitter"),
+    PurposeRule(Purpose.TEST, False, "none: only the submitter (or a task owner, for endpoints the submitter does not own) tests it"),
+)}
+
+#: The purposes a submitter can consent to (``Endpoint.consents`` holds a subset).
+CONSENTABLE = tuple(p for p, rule in PURPOSES.items() if rule.needs_consent)
+
+#: Tokens reserved for the answer of a request whose parameters set no ``max_tokens``.
+DEFAULT_COMPLETION_RESERVE = 1024
+#: Tokens reserved for a message part that is not text (an image, a clip).
+MEDIA_PART_TOKENS = 1024
+#: Tokens reserved per message for the chat template around it.
+MESSAGE_OVERHEAD_TOKENS = 16
+
+
+class GateBypassed(RuntimeError):
+    """An endpoint was about to be called outside an admission of the gate (a programming error)."""
+
+
+def owned_by_task_owners(model) -> bool:
+    """True when ``model`` needs no one else's consent (one query): the platform's (no owner), or its owner owns the task."""
+    from django.contrib.auth import get_user_model
+    from django.db.models import Q
+
+    if model.owner_id is None:
+        return True
+    return get_user_model().objects.filter(pk=model.owner_id).filter(
+        Q(is_superuser=True) | Q(owned_tasks=model.task_id)).exists()
+
+
+def _consents_of(model) -> list:
+    from tasks.models import Endpoint
+
+    found = Endpoint.objects.filter(model_id=model.pk).values_list("consents", flat=True).first()
+    return list(found or [])
+
+
+def consent_missing(model, purpose, *, user=None) -> str:
+    """Why ``model`` may not be called for ``purpose`` on behalf of ``user``: a message naming whose
+    consent is missing, or ``""`` when it may. Reads the database (the consent as it is now)."""
+    purpose = Purpose(purpose)
+    if not model.is_endpoint or purpose is Purpose.EVALUATION:
+        return ""
+    own = owned_by_task_owners(model)
+    if purpose is Purpose.TEST:
+        if user is None or user.pk == model.owner_id or (own and model.task.is_owner(user)) or user.is_superuser:
+            return ""
+        return (f"Only the submitter of {model.name} tests its connection: the call would go to their server under "
+                "their key.")
+    if own or purpose.value in _consents_of(model):
+        return ""
+    owner = model.owner.get_username() if model.owner is not None else "its submitter"
+    return (f"Model {model.name} is an endpoint submitted by {owner}, who has not consented to its use for "
+            f"'{purpose.value}' ({purpose.label.lower()}): the call would go to their server under their key. "
+            f"Ask {owner} to allow '{purpose.value}' for it, or choose another model.")
+
+
+def check_consent(models, purpose, *, field: str = "model", user=None) -> None:
+    """Refuse early, where a model is put to work (forms, serializers, the admin, services): raise
+    ``RuleError`` ``model_consent_missing`` (400, ``field``) for the first of ``models`` that
+    ``consent_missing`` refuses for ``purpose``."""
+    for model in models:
+        reason = consent_missing(model, purpose, user=user)
+        if reason:
+            raise RuleError(CONSENT_MISSING, reason, field=field)
+
+
+def consented(models, purpose) -> list:
+    """The ``models`` that may be called for ``purpose`` (the others skipped, not refused)."""
+    return [model for model in models if not consent_missing(model, purpose)]
+
+
+def clean_consents(consents) -> list:
+    """``consents`` as stored: sorted, unique, each a purpose a submitter can consent to; ``RuleError`` otherwise."""
+    if not isinstance(consents, (list, tuple, set)) or not all(isinstance(c, str) for c in consents):
+        raise RuleError("bad_consents", f"'consents' is a list of purposes among {', '.join(CONSENTABLE)}.", field="consents")
+    unknown = sorted(set(consents) - set(CONSENTABLE))
+    if unknown:
+        raise RuleError("bad_consents", f"Unknown purposes {unknown}; a submitter consents to {', '.join(CONSENTABLE)}.",
+                        field="consents")
+    return sorted(set(consents))
+
+
+def set_consents(*, model, acting_user, consents) -> list:
+    """Set the purposes ``model``'s submitter consents to; return them sorted. Only the submitter (or a
+    superuser) may: ``NotAllowed`` (403) otherwise; an unknown purpose is ``RuleError`` (400, ``consents``).
+    A revocation holds from the next call on."""
+    from tasks.models import Endpoint
+
+    if not (acting_user.is_authenticated and (acting_user.pk == model.owner_id or acting_user.is_superuser)):
+        raise NotAllowed("not_model_submitter", f"Only the submitter of {model.name} gives or revokes consent to its use.")
+    chosen = clean_consents(consents)
+    if not Endpoint.objects.filter(model_id=model.pk).update(consents=chosen):
+        raise RuleError(EndpointCode.BAD_SETTINGS, f"The model '{model.name}' is not behind an endpoint.")
+    return chosen
+
+
+@dataclasses.dataclass
+class Reservation:
+    """What one request reserved of its round's budget: one call and ``tokens`` (an upper bound)."""
+
+    tokens: int
+
+
+def estimate_tokens(messages, params: dict) -> int:
+    """An upper bound of the tokens one request uses: each text's UTF-8 bytes (a token is at least one
+    byte), ``MEDIA_PART_TOKENS`` per image or clip, ``MESSAGE_OVERHEAD_TOKENS`` per message, plus the
+    answer's ``max_tokens`` (``DEFAULT_COMPLETION_RESERVE`` when unset)."""
+    total = 0
+    for message in messages if isinstance(messages, list) else [messages]:
+        content = message.get("content") if isinstance(message, dict) else message
+        total += MESSAGE_OVERHEAD_TOKENS
+        for part in content if isinstance(content, list) else [content]:
+            if isinstance(part, str):
+                total += len(part.encode())
+            elif isinstance(part, dict) and part.get("type") == "text":
+                total += len(str(part.get("text", "")).encode())
+            else:
+                total += MEDIA_PART_TOKENS if part is not None else 0
+    limit = params.get("max_tokens") if isinstance(params, dict) else None
+    return total + (int(limit) if isinstance(limit, int) and not isinstance(limit, bool) and limit > 0
+                    else DEFAULT_COMPLETION_RESERVE)
+
+
+class Admission:
+    """One caller's leave to call ``model`` for ``purpose``: reserves each request's share of the round's
+    budget (``reserve``), records how it ended (``settle``) and writes the audit rows (``flush``).
+    Thread-safe: an evaluation's requests run on a pool of threads."""
+
+    def __init__(self, model, purpose: Purpose, *, user=None, round=None):
+        self.model, self.purpose, self.round = model, Purpose(purpose), round
+        self.user_id = getattr(user, "pk", None) if getattr(user, "is_authenticated", False) else None
+        self.budgeted = bool(model.is_endpoint and round is not None and (
+            round.endpoint_call_budget is not None or round.endpoint_token_budget is not None))
+        self._rows: list[ModelCall] = []
+        self._used = [0, 0]  # answered calls, tokens: charged to the round's EndpointUsage on flush
+        self._lock = threading.Lock()
+
+    def _row(self, status, prompt_tokens=0, completion_tokens=0, latency_ms=0.0) -> ModelCall:
+        return ModelCall(model_id=self.model.pk, task_id=self.model.task_id, round_id=getattr(self.round, "pk", None),
+                         user_id=self.user_id, purpose=self.purpose.value, status=status, prompt_tokens=prompt_tokens or 0,
+                         completion_tokens=completion_tokens or 0, latency_ms=latency_ms or 0.0)
+
+    def reserve(self, messages, params=None) -> Reservation | None:
+        """Reserve one request's call and tokens (``estimate_tokens``) from the round's budget; None when
+        the round sets none. Raises ``RuleError`` ``endpoint_budget_spent`` (409), recorded, when the
+        reservation would pass either budget."""
+        if not self.budgeted:
+            return None
+        round = self.round
+        estimate = estimate_tokens(messages, params if params is not None else self._params()) \
+            if round.endpoint_token_budget is not None else 0
+        RoundSpend.objects.get_or_create(round_id=round.pk)
+        fits = RoundSpend.objects.filter(round_id=round.pk)
+        if round.endpoint_call_budget is not None:
+            fits = fits.filter(calls__lt=round.endpoint_call_budget)
+        if round.endpoint_token_budget is not None:
+            fits = fits.filter(tokens__lte=round.endpoint_token_budget - estimate)
+        if not fits.update(calls=F("calls") + 1, tokens=F("tokens") + estimate):
+            ModelCall.objects.bulk_create([self._row(ModelCall.Status.REFUSED_BUDGET)])
+            spent = RoundSpend.objects.filter(round_id=round.pk).values("calls", "tokens").first() or {"calls": 0, "tokens": 0}
+            raise RuleError(
+                EndpointCode.BUDGET_SPENT,
+                f"Round {round.number} has used its budget for endpoint models ({spent['calls']} calls, "
+                f"{spent['tokens']} tokens reserved or used). Nothing was saved; a task owner can raise the budget.",
+                status_code=409,
+            )
+        return Reservation(tokens=estimate)
+
+    def _params(self) -> dict:
+        endpoint = getattr(self.model, "endpoint", None)
+        return getattr(endpoint, "params", None) or {}
+
+    def settle(self, reservation: Reservation | None, answer=None, *, latency_ms: float = 0.0) -> None:
+        """Record how one request ended (``answer``: the endpoint's ``Answer``, None when it failed) and
+        give back to the round's budget what it did not use: the unused tokens, and the call when it
+        failed. Touches the database only when the request reserved something."""
+        if answer is None:
+            row = self._row(ModelCall.Status.FAILED, latency_ms=latency_ms)
+        else:
+            row = self._row(ModelCall.Status.OK, answer.prompt_tokens, answer.completion_tokens, answer.latency_ms)
+        with self._lock:
+            self._rows.append(row)
+            if answer is not None:
+                self._used[0] += 1
+                self._used[1] += row.prompt_tokens + row.completion_tokens
+        if reservation is not None:
+            used = row.prompt_tokens + row.completion_tokens if answer is not None else 0
+            back_calls = 0 if answer is not None else 1
+            if back_calls or used != reservation.tokens:
+                RoundSpend.objects.filter(round_id=self.round.pk).update(
+                    calls=F("calls") - back_calls, tokens=F("tokens") - (reservation.tokens - used))
+
+    def note(self, ok: bool, latency_ms: float) -> None:
+        """Record one call of a local model (it has no key, budget or consent to keep)."""
+        with self._lock:
+            self._rows.append(self._row(ModelCall.Status.OK if ok else ModelCall.Status.FAILED, latency_ms=latency_ms))
+
+    def flush(self) -> None:
+        """Write the audit rows recorded so far, and charge the answered calls to the round's ``EndpointUsage``."""
+        from tasks.models import EndpointUsage
+
+        with self._lock:
+            rows, self._rows = self._rows, []
+            (calls, tokens), self._used = self._used, [0, 0]
+        if rows:
+            ModelCall.objects.bulk_create(rows)
+        if calls and self.round is not None and self.model.is_endpoint:
+            counted = dict(calls=F("calls") + calls, tokens=F("tokens") + tokens)
+            if not EndpointUsage.objects.filter(round=self.round, model=self.model).update(**counted):
+                with transaction.atomic():
+                    usage, _ = EndpointUsage.objects.select_for_update().get_or_create(round=self.round, model=self.model)
+                    EndpointUsage.objects.filter(pk=usage.pk).update(**counted)
+
+
+_ADMITTED: contextvars.ContextVar[tuple] = contextvars.ContextVar("gate_admitted", default=())
+
+
+def _open(model, purpose, user, round) -> Admission:
+    reason = consent_missing(model, purpose, user=user)
+    admission = Admission(model, purpose, user=user, round=round)
+    if reason:
+        ModelCall.objects.bulk_create([admission._row(ModelCall.Status.REFUSED_CONSENT)])
+        raise RuleError(CONSENT_MISSING, reason, status_code=403)
+    return admission
+
+
+@contextmanager
+def admit(model, purpose, *, user=None, round=None):
+    """Admit calls to ``model`` for ``purpose`` on behalf of ``user`` (None: a job of the platform) in
+    ``round`` (its budget; None: none) for the block; yield the ``Admission``. Raises ``RuleError``
+    ``model_consent_missing`` (403) before the block runs when consent is missing. A local model's use
+    inside the block is recorded as one call."""
+    admission = _open(model, purpose, user, round)
+    token = _ADMITTED.set(_ADMITTED.get() + (admission,))
+    started, ok = time.perf_counter(), False
+    try:
+        yield admission
+        ok = True
+    finally:
+        _ADMITTED.reset(token)
+        if not model.is_endpoint:
+            admission.note(ok, (time.perf_counter() - started) * 1000)
+        admission.flush()
+
+
+@asynccontextmanager
+async def aadmit(model, purpose, *, user=None, round=None):
+    """``admit`` for a coroutine: the database steps run on a thread, the block on the event loop."""
+    admission = await sync_to_async(_open)(model, purpose, user, round)
+    token = _ADMITTED.set(_ADMITTED.get() + (admission,))
+    started, ok = time.perf_counter(), False
+    try:
+        yield admission
+        ok = True
+    finally:
+        _ADMITTED.reset(token)
+        if not model.is_endpoint:
+            admission.note(ok, (time.perf_counter() - started) * 1000)
+        await sync_to_async(admission.flush)()
+
+
+def admission_for(model) -> Admission:
+    """The admission in force for ``model`` in this context; ``GateBypassed`` when there is none: every
+    transport function of ``tasks/loop/endpoints`` asks it before sending anything."""
+    for admission in reversed(_ADMITTED.get()):
+        if admission.model.pk == model.pk:
+            return admission
+    raise GateBypassed(f"model {model.pk} was called outside the gate (tasks.loop.gate.admit)")
+
+
+def usage_by_purpose(model) -> list[dict]:
+    """The calls made under ``model``'s key, for its submitter: one row per task, purpose and status with
+    ``calls``, ``prompt_tokens``, ``completion_tokens`` (newest activity first)."""
+    from django.db.models import Count, Max, Sum
+
+    rows = (ModelCall.objects.filter(model=model).values("task__code", "purpose", "status")
+            .annotate(calls=Count("id"), prompt_tokens=Sum("prompt_tokens"), completion_tokens=Sum("completion_tokens"),
+                      last=Max("created_at")).order_by("-last"))
+    return [{"task": r["task__code"], "purpose": r["purpose"], "status": r["status"], "calls": r["calls"],
+             "prompt_tokens": r["prompt_tokens"] or 0, "completion_tokens": r["completion_tokens"] or 0,
+             "last_call": r["last"]} for r in rows]
