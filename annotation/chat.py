@@ -4,7 +4,8 @@ is ``conversational`` (``tasks/kinds/open_ended.py``): every rule of the chat pa
 A conversation is not an example until the annotator judges it. Until then its state (the
 context, the model(s), each turn with the model's answer, latency and parameters, the one-time
 submission key) travels with the page as a token signed by the server (``django.core.signing``,
-salted with the user and the task, valid ``STATE_MAX_AGE_S``): nothing is stored per turn, the
+salted with the user and the task, valid ``STATE_MAX_AGE_S``) and sealed (``dynabench.sealing``:
+encrypted, so the page cannot read which models it names): nothing is stored per turn, the
 annotator cannot alter a model's answer, and a token is of no use to another user or task. The
 judgment (``judge``) checks the token and stores the whole transcript as one ``Example``
 (``annotation.saving._save_example``: the daily cap, the round's tallies and the context's use
@@ -33,6 +34,7 @@ from annotation import contexts, example_checks, limits, loop_choice, qualificat
 from annotation.error_codes import AnnotationErrorCode as Code
 from annotation.models import Example
 from dynabench import idempotency
+from dynabench.sealing import seal, unseal
 from dynabench.errors import NotAllowed, RuleError
 from tasks import access
 from tasks.loop import gate
@@ -56,15 +58,16 @@ def _salt(user, task: Task) -> str:
 
 
 def sign_state(*, user, task: Task, state: dict) -> str:
-    """The state as a signed, compressed token for the page."""
-    return signing.dumps(state, salt=_salt(user, task), compress=True)
+    """The state as a signed, compressed token for the page, sealed (``dynabench.sealing``): the page
+    cannot read which models a side-by-side comparison drew."""
+    return seal(signing.dumps(state, salt=_salt(user, task), compress=True), purpose="chat-state")
 
 
 def read_state(*, user, task: Task, token: str) -> dict:
     """The state of ``token``; ``RuleError`` ``chat_expired`` when it is forged, another user's or too old."""
     try:
-        state = signing.loads(token or "", salt=_salt(user, task), max_age=STATE_MAX_AGE_S)
-    except signing.BadSignature:
+        state = signing.loads(unseal(token, purpose="chat-state"), salt=_salt(user, task), max_age=STATE_MAX_AGE_S)
+    except (signing.BadSignature, ValueError):
         raise RuleError("chat_expired", "This conversation has expired or does not belong to you; start a new one.") from None
     if not isinstance(state, dict) or state.get("task") != task.pk:
         raise RuleError("chat_expired", "This conversation belongs to another task; start a new one.")

@@ -156,13 +156,15 @@ def _answer_locally(round: Round, model: MLModel, todo: list[ValidatedExample]) 
 def _answer_by_endpoint(round: Round, model: MLModel, todo: list[ValidatedExample]) -> tuple[int, str]:
     """An endpoint model answers ``todo`` in chunks of at most ``ENDPOINT_CHUNK``, each request
     reserving its share of the round's budget at the gate; return ``(answers stored, why it stopped or
-    "")``. Answers from the endpoint's response cache cost nothing; a chunk cut short by the budget
-    keeps its answers in that cache for the next measurement."""
+    "")``. A chunk is no larger than the calls left (``gate.calls_left``); answers from the endpoint's
+    response cache cost nothing, and a chunk cut short by another spender keeps its answers in that
+    cache for the next measurement."""
     predictor = get_predictor(model)
     task = round.task
     answered = 0
     while answered < len(todo):
-        rows = todo[answered : answered + ENDPOINT_CHUNK]
+        left = gate.calls_left(round)
+        rows = todo[answered : answered + max(1, min(ENDPOINT_CHUNK, ENDPOINT_CHUNK if left is None else left))]
         try:
             outputs = predictor.predict(_inputs(task, rows))
         except RuleError as error:

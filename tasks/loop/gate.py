@@ -335,6 +335,14 @@ def admission_for(model) -> Admission:
     raise GateBypassed(f"model {model.pk} was called outside the gate (tasks.loop.gate.admit)")
 
 
+def calls_left(round) -> int | None:
+    """The calls ``round``'s endpoint budget has left now (None: it sets no call budget)."""
+    if round.endpoint_call_budget is None:
+        return None
+    reserved = RoundSpend.objects.filter(round_id=round.pk).values_list("calls", flat=True).first() or 0
+    return max(0, round.endpoint_call_budget - reserved)
+
+
 def usage_by_purpose(model) -> list[dict]:
     """The calls made under ``model``'s key, for its submitter: one row per task, purpose and status with
     ``calls``, ``prompt_tokens``, ``completion_tokens`` (newest activity first)."""

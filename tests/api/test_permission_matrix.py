@@ -200,6 +200,10 @@ MATRIX = [
     # the matrix's model is a directory: its owners learn it has no endpoint (404 to read, 400 to change)
     ("GET", "/api/v1/models/{id}/endpoint", None, None, (401, 403, 403, 403, 403, 404, 404)),
     ("PATCH", "/api/v1/models/{id}/endpoint", {"model_name": "x"}, None, (401, 403, 403, 403, 403, 400, 400)),
+    # consents and the calls under a key are the submitter's (the owner submitted the matrix's directory model)
+    ("GET", "/api/v1/models/{id}/consents", None, None, (401, 403, 403, 403, 403, 200, 200)),
+    ("PUT", "/api/v1/models/{id}/consents", {"consents": ["loop"]}, None, (401, 403, 403, 403, 403, 400, 400)),
+    ("GET", "/api/v1/models/{id}/calls", None, None, (401, 403, 403, 403, 403, 200, 200)),
     ("GET", "/api/v1/tasks/{task_code}/leaderboard", None, None, ALL_200),
     ("POST", "/api/v1/tasks/{task_code}/leaderboard", {}, None, ALL_405),
     ("GET", "/api/v1/tasks/{task_code}/arena", None, None, (404,) * 7),  # a classification task has no arena; public on open-ended tasks

@@ -34,7 +34,7 @@ def endpoint_world(settings, tmp_path, sentiment_task, annotator, researcher, ow
     api.force_authenticate(researcher)
     answer = api.post("/api/v1/models/endpoint", {
         "task": "sentiment", "name": "hosted-llm", "base_url": endpoint_server.url, "model_name": "tiny-gpt2",
-        "params": {"temperature": 0, "max_tokens": 4}, "api_key": KEY,
+        "params": {"temperature": 0, "max_tokens": 4}, "api_key": KEY, "consents": ["loop"],
     }, format="json")
     assert answer.status_code == 201 and KEY not in answer.content.decode()
     model = MLModel.objects.get(pk=answer.json()["id"])

@@ -277,7 +277,8 @@ class Retries:
             self._stop = True
 
 
-def call(endpoint, messages: list[dict], *, checked: bool = False, failures_known: bool = True, admission=None) -> Answer:
+def call(endpoint, messages: list[dict], *, checked: bool = False, failures_known: bool = True, admission=None,
+         reserved: bool = False) -> Answer:
     """Send one request to ``endpoint`` and return its ``Answer``; raise ``EndpointError`` when it fails.
 
     Refuses at once while the breaker is open (``endpoint_unavailable``) and checks the URL again
@@ -287,7 +288,8 @@ def call(endpoint, messages: list[dict], *, checked: bool = False, failures_know
     False and spares the shared cache a round trip). Thread-safe; blocks while ``max_concurrency``
     calls are in flight. Retries follow ``Retries``. Sent only inside the gate's admission of the model
     (``admission``, else the context's: ``tasks.loop.gate.admission_for``), which reserves the call of
-    the round's budget first (``endpoint_budget_spent``) and records it.
+    the round's budget first (``endpoint_budget_spent``) and records it; ``reserved``: the caller
+    (``EndpointPredictor``, sending from a pool of threads) reserved and settles it in its own thread.
     """
     model = endpoint.model
     admission = admission or gate.admission_for(model)
@@ -301,7 +303,7 @@ def call(endpoint, messages: list[dict], *, checked: bool = False, failures_know
     headers = {"Authorization": f"Bearer {key}"} if key else {}
     content = request_content(endpoint, request_body(endpoint, messages))
     limit = int(setting("DYNABENCH_ENDPOINT_MAX_RESPONSE_BYTES", 2**20))
-    reservation = admission.reserve(messages, endpoint.params)
+    reservation = None if reserved else admission.reserve(messages, endpoint.params)
     started = time.perf_counter()
     tries = Retries(endpoint)
     for _ in tries:
@@ -309,12 +311,14 @@ def call(endpoint, messages: list[dict], *, checked: bool = False, failures_know
             data = read_bounded(response, limit)
             if response.status_code == 200:
                 answer = answer_of(endpoint, data, (time.perf_counter() - started) * 1000)
-                admission.settle(reservation, answer)
+                if not reserved:
+                    admission.settle(reservation, answer)
                 if failures_known:
                     record_outcome(model, True)
                 return answer
             tries.refused(response, data)
-    admission.settle(reservation, None, latency_ms=(time.perf_counter() - started) * 1000)
+    if not reserved:
+        admission.settle(reservation, None, latency_ms=(time.perf_counter() - started) * 1000)
     record_outcome(model, False, tries.error.message)
     logger.warning("endpoint model %s: %s", model.pk, tries.error.message)
     raise tries.error

@@ -105,37 +105,46 @@ class EndpointPredictor:
             check_url(self.endpoint.base_url)
         except RuleError as error:
             return EndpointError(error.code, error.message)
-        admission = gate.admission_for(self.model)  # the pool's threads do not share this context
-        ask = lambda m: call(self.endpoint, m, checked=True, failures_known=state["failures"] > 0, admission=admission)  # noqa: E731
+        admission = gate.admission_for(self.model)
         if len(todo) == 1:
             [(key, m)] = todo.items()
             try:
-                answers[key] = ask(m)
+                answers[key] = call(self.endpoint, m, checked=True, failures_known=state["failures"] > 0, admission=admission)
             except EndpointError as error:
                 return error
             self._store([(key, answers[key])])
             return None
-        failure, spent, pending, flushed = None, None, [], time.monotonic()
-        workers = min(len(todo), self.endpoint.max_concurrency)
+        # Every request's share of the round's budget is reserved, and given back, here in the calling
+        # thread (its database connection, its transaction); the pool's threads only send.
+        reserved, spent = {}, None
+        for key, m in todo.items():
+            try:
+                reserved[key] = admission.reserve(m, self.endpoint.params)
+            except RuleError as refused:
+                spent = refused
+                break
+        ask = lambda m: call(self.endpoint, m, checked=True, failures_known=state["failures"] > 0,
+                                  admission=admission, reserved=True)
+        failure, pending, flushed = None, [], time.monotonic()
+        workers = max(1, min(len(reserved), self.endpoint.max_concurrency))
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix=f"endpoint-{self.model.pk}") as pool:
-            futures = {pool.submit(ask, m): key for key, m in todo.items()}
+            futures = {pool.submit(ask, todo[key]): key for key in reserved}
             for future in as_completed(futures):
+                key = futures[future]
                 try:
                     answer = future.result()
                 except EndpointError as error:
+                    admission.settle(reserved[key], None)
                     failure = failure or error
                     continue
-                except RuleError as refused:  # the round's budget is spent: keep what came, then say so
-                    spent = spent or refused
-                    continue
-                key = futures[future]
+                admission.settle(reserved[key], answer)
                 answers[key] = answer
                 pending.append((key, answer))
                 if len(pending) >= STORE_EVERY or time.monotonic() - flushed >= STORE_EVERY_S:
                     self._store(pending)
                     pending, flushed = [], time.monotonic()
         self._store(pending)
-        if spent is not None:
+        if spent is not None:  # the budget ran out: the answers that came are kept, then the caller is told
             raise spent
         return failure
 
