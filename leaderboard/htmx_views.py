@@ -32,8 +32,8 @@ from leaderboard.selectors import (
     parse_weights,
 )
 from tasks import access
-from tasks.loop import artefacts
-from tasks.models import MLModel, Task
+from tasks.loop import artefacts, gate
+from tasks.models import Endpoint, MLModel, Purpose, Task
 
 
 
@@ -247,7 +247,16 @@ def _model_context(request, model):
         "owner_name": None if model.anonymous and not is_owner else (model.owner.username if model.owner else None),
         "tags": sorted({tag for r in runs for tag in (r.per_tag or {})}),
         "perf_metric": model.task.config.get("perf_metric"),
+        "key_use": _key_use(model) if is_owner and model.is_endpoint else None,
     }
+
+
+def _key_use(model) -> dict:
+    """For an endpoint's submitter: each purpose besides evaluation with whether they consent to it, and
+    the calls made under their key per task, purpose and outcome (``tasks.loop.gate``)."""
+    consents = set(Endpoint.objects.filter(model=model).values_list("consents", flat=True).first() or [])
+    return {"purposes": [(p, Purpose(p).label, p in consents) for p in gate.CONSENTABLE],
+            "calls": gate.usage_by_purpose(model)}
 
 
 def model_page(request, pk):
@@ -277,6 +286,21 @@ def model_visibility(request, pk):
         return HttpResponse(error.message, status=error.status_code)
     if request.htmx:
         return render(request, "leaderboard/_model_toggles.html", _model_context(request, model))
+    return redirect("leaderboard:model", model.pk)
+
+
+@login_required
+@require_POST
+def model_consents(request, pk):
+    """The submitter: the purposes besides evaluation the task's owners may call their endpoint for
+    (``tasks.loop.gate.set_consents``; a purpose left unticked is revoked from the next call on)."""
+    model = _visible_model(request, pk)
+    try:
+        gate.set_consents(model=model, acting_user=request.user, consents=request.POST.getlist("consents"))
+    except RuleError as error:
+        return HttpResponse(error.message, status=error.status_code)
+    if request.htmx:
+        return render(request, "leaderboard/_model_key_use.html", _model_context(request, model))
     return redirect("leaderboard:model", model.pk)
 
 

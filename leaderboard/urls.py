@@ -14,5 +14,6 @@ urlpatterns = [
     path("models/<int:pk>/", views.model_page, name="model"),
     path("models/<int:pk>/status/", views.model_status, name="model_status"),
     path("models/<int:pk>/visibility/", views.model_visibility, name="model_visibility"),
+    path("models/<int:pk>/consents/", views.model_consents, name="model_consents"),
     path("models/<int:pk>/runs/<int:run_id>/predictions/", views.run_predictions, name="run_predictions"),
 ]
