@@ -16,9 +16,12 @@ by side in one run against it:
    Goal: p50 <= 15 ms. Split into the endpoint layer (the page's model-in-the-loop time, from its
    Server-Timing header, minus the call) and the rest, with the same page's work around a tiny local
    classifier beside it for reference.
+3. The gate's cost per call (``tasks/loop/gate.py``): the same request through the whole gate (consent
+   read, a budgeted round's reservation and give-back, the audit row) against the transport alone,
+   interleaved. Goal: at most 2 ms added at p95.
 
 Runs on a throw-away test database. Options: ``--items N`` (default 200), ``--concurrency C`` (4),
-``--submissions N`` (60).
+``--submissions N`` (60), ``--gate-calls N`` (300 each way).
 """
 
 from __future__ import annotations
@@ -87,8 +90,9 @@ def figure_1(url: str, n_items: int, concurrency: int) -> None:
     from leaderboard.models import EvaluationRun
     from tasks.loop.endpoints.calls import request_body
     from tasks.loop.endpoints.records import create_endpoint_model
-    from tasks.models import Dataset, DatasetItem, Task
+    from tasks.loop import gate
     from tasks.loop.registry import get_predictor
+    from tasks.models import Dataset, DatasetItem, Purpose, Task
 
     task = Task.objects.get(code="sentiment")
     params = {"temperature": 0, "max_tokens": 4, "seed": 1}
@@ -104,9 +108,11 @@ def figure_1(url: str, n_items: int, concurrency: int) -> None:
     bodies = [request_body(predictor.endpoint, task.spec.endpoint_messages(task.config, i, {})) for i in inputs]
     bare_items_per_s(url, bodies[:20], concurrency)  # warm both sides' first requests
     bare_before = bare_items_per_s(url, bodies, concurrency)
-    platform = get_predictor(fresh_model("platform"))
+    platform_model = fresh_model("platform")
+    platform = get_predictor(platform_model)
     start = time.perf_counter()
-    outputs = platform.predict(inputs)
+    with gate.admit(platform_model, Purpose.EVALUATION):
+        outputs = platform.predict(inputs)
     platform_rate = len(inputs) / (time.perf_counter() - start)
     bare_after = bare_items_per_s(url, bodies, concurrency)
     bare = max(bare_before, bare_after)
@@ -192,11 +198,56 @@ def figure_2(url: str, n: int) -> None:
     print(f"   reference: the same page with a tiny local classifier in the loop, wall - model time: p50 {statistics.median(local_page):.1f} ms")
 
 
+def figure_3(url: str, n: int) -> None:
+    """The gate's cost per call: the same request sent through the whole gate (consent read, the round's
+    budget reserved and given back, the audit row, the round's usage) and through the transport alone
+    (a bare admission: no database), interleaved, each with a new text."""
+    from django.contrib.auth.models import User
+
+    from tasks.loop import gate
+    from tasks.loop.endpoints.calls import call
+    from tasks.loop.endpoints.records import create_endpoint_model
+    from tasks.models import Endpoint, Purpose, Task
+
+    task = Task.objects.get(code="sentiment")
+    researcher = User.objects.create_user("bench-researcher", password="x")
+    model = create_endpoint_model(task=task, owner=researcher, name="gated", base_url=url, model_name="tiny-gpt2",
+                                  params={"temperature": 0, "max_tokens": 1, "seed": 1}, timeout_s=60, consents=["loop"])
+    endpoint = Endpoint.objects.select_related("model__task").get(model=model)
+    round1 = task.current_round()
+    round1.endpoint_call_budget, round1.endpoint_token_budget = 10**6, 10**9
+    round1.save(update_fields=["endpoint_call_budget", "endpoint_token_budget"])
+    annotator = User.objects.get(username="bench-annotator")
+    gated, bare = [], []
+    for i, text in enumerate(texts(2 * n + 10, offset=6000)):
+        messages = task.spec.endpoint_messages(task.config, {"text": f"{i} {text}"}, {})
+        start = time.perf_counter()
+        if i % 2:
+            with gate.admit(model, Purpose.LOOP, user=annotator, round=round1):
+                call(endpoint, messages)
+            gated.append((time.perf_counter() - start) * 1000)
+        else:
+            call(endpoint, messages, admission=gate.Admission(model, Purpose.EVALUATION))
+            bare.append((time.perf_counter() - start) * 1000)
+    gated, bare = sorted(gated[5:]), sorted(bare[5:])
+
+    def p(rows, q):
+        return rows[min(len(rows) - 1, int(q * len(rows)))]
+
+    print(f"3. the gate on {len(gated)} calls against {len(bare)} without it (interleaved, max_tokens 1, a budgeted round, "
+          f"database {connection.vendor})")
+    print(f"   through the gate: p50 {p(gated, 0.5):.2f} ms, p95 {p(gated, 0.95):.2f} ms; transport alone: p50 {p(bare, 0.5):.2f} ms, "
+          f"p95 {p(bare, 0.95):.2f} ms")
+    print(f"   the gate adds p50 {p(gated, 0.5) - p(bare, 0.5):.2f} ms, p95 {p(gated, 0.95) - p(bare, 0.95):.2f} ms "
+          f"(goal p95 <= 2 ms); ratio of p95s {p(gated, 0.95) / p(bare, 0.95):.2f}x")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--items", type=int, default=200)
     parser.add_argument("--concurrency", type=int, default=4)
     parser.add_argument("--submissions", type=int, default=60)
+    parser.add_argument("--gate-calls", type=int, default=300)
     args = parser.parse_args()
     settings.MEDIA_ROOT = Path(tempfile.mkdtemp(prefix="bench-media-"))
     settings.RQ_QUEUES = {name: {**conf, "ASYNC": False} for name, conf in settings.RQ_QUEUES.items()}
@@ -216,6 +267,7 @@ def main() -> None:
         print(f"endpoint server {url} (tiny GPT-2, its own process); database {connection.vendor}")
         figure_1(url, args.items, args.concurrency)
         figure_2(url, args.submissions)
+        figure_3(url, args.gate_calls)
     finally:
         connection.creation.destroy_test_db(old_name, verbosity=0)
         process.kill()

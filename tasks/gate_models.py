@@ -20,8 +20,8 @@ class Purpose(models.TextChoices):
 
 
 class RoundSpend(models.Model):
-    """What a round's endpoint budget has reserved: calls and tokens of calls in flight plus those
-    answered. A call reserves before it is sent, in one conditional ``UPDATE`` that cannot pass the
+    """What a round's endpoint models used: calls and tokens of the requests answered plus those in
+    flight. A request reserves before it is sent, in one conditional ``UPDATE`` that cannot pass the
     round's ``endpoint_call_budget`` / ``endpoint_token_budget``, and gives back what it did not use."""
 
     round = models.OneToOneField("tasks.Round", on_delete=models.CASCADE, primary_key=True, related_name="spend")

@@ -116,7 +116,7 @@ class Round(models.Model):
     end = models.DateTimeField(null=True, blank=True)
     endpoint_call_budget = models.PositiveIntegerField(
         null=True, blank=True,
-        help_text="Most calls to endpoint models in the loop of this round (blank: no limit); counted in EndpointUsage.",
+        help_text="Most calls to endpoint models in this round (blank: no limit); reserved and counted in RoundSpend.",
     )
     endpoint_token_budget = models.PositiveBigIntegerField(
         null=True, blank=True,
@@ -522,18 +522,6 @@ class EndpointResponse(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["model", "key"], name="endpoint_response_unique")]
-
-
-class EndpointUsage(models.Model):
-    """Calls and tokens an endpoint model used in a round's loop, against the round's budget."""
-
-    round = models.ForeignKey(Round, on_delete=models.CASCADE, related_name="endpoint_usage")
-    model = models.ForeignKey(MLModel, on_delete=models.CASCADE, related_name="endpoint_usage")
-    calls = models.PositiveIntegerField(default=0)
-    tokens = models.PositiveBigIntegerField(default=0)
-
-    class Meta:
-        constraints = [models.UniqueConstraint(fields=["round", "model"], name="endpoint_usage_unique")]
 
 
 class ContextImage(models.Model):

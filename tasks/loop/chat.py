@@ -30,7 +30,7 @@ from typing import AsyncIterator, Iterator
 
 from dynabench.jsonbounds import loads_bounded
 from tasks.loop import gate
-from tasks.loop.endpoints.aio import acall, acheck, areserve, asettle, async_client_for, headers_for
+from tasks.loop.endpoints.aio import acall, acheck, areserve, async_client_for, headers_for
 from tasks.loop.endpoints.base import Answer, EndpointCode, EndpointError, setting
 from tasks.loop.endpoints.breaker import record_outcome
 from tasks.loop.endpoints.calls import Retries, request_body
@@ -133,7 +133,7 @@ async def stream_chat(endpoint, messages: list[dict]) -> AsyncIterator[tuple[str
                            "usage": usage, "stream": True, "first_token_ms": round(first_ms if first_ms is not None else latency_ms, 3)}
                     answer = Answer(text=whole, raw=raw, latency_ms=latency_ms, prompt_tokens=_count(usage, "prompt_tokens"),
                                     completion_tokens=_count(usage, "completion_tokens"))
-                    await asettle(admission, reservation, answer)
+                    admission.settle(reservation, answer)
                     record_outcome(model, True)
                     yield "done", answer
                     return
@@ -141,7 +141,7 @@ async def stream_chat(endpoint, messages: list[dict]) -> AsyncIterator[tuple[str
                 tries.refused(response)
         if shown:
             tries.stop()
-    await asettle(admission, reservation, None, latency_ms=(time.perf_counter() - started) * 1000)
+    admission.settle(reservation, None, latency_ms=(time.perf_counter() - started) * 1000)
     record_outcome(model, False, tries.error.message)
     raise tries.error
 

@@ -84,21 +84,21 @@ class GateBypassed(RuntimeError):
 
 
 def owned_by_task_owners(model) -> bool:
-    """True when ``model`` needs no one else's consent (one query): the platform's (no owner), or its owner owns the task."""
-    from django.contrib.auth import get_user_model
-    from django.db.models import Q
+    """True when ``model`` needs no one else's consent (one query): the platform's (no owner), or its
+    owner owns the task (or is a superuser)."""
+    return _standing(model)[0]
+
+
+def _standing(model) -> tuple[bool, list]:
+    """``(owned by the task's owners or the platform, the submitter's consents)``: one query, two when
+    the submitter is no superuser (whether they own the task)."""
+    from tasks.models import Endpoint, Task
 
     if model.owner_id is None:
-        return True
-    return get_user_model().objects.filter(pk=model.owner_id).filter(
-        Q(is_superuser=True) | Q(owned_tasks=model.task_id)).exists()
-
-
-def _consents_of(model) -> list:
-    from tasks.models import Endpoint
-
-    found = Endpoint.objects.filter(model_id=model.pk).values_list("consents", flat=True).first()
-    return list(found or [])
+        return True, []
+    row = Endpoint.objects.filter(model_id=model.pk).values_list("consents", "model__owner__is_superuser").first()
+    consents, superuser = (list(row[0] or []), row[1]) if row is not None else ([], model.owner.is_superuser)
+    return superuser or Task.owners.through.objects.filter(task_id=model.task_id, user_id=model.owner_id).exists(), consents
 
 
 def consent_missing(model, purpose, *, user=None) -> str:
@@ -107,13 +107,13 @@ def consent_missing(model, purpose, *, user=None) -> str:
     purpose = Purpose(purpose)
     if not model.is_endpoint or purpose is Purpose.EVALUATION:
         return ""
-    own = owned_by_task_owners(model)
+    own, consents = _standing(model)
     if purpose is Purpose.TEST:
         if user is None or user.pk == model.owner_id or (own and model.task.is_owner(user)) or user.is_superuser:
             return ""
         return (f"Only the submitter of {model.name} tests its connection: the call would go to their server under "
                 "their key.")
-    if own or purpose.value in _consents_of(model):
+    if own or purpose.value in consents:
         return ""
     owner = model.owner.get_username() if model.owner is not None else "its submitter"
     return (f"Model {model.name} is an endpoint submitted by {owner}, who has not consented to its use for "
@@ -196,10 +196,9 @@ class Admission:
     def __init__(self, model, purpose: Purpose, *, user=None, round=None):
         self.model, self.purpose, self.round = model, Purpose(purpose), round
         self.user_id = getattr(user, "pk", None) if getattr(user, "is_authenticated", False) else None
-        self.budgeted = bool(model.is_endpoint and round is not None and (
-            round.endpoint_call_budget is not None or round.endpoint_token_budget is not None))
+        self.counted = bool(model.is_endpoint and round is not None)  # every request of a round is counted
         self._rows: list[ModelCall] = []
-        self._used = [0, 0]  # answered calls, tokens: charged to the round's EndpointUsage on flush
+        self._back = [0, 0]  # calls, tokens reserved but not used: given back to the round's RoundSpend on flush
         self._lock = threading.Lock()
 
     def _row(self, status, prompt_tokens=0, completion_tokens=0, latency_ms=0.0) -> ModelCall:
@@ -208,21 +207,23 @@ class Admission:
                          completion_tokens=completion_tokens or 0, latency_ms=latency_ms or 0.0)
 
     def reserve(self, messages, params=None) -> Reservation | None:
-        """Reserve one request's call and tokens (``estimate_tokens``) from the round's budget; None when
-        the round sets none. Raises ``RuleError`` ``endpoint_budget_spent`` (409), recorded, when the
-        reservation would pass either budget."""
-        if not self.budgeted:
+        """Reserve one request's call and tokens (``estimate_tokens``, or 0 when the round sets no token
+        budget) of the round's ``RoundSpend``; None outside a round or for a local model. Raises
+        ``RuleError`` ``endpoint_budget_spent`` (409), recorded, when the reservation would pass either budget."""
+        if not self.counted:
             return None
         round = self.round
         estimate = estimate_tokens(messages, params if params is not None else self._params()) \
             if round.endpoint_token_budget is not None else 0
-        RoundSpend.objects.get_or_create(round_id=round.pk)
         fits = RoundSpend.objects.filter(round_id=round.pk)
         if round.endpoint_call_budget is not None:
             fits = fits.filter(calls__lt=round.endpoint_call_budget)
         if round.endpoint_token_budget is not None:
             fits = fits.filter(tokens__lte=round.endpoint_token_budget - estimate)
-        if not fits.update(calls=F("calls") + 1, tokens=F("tokens") + estimate):
+        taken = fits.update(calls=F("calls") + 1, tokens=F("tokens") + estimate)
+        if not taken and RoundSpend.objects.get_or_create(round_id=round.pk)[1]:  # the round's first reservation
+            taken = fits.update(calls=F("calls") + 1, tokens=F("tokens") + estimate)
+        if not taken:
             ModelCall.objects.bulk_create([self._row(ModelCall.Status.REFUSED_BUDGET)])
             spent = RoundSpend.objects.filter(round_id=round.pk).values("calls", "tokens").first() or {"calls": 0, "tokens": 0}
             raise RuleError(
@@ -239,23 +240,18 @@ class Admission:
 
     def settle(self, reservation: Reservation | None, answer=None, *, latency_ms: float = 0.0) -> None:
         """Record how one request ended (``answer``: the endpoint's ``Answer``, None when it failed) and
-        give back to the round's budget what it did not use: the unused tokens, and the call when it
-        failed. Touches the database only when the request reserved something."""
+        what it gives back to the round's budget: the unused tokens, and the call when it failed. Touches
+        no database: ``flush`` writes it all in one transaction."""
         if answer is None:
             row = self._row(ModelCall.Status.FAILED, latency_ms=latency_ms)
         else:
             row = self._row(ModelCall.Status.OK, answer.prompt_tokens, answer.completion_tokens, answer.latency_ms)
         with self._lock:
             self._rows.append(row)
-            if answer is not None:
-                self._used[0] += 1
-                self._used[1] += row.prompt_tokens + row.completion_tokens
-        if reservation is not None:
-            used = row.prompt_tokens + row.completion_tokens if answer is not None else 0
-            back_calls = 0 if answer is not None else 1
-            if back_calls or used != reservation.tokens:
-                RoundSpend.objects.filter(round_id=self.round.pk).update(
-                    calls=F("calls") - back_calls, tokens=F("tokens") - (reservation.tokens - used))
+            if reservation is not None:
+                used = row.prompt_tokens + row.completion_tokens if answer is not None else 0
+                self._back[0] += 0 if answer is not None else 1
+                self._back[1] += reservation.tokens - used
 
     def note(self, ok: bool, latency_ms: float) -> None:
         """Record one call of a local model (it has no key, budget or consent to keep)."""
@@ -263,20 +259,19 @@ class Admission:
             self._rows.append(self._row(ModelCall.Status.OK if ok else ModelCall.Status.FAILED, latency_ms=latency_ms))
 
     def flush(self) -> None:
-        """Write the audit rows recorded so far, and charge the answered calls to the round's ``EndpointUsage``."""
-        from tasks.models import EndpointUsage
-
+        """In one transaction: write the audit rows recorded so far, and give back to the round's
+        ``RoundSpend`` what its requests reserved and did not use (the tokens they used past an
+        estimate of 0 are charged)."""
         with self._lock:
             rows, self._rows = self._rows, []
-            (calls, tokens), self._used = self._used, [0, 0]
-        if rows:
-            ModelCall.objects.bulk_create(rows)
-        if calls and self.round is not None and self.model.is_endpoint:
-            counted = dict(calls=F("calls") + calls, tokens=F("tokens") + tokens)
-            if not EndpointUsage.objects.filter(round=self.round, model=self.model).update(**counted):
-                with transaction.atomic():
-                    usage, _ = EndpointUsage.objects.select_for_update().get_or_create(round=self.round, model=self.model)
-                    EndpointUsage.objects.filter(pk=usage.pk).update(**counted)
+            (back_calls, back_tokens), self._back = self._back, [0, 0]
+        if not rows and not back_calls and not back_tokens:
+            return
+        with transaction.atomic():
+            if rows:
+                ModelCall.objects.bulk_create(rows)
+            if back_calls or back_tokens:
+                RoundSpend.objects.filter(round_id=self.round.pk).update(calls=F("calls") - back_calls, tokens=F("tokens") - back_tokens)
 
 
 _ADMITTED: contextvars.ContextVar[tuple] = contextvars.ContextVar("gate_admitted", default=())

@@ -6,7 +6,7 @@ from django.db import migrations, models
 
 def carry_over(apps, schema_editor):
     """A submitter's loop consent becomes the ``loop`` purpose; each round's spend starts at what its
-    endpoint models used so far."""
+    endpoint models used so far (``EndpointUsage``, which ``RoundSpend`` replaces)."""
     from django.db.models import Sum
 
     Endpoint = apps.get_model("tasks", "Endpoint")
@@ -61,5 +61,13 @@ class Migration(migrations.Migration):
         migrations.RemoveField(
             model_name='endpoint',
             name='loop_allowed',
+        ),
+        migrations.DeleteModel(
+            name='EndpointUsage',
+        ),
+        migrations.AlterField(
+            model_name='round',
+            name='endpoint_call_budget',
+            field=models.PositiveIntegerField(blank=True, help_text='Most calls to endpoint models in this round (blank: no limit); reserved and counted in RoundSpend.', null=True),
         ),
     ]

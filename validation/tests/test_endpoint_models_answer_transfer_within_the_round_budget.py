@@ -2,7 +2,7 @@
 the job stops that model when it is spent, says so, and rates the examples by the models that answered."""
 
 from annotation.models import TransferRate, TransferResult
-from tasks.models import EndpointUsage
+from tasks.models import ModelCall
 from validation.jobs import measure_transfer
 from validation.services import record_validation
 from validation.tests.conftest import make_example
@@ -21,5 +21,5 @@ def test_it_stops_at_the_call_budget_and_says_how_many_were_left(sentiment_task,
 
     assert f"{endpoint.name}: the round's endpoint budget is spent (2 examples left unanswered)" in summary
     assert TransferResult.objects.filter(model=endpoint).count() == 2
-    assert EndpointUsage.objects.get(round=round, model=endpoint).calls == 2
+    assert ModelCall.objects.filter(round=round, model=endpoint, purpose="transfer", status="ok").count() == 2
     assert TransferRate.objects.count() == 2 and set(TransferRate.objects.values_list("tried", flat=True)) == {1}

@@ -69,18 +69,10 @@ async def aread_bounded(response, limit: int) -> bytes:
 
 
 async def areserve(admission, messages, params):
-    """``admission.reserve`` from the event loop: on a thread only when the round has a budget."""
-    if not admission.budgeted:
+    """``admission.reserve`` from the event loop: on a thread, only for a request counted in a round."""
+    if not admission.counted:
         return None
     return await sync_to_async(admission.reserve)(messages, params)
-
-
-async def asettle(admission, reservation, answer, *, latency_ms: float = 0.0) -> None:
-    """``admission.settle`` from the event loop: on a thread only when the request reserved something."""
-    if reservation is None:
-        admission.settle(None, answer, latency_ms=latency_ms)
-    else:
-        await sync_to_async(admission.settle)(reservation, answer, latency_ms=latency_ms)
 
 
 async def acall(endpoint, messages: list[dict]) -> Answer:
@@ -102,11 +94,11 @@ async def acall(endpoint, messages: list[dict]) -> Answer:
                 data = await aread_bounded(response, limit)
                 if response.status_code == 200:
                     answer = answer_of(endpoint, data, (time.perf_counter() - started) * 1000)
-                    await asettle(admission, reservation, answer)
+                    admission.settle(reservation, answer)
                     record_outcome(model, True)
                     return answer
                 tries.refused(response, data)
-    await asettle(admission, reservation, None, latency_ms=(time.perf_counter() - started) * 1000)
+    admission.settle(reservation, None, latency_ms=(time.perf_counter() - started) * 1000)
     record_outcome(model, False, tries.error.message)
     logger.warning("endpoint model %s: %s", model.pk, tries.error.message)
     raise tries.error
@@ -131,11 +123,11 @@ async def apost_json(endpoint, path: str, body: dict, *, max_bytes: int) -> tupl
                 if response.status_code == 200:
                     parsed = json_object(data)
                     latency_ms = (time.perf_counter() - started) * 1000
-                    await asettle(admission, reservation, Answer("", {}, latency_ms, None, None))
+                    admission.settle(reservation, Answer("", {}, latency_ms, None, None))
                     record_outcome(model, True)
                     return parsed, latency_ms
                 tries.refused(response, data)
-    await asettle(admission, reservation, None, latency_ms=(time.perf_counter() - started) * 1000)
+    admission.settle(reservation, None, latency_ms=(time.perf_counter() - started) * 1000)
     record_outcome(model, False, tries.error.message)
     logger.warning("endpoint model %s: %s", model.pk, tries.error.message)
     raise tries.error

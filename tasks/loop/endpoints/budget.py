@@ -1,14 +1,14 @@
-"""A round's use of its endpoint models, for the console: what ``EndpointUsage`` counted against its budget
-(reserved and charged at the gate, ``tasks/loop/gate.py``)."""
+"""A round's use of its endpoint models, for the console: what the gate counted in ``RoundSpend``
+(``tasks/loop/gate.py``: each request reserved before it is sent, the unused part given back)."""
 
 from __future__ import annotations
 
+
 def round_usage(round) -> dict:
-    """``{"calls", "tokens", "call_budget", "token_budget"}`` of ``round``'s endpoint models."""
-    from django.db.models import Sum
+    """``{"calls", "tokens", "call_budget", "token_budget"}`` of ``round``'s endpoint models (calls in
+    flight included)."""
+    from tasks.models import RoundSpend
 
-    from tasks.models import EndpointUsage
-
-    used = EndpointUsage.objects.filter(round=round).aggregate(calls=Sum("calls"), tokens=Sum("tokens"))
-    return {"calls": used["calls"] or 0, "tokens": used["tokens"] or 0, "call_budget": round.endpoint_call_budget,
+    spent = RoundSpend.objects.filter(round_id=round.pk).values("calls", "tokens").first() or {"calls": 0, "tokens": 0}
+    return {"calls": spent["calls"], "tokens": spent["tokens"], "call_budget": round.endpoint_call_budget,
             "token_budget": round.endpoint_token_budget}
