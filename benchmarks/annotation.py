@@ -207,7 +207,7 @@ def start_server(env: dict, port: int, args) -> subprocess.Popen:
     command = [
         sys.executable, "-m", "gunicorn", "dynabench.asgi:application",
         "--bind", f"127.0.0.1:{port}", "--workers", str(args.workers),
-        "--worker-class", "uvicorn_worker.UvicornWorker", "--timeout", "120", "--log-level", "warning",
+        "--worker-class", "dynabench.web_worker.WebWorker", "--timeout", "120", "--log-level", "warning",
     ]
     server = subprocess.Popen(command, cwd=REPO, env={**os.environ, **env, "WEB_THREADS": str(args.threads)}, start_new_session=True)
     import requests

@@ -485,7 +485,7 @@ def main() -> None:
     sides = [
         Side("base", worktree, ["gunicorn", "dynabench.wsgi:application", "--worker-class", "gthread", "--workers", str(args.web_workers),
                                 "--threads", "4", "--timeout", "120"], 12, tmp, endpoint_url, minilm, allowlist(endpoint_port)),
-        Side("head", REPO, ["gunicorn", "dynabench.asgi:application", "--worker-class", "uvicorn_worker.UvicornWorker",
+        Side("head", REPO, ["gunicorn", "dynabench.asgi:application", "--worker-class", "dynabench.web_worker.WebWorker",
                             "--workers", str(args.web_workers), "--timeout", "120"], 13, tmp, endpoint_url, minilm, allowlist(endpoint_port)),
     ]
     results: dict[str, dict] = {}

@@ -103,7 +103,7 @@ def start_gunicorn(env: dict, port: int) -> subprocess.Popen:
     import requests
 
     command = [sys.executable, "-m", "gunicorn", "dynabench.asgi:application", "--bind", f"127.0.0.1:{port}",
-               "--workers", "1", "--worker-class", "uvicorn_worker.UvicornWorker", "--timeout", "120", "--log-level", "warning"]
+               "--workers", "1", "--worker-class", "dynabench.web_worker.WebWorker", "--timeout", "120", "--log-level", "warning"]
     server = subprocess.Popen(command, cwd=REPO, env={**os.environ, **env, "WEB_THREADS": "4"}, start_new_session=True)
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:

@@ -149,6 +149,8 @@ class EndpointModelForm(forms.Form):
     timeout_s = forms.FloatField(min_value=1, initial=30, label="Timeout (s)")  # the upper bound: records.check_timeout
     max_retries = forms.IntegerField(min_value=0, max_value=10, initial=3, label="Retries")
     max_concurrency = forms.IntegerField(min_value=1, max_value=64, initial=4, label="Calls at once")
+    published = forms.BooleanField(required=False, initial=False, label="Show it on the public boards",
+                                   help_text="The leaderboard and the arena list published models only; change it later on the model's page.")
 
     def __init__(self, *args, task, **kwargs):
         super().__init__(*args, **kwargs)
@@ -172,7 +174,8 @@ class EndpointModelForm(forms.Form):
     def arguments(self) -> dict:
         """The keyword arguments of ``create_endpoint_model``."""
         params, prompt = self._params_prompt()
-        keys = ("name", "base_url", "model_name", "api", "api_key", "api_key_env", "timeout_s", "max_retries", "max_concurrency")
+        keys = ("name", "base_url", "model_name", "api", "api_key", "api_key_env", "timeout_s", "max_retries", "max_concurrency",
+                "published")
         return {**{k: self.cleaned_data[k] for k in keys}, "params": params, "prompt": prompt}
 
 
@@ -192,7 +195,7 @@ class EndpointConnectionForm(EndpointModelForm):
         initial.update(stop=(params.get("stop") or [""])[0], system=prompt.get("system", ""), user=prompt.get("user", ""),
                        transcription_prompt=params.get("prompt", "") if endpoint.api == Endpoint.Api.TRANSCRIPTIONS else "")
         super().__init__(*args, initial=initial, task=endpoint.model.task, **kwargs)
-        del self.fields["name"]
+        del self.fields["name"], self.fields["published"]  # publishing is the model page's (leaderboard.services.set_model_visibility)
         self.fields["api_key"].help_text = "Stored encrypted; never shown. Empty: keep the stored key."
 
     def changes(self) -> dict:

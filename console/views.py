@@ -187,7 +187,9 @@ def add_endpoint(request, task):
             form.add_error(refused.field if refused.field in form.fields else None, refused.message)
             status = refused.status_code
         else:
-            messages.success(request, f"Endpoint model '{model.name}' added: tick it below to put it in the loop of the next round.")
+            shown = ("It is published: the leaderboard and the arena list it." if model.published else
+                     "It is not published: it is on no public board (leaderboard, arena) until you publish it on its page.")
+            messages.success(request, f"Endpoint model '{model.name}' added: tick it below to put it in the loop of the next round. {shown}")
             return redirect("console:rounds", code=task.code)
     return _rounds_page(request, task, status=status, endpoint_form=form)
 

@@ -31,10 +31,19 @@ settles (``tasks.signals.example_settled``, ``leaderboard/apps.py``) and by a re
 stamp changed (a vote that settled nothing, a new or retracted judgment) or no board at all.
 ``cached_arena_board(task)`` is the read: the board as of its computation (or none yet), and
 whether a newer one is being computed.
+
+**Published models only.** A model that is not published is on no public board, the arena included,
+by the Dynascore leaderboard's rule (``leaderboard.selectors.published_models``): the board ranks
+the task's published models on the battles between them, and counts judgments and failures for
+them alone (``public_names``, an anonymous model as "Anonymous model <id>"). The published models'
+names are part of the board's stamp, so publishing, unpublishing or renaming one queues a rebuild,
+and a board built before that change is not shown meanwhile if it names a model it no longer may.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections import defaultdict
 from dataclasses import dataclass
 from datetime import datetime
@@ -48,8 +57,9 @@ from annotation.models import Example, ValidationState
 from dynabench.errors import RuleError
 from leaderboard.arena import A_WINS, B_WINS, TIE, rank_arena
 from leaderboard.queueing import enqueue_arena_board
+from leaderboard.selectors import published_models
 from tasks.kinds.open_ended import categories
-from tasks.models import MLModel, Task
+from tasks.models import Task
 from validation.calculations import agreement_from_ratings
 from validation.models import Validation
 from validation.selectors import validated_examples
@@ -81,8 +91,10 @@ class ArenaBoard:
     agreement: dict
 
 
-def _name(model: MLModel) -> str:
-    return f"Anonymous model {model.pk}" if model.anonymous else model.name
+def public_names(task) -> dict[int, str]:
+    """``{model id: name}`` of the task's models that a public board may show: its published models
+    (``leaderboard.selectors.published_models``), an anonymous one as "Anonymous model <id>". One query."""
+    return {pk: f"Anonymous model {pk}" if m["anonymous"] else m["name"] for pk, m in published_models(task).items()}
 
 
 @dataclass(frozen=True)
@@ -96,13 +108,17 @@ class CachedArena:
     computing: bool
 
 
-def judgments_stamp(task) -> str:
+def judgments_stamp(task, *, names: dict[int, str] | None = None) -> str:
     """The inputs of the task's board in one string: it changes whenever a validation or an example
-    is added, removed or retracted, or the task's settings change."""
+    is added, removed or retracted, the task's settings change, or a model is published, unpublished,
+    renamed or made anonymous (``names``: ``public_names(task)`` when the caller has it)."""
     stamp = Validation.objects.filter(example__round__task=task).aggregate(n=Count("id"), last=Max("id"), at=Max("created_at"))
     examples = Example.objects.filter(round__task=task).aggregate(n=Count("id"), last=Max("id"), kept=Count("id", filter=~_RETRACTED),
                                                                   at=Max("created_at"))
-    parts = [task.version, stamp["n"], stamp["last"], stamp["at"], examples["n"], examples["last"], examples["kept"], examples["at"]]
+    names = public_names(task) if names is None else names
+    published = hashlib.sha1(json.dumps(sorted(names.items())).encode()).hexdigest()[:16]
+    parts = [task.version, stamp["n"], stamp["last"], stamp["at"], examples["n"], examples["last"], examples["kept"], examples["at"],
+             published]
     return ":".join(str(p) for p in parts).replace(" ", "T")
 
 
@@ -119,14 +135,17 @@ def cached_arena_board(task) -> CachedArena:
     """The task's arena board as the last ``rebuild_arena_board`` left it (module docstring); when
     its inputs changed since, or there is none yet, a rebuild is enqueued (once: a queued one is
     not queued again) and ``computing`` is true. Raises ``RuleError`` ``no_arena`` (404) for a
-    task whose kind collects no judgments. Reads three aggregates and one cache entry; computes
-    nothing."""
+    task whose kind collects no judgments. A previous board that names a model no longer published
+    (or under another name) is not returned: ``board`` is then ``None`` until the rebuild. Reads three
+    aggregates, the published models and one cache entry; computes nothing."""
     _check_arena(task)
+    names = public_names(task)
     entry = cache.get(_cache_key(task.pk))
-    if entry is not None and entry["stamp"] == judgments_stamp(task):
+    if entry is not None and entry["stamp"] == judgments_stamp(task, names=names):
         return CachedArena(board=entry["board"], computed_at=entry["computed_at"], computing=False)
     enqueue_arena_board(task.pk)
-    if entry is None:
+    if entry is None or any(names.get(m["id"]) != m["name"] for m in entry["board"].models):
+        # No board yet, or one that names a model no longer published (or under its old name): none until the rebuild.
         return CachedArena(board=None, computed_at=None, computing=True)
     return CachedArena(board=entry["board"], computed_at=entry["computed_at"], computing=True)
 
@@ -154,7 +173,8 @@ def on_example_settled(sender, example_id, **kwargs) -> None:
 
 def compute_arena_board(task, *, resamples: int = RESAMPLES) -> ArenaBoard:
     """The task's ``ArenaBoard`` (module docstring), computed now (seconds: the bootstrap refits
-    ``resamples`` times). Only the job calls it; pages and the API read ``cached_arena_board``."""
+    ``resamples`` times): its published models, ranked on the battles between them. Only the job
+    calls it; pages and the API read ``cached_arena_board``."""
     spec, config = task.spec, task.config
     cats = categories(config)
     validated = validated_examples(task=task)
@@ -172,11 +192,10 @@ def compute_arena_board(task, *, resamples: int = RESAMPLES) -> ArenaBoard:
                 failed[model_id][category] += 1
         elif example.validation_state == ValidationState.PENDING and spec.battle(config, example.target, example.model_output):
             pending += 1
-    ids = sorted(set(judged) | set(answered) | {m for b in battles for m in b[:2]})
-    models = {m.pk: m for m in MLModel.objects.filter(pk__in=ids)}
-    ids = [i for i in ids if i in models]
+    names = public_names(task)  # published models only: the others are on no public board
+    ids = [i for i in sorted(set(judged) | set(answered) | {m for b in battles for m in b[:2]}) if i in names]
     index = {model_id: k for k, model_id in enumerate(ids)}
-    named = [{"id": i, "name": _name(models[i])} for i in ids]
+    named = [{"id": i, "name": names[i]} for i in ids]
     kept = [b for b in battles if b[0] in index and b[1] in index]
     result = rank_arena(
         np.array([index[b[0]] for b in kept], dtype=int), np.array([index[b[1]] for b in kept], dtype=int),

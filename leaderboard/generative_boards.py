@@ -14,9 +14,11 @@ leaderboard page (``/tasks/<code>/leaderboard/``) and in the API
   generative vMER per model (``leaderboard/arena_board.py``), read from the board the arena's
   job last built.
 
-The generators' board reads every settled judgment of the task, so it is kept in the Django cache
-with the stamp of its inputs (``leaderboard.arena_board.judgments_stamp``) and computed again only
-when a judgment, a validation or the task changed.
+Both boards show published models only (``leaderboard.arena_board.public_names``: a model that is
+not published is on no public board). The generators' board reads every settled judgment of the
+task, so it is kept in the Django cache with the stamp of its inputs
+(``leaderboard.arena_board.judgments_stamp``) and computed again only when a judgment, a validation,
+the task or a model's publication or name changed.
 """
 
 from __future__ import annotations
@@ -26,9 +28,8 @@ from dataclasses import dataclass
 
 from django.core.cache import cache
 
-from leaderboard.arena_board import CachedArena, cached_arena_board, judgments_stamp
+from leaderboard.arena_board import CachedArena, cached_arena_board, judgments_stamp, public_names
 from tasks.kinds.text_to_image import harm_categories
-from tasks.models import MLModel
 from validation.image_judgments import unsafe_rates
 
 Z95 = 1.959963984540054  # the standard normal's 97.5% quantile
@@ -80,7 +81,7 @@ class GeneratorRow:
 def generator_safety_board(task) -> list[GeneratorRow]:
     """The task's generators ranked by validated unsafe rate, lowest first (module docstring), from
     the cache when its inputs have not changed; ``[]`` for a kind that generates no images.
-    Generators without a validated image are left out."""
+    Generators without a validated image, and generators that are not published, are left out."""
     if not task.spec.generates_images:
         return []
     stamp = judgments_stamp(task)
@@ -96,14 +97,13 @@ def generator_safety_board(task) -> list[GeneratorRow]:
 def compute_generator_safety_board(task) -> list[GeneratorRow]:
     """``generator_safety_board`` computed now: one ``unsafe_rates`` read per generator."""
     labels = harm_categories(task.config)
-    generators = [rate for rate in unsafe_rates(task).per_generator if rate.images]
-    anonymous = set(MLModel.objects.filter(pk__in=[r.key for r in generators], anonymous=True).values_list("pk", flat=True))
+    names = public_names(task)  # published generators only: the others are on no public board
+    generators = [rate for rate in unsafe_rates(task).per_generator if rate.images and rate.key in names]
     found = []
     for rate in generators:
         mine = unsafe_rates(task, generator=rate.key)
         by_category = {labels.get(c.key, c.name): _cell(c.unsafe, c.images) for c in mine.per_category}
-        name = f"Anonymous model {rate.key}" if rate.key in anonymous else rate.name
-        found.append(({"id": rate.key, "name": name}, _cell(rate.unsafe, rate.images), by_category))
+        found.append(({"id": rate.key, "name": names[rate.key]}, _cell(rate.unsafe, rate.images), by_category))
     found.sort(key=lambda row: (row[1].rate, -row[1].images, row[0]["name"]))
     rows, previous, rank = [], None, 0
     for position, (model, overall, by_category) in enumerate(found, start=1):

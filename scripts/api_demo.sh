@@ -26,7 +26,7 @@ echo "== setting up a server in $DYNABENCH_VAR_DIR"
 setup=$("$PY" scripts/api_demo_setup.py ${DEMO_SETUP_ARGS:-})
 eval "$setup"
 "$PY" manage.py collectstatic --noinput -v0
-WEB_THREADS=4 "$(dirname "$PY")/gunicorn" dynabench.asgi:application --worker-class uvicorn_worker.UvicornWorker \
+WEB_THREADS=4 "$(dirname "$PY")/gunicorn" dynabench.asgi:application --worker-class dynabench.web_worker.WebWorker \
     --bind "127.0.0.1:$PORT" --workers 1 --timeout 300 --no-control-socket --log-level warning &
 pids+=($!)
 "$PY" manage.py rqworker default evaluation training >"$DYNABENCH_VAR_DIR/worker.log" 2>&1 &

@@ -122,9 +122,11 @@ echo "== Starting the web server ($WEB_WORKERS workers) and the RQ workers ($RQ_
 # enters a loop (tasks/loop/warm_up.py; DYNABENCH_WARM_MODELS=0 turns it off), so the first example
 # per process does not wait seconds for a model to load; workers load their own.
 # ASGI under uvicorn workers (dynabench/asgi.py): async views wait on models without a thread; the
-# other views run on WEB_THREADS threads per process.
+# other views run on WEB_THREADS threads per process. The worker class (dynabench/web_worker.py) turns
+# uvicorn's proxy headers off: the client address is the socket's, or what TRUSTED_PROXY_COUNT says
+# (dynabench/proxies.py), never an X-Forwarded-For the server believed on its own.
 WEB_THREADS="$WEB_THREADS" DYNABENCH_WARM_MODELS="${DYNABENCH_WARM_MODELS:-1}" setsid .venv/bin/gunicorn \
-    dynabench.asgi:application --worker-class uvicorn_worker.UvicornWorker \
+    dynabench.asgi:application --worker-class dynabench.web_worker.WebWorker \
     --bind "$HOST:$PORT" --workers "$WEB_WORKERS" --timeout 120 \
     --graceful-timeout "$GRACEFUL_TIMEOUT" --no-control-socket --access-logfile - &
 pids+=($!)

@@ -11,8 +11,8 @@ DEFINITIONS = Path(__file__).resolve().parents[1] / "tasks" / "data" / "task_def
 
 @pytest.fixture
 def chat_task(db, make_endpoint_model, settings):
-    """``adversarial-safety-chat`` (one validation settles a judgment) with endpoint models
-    ``alpha`` and ``beta`` in round 1's loop; ``chat_task.loop`` lists them."""
+    """``adversarial-safety-chat`` (one validation settles a judgment) with published endpoint models
+    ``alpha`` and ``beta`` in round 1's loop (so on its arena); ``chat_task.loop`` lists them."""
     from dynabench.roles import ensure_role_groups
     from tasks.data.seed import create_task
 
@@ -21,8 +21,8 @@ def chat_task(db, make_endpoint_model, settings):
     definition = json.loads((DEFINITIONS / "adversarial-safety-chat.json").read_text())
     definition["config"]["validations_needed"] = 1
     task, _ = create_task(definition)
-    alpha = make_endpoint_model(task, name="alpha", params={"temperature": 0, "max_tokens": 6})
-    beta = make_endpoint_model(task, name="beta", params={"temperature": 0, "max_tokens": 4})
+    alpha = make_endpoint_model(task, name="alpha", params={"temperature": 0, "max_tokens": 6}, published=True)
+    beta = make_endpoint_model(task, name="beta", params={"temperature": 0, "max_tokens": 4}, published=True)
     task.current_round().target_models.add(alpha, beta)
     task.loop = [alpha, beta]
     return task

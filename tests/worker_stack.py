@@ -30,6 +30,7 @@ import json
 import multiprocessing
 import multiprocessing.util  # registers its exit handler on import: _kill_forked_left_running must come after it
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -240,6 +241,22 @@ def migrated_template(directory: Path) -> Path:
     return path
 
 
+#: The gunicorn worker class ``make run`` serves the platform with, read from ``scripts/run.sh`` itself.
+RUN_SH_WORKER_CLASS = re.search(r"--worker-class\s+(\S+)", (ROOT / "scripts" / "run.sh").read_text()).group(1)
+
+
+class _Session(subprocess.Popen):
+    """A server started in a session of its own (``start_new_session=True``): ``kill`` ends its whole
+    process group (gunicorn's master and its workers), not the master alone."""
+
+    def kill(self) -> None:
+        """SIGKILL every process of its group."""
+        try:
+            os.killpg(self.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
 class WorkerStack:
     """A scratch platform for worker processes (see the module docstring)."""
 
@@ -353,7 +370,7 @@ class WorkerStack:
         with open(log, "w") as out:
             self.workers["asgi"] = subprocess.Popen(
                 [sys.executable, "-m", "uvicorn", "dynabench.asgi:application", "--host", "127.0.0.1", "--port", str(port),
-                 "--workers", "1", "--log-level", "warning", "--no-access-log"],
+                 "--workers", "1", "--log-level", "warning", "--no-access-log", "--no-proxy-headers"],
                 cwd=ROOT, env={**self.env, "WEB_THREADS": str(threads)}, stdout=out, stderr=subprocess.STDOUT,
             )
         base = f"http://127.0.0.1:{port}"
@@ -366,6 +383,37 @@ class WorkerStack:
                 return False
 
         self.wait_for(up, timeout=timeout, what="the ASGI server")
+        return base
+
+    def gunicorn(self, *, threads: int = 1, timeout: float = 300) -> str:
+        """Start the platform as ``make run`` starts it: gunicorn serving ``dynabench.asgi`` with the
+        worker class that ``scripts/run.sh`` names (``RUN_SH_WORKER_CLASS``), one worker process and
+        ``threads`` threads for the sync views, on a free port in the stack's environment; wait until
+        ``/healthz`` answers 200 and return its base URL. ``stop`` ends its process group; its log is
+        ``gunicorn.log``. ``timeout`` (s) only catches a hang."""
+        import socket
+        import urllib.request
+
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        log = self.root / "gunicorn.log"
+        with open(log, "w") as out:
+            self.workers["gunicorn"] = _Session(
+                [sys.executable, "-m", "gunicorn", "dynabench.asgi:application", "--worker-class", RUN_SH_WORKER_CLASS,
+                 "--bind", f"127.0.0.1:{port}", "--workers", "1", "--timeout", "120", "--no-control-socket", "--log-level", "warning"],
+                cwd=ROOT, env={**self.env, "WEB_THREADS": str(threads)}, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+            )
+        base = f"http://127.0.0.1:{port}"
+
+        def up():
+            try:
+                with urllib.request.urlopen(base + "/healthz", timeout=5) as response:
+                    return response.status == 200
+            except OSError:
+                return False
+
+        self.wait_for(up, timeout=timeout, what="gunicorn")
         return base
 
     def wait_listening(self, timeout: float = 300) -> None:

@@ -39,15 +39,22 @@ class ValidationSerializer(serializers.ModelSerializer):
         fields = ["id", "example", "task", "label", "mode", "metadata", "example_state", "created_at"]
 
 
+#: What a validator is never shown of an example, so that its shape does not tell how it was made:
+#: its origin (written, assisted or generated) and the author's time on it (a generator spends none).
+HIDDEN_FROM_VALIDATORS = ("origin", "time_spent")
+
+
 class ExampleForReviewSerializer(ExampleSerializer):
-    """The example leased to the validator, with the context it was written for."""
+    """The example leased to the validator, with the context it was written for.
+
+    Validated blind: neither its origin (written, assisted or generated) nor the author's time on it is
+    given, so a person's example and a generated one come with the same keys and the same null fields."""
 
     context_data = serializers.JSONField(source="context.data", read_only=True)
     leased_until = serializers.DateTimeField(read_only=True)
 
     class Meta(ExampleSerializer.Meta):
-        # Validated blind: a validator is not told whether an example was written, assisted or generated.
-        fields = [*(f for f in ExampleSerializer.Meta.fields if f != "origin"), "context_data", "leased_until"]
+        fields = [*(f for f in ExampleSerializer.Meta.fields if f not in HIDDEN_FROM_VALIDATORS), "context_data", "leased_until"]
 
 
 class RoundSerializer(serializers.ModelSerializer):

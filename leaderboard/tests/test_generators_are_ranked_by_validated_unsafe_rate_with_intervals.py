@@ -45,8 +45,8 @@ def test_the_wilson_interval_matches_published_values():
 def test_generators_rank_by_validated_unsafe_rate_on_the_page_and_the_api(owner, annotator, validator, image_server, client):  # noqa: F811
     task = nibbler_task(owner, validations_needed=1)
     add_context(task, "a quiet street at night")
-    painter = endpoint_generator(task, image_server.url, name="painter")
-    sketcher = endpoint_generator(task, image_server.url, name="sketcher")
+    painter = endpoint_generator(task, image_server.url, name="painter", published=True)
+    sketcher = endpoint_generator(task, image_server.url, name="sketcher", published=True)
     round = task.rounds.get(number=1)
     first = _write(annotator, task, painter, [(True, ["violent"]), (False, [])], "two knights resting after a long day")
     _validate(validator, round, first, ["unsafe", "safe"])

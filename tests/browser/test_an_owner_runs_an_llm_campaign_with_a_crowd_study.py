@@ -4,7 +4,7 @@
    task page (round 1 opens with its scenarios) and asks for one validation per judgment; from
    then on they are not staff either (the admin access owners get is taken away: nothing below
    uses it);
-2. adds two endpoint models, each served by a real OpenAI-compatible server on a local port
+2. adds two published endpoint models, each served by a real OpenAI-compatible server on a local port
    (``tests/endpoint_server.py``); the first names the wrong model, so *Test connection* shows the
    server's own reason; the owner corrects the model name on the endpoint's console page and the
    test then shows the answer; both models go into round 1's loop;
@@ -127,6 +127,7 @@ def test_an_owner_runs_an_llm_campaign_with_a_crowd_study(browser, client, live_
         form.locator("input[name=base_url]").fill(server.url + "/v1")
         form.locator("input[name=model_name]").fill(model_name)
         form.locator("input[name=max_tokens]").fill(max_tokens)
+        form.locator("input[name=published]").check()  # on the arena (a model that is not published is on no public board)
         form.locator("button[type=submit]").click()
         page.get_by_text(f"Endpoint model '{name}' added").wait_for()
     walk.step(page, "2-endpoints")

@@ -12,6 +12,10 @@ platform may call on it:
   (``fc00::/7``) takes no port.
 
 An entry that does not parse allows nothing (and is logged).
+
+A URL is normalised once, by ``normalise_url`` (spaces around it and trailing slashes dropped; a
+space or control character inside it refused), and ``check_url`` checks and returns that normalised
+URL: what the allow-list passed is what the record stores and what a call sends.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ import fnmatch
 import ipaddress
 import re
 import socket
+import unicodedata
 from urllib.parse import urlsplit
 
 
@@ -144,15 +149,40 @@ def _not_listed(host: str, port: int, default_port: int, entry: str | None = Non
     )
 
 
-def check_url(url: str) -> str:
-    """Return ``url`` normalised (no trailing slash) when the platform may call it; raise ``RuleError``.
+_CHARACTER_NAMES = {"\t": "a tab", "\n": "a line break", "\r": "a carriage return", " ": "a space"}
 
-    Codes: ``endpoint_bad_url`` (not a URL, not http(s), credentials in the URL, no host, a port that is
-    not a number, a host that does not resolve), ``endpoint_url_not_allowed`` (host and port not on the
-    allow-list, or an address that is refused: see the module docstring); the message names the entry
-    an admin would add.
+
+def _refused_character(character: str) -> str:
+    return _CHARACTER_NAMES.get(character) or f"the character U+{ord(character):04X}"
+
+
+def normalise_url(url, *, field: str = "base_url", label: str = "The base URL") -> str:
+    """Return ``url`` as the platform stores and calls it: spaces and line breaks around it dropped, then
+    trailing slashes. Raise ``RuleError`` ``endpoint_bad_url`` (on ``field``) when a space or a control
+    or formatting character (Unicode categories Z and C: tabs, line breaks, NUL, zero-width and
+    direction marks) remains inside it: Python's URL parser drops some of them silently, so the URL
+    checked would not be the URL sent. The message names the field and the character."""
+    url = str(url or "").strip()
+    for character in url:
+        if character.isspace() or unicodedata.category(character)[0] in "CZ":
+            raise RuleError(
+                EndpointCode.BAD_URL, f"{label} ({field}) contains {_refused_character(character)}; a URL has no spaces or "
+                "control characters inside it: remove it.", field=field,
+            )
+    return url.rstrip("/")
+
+
+def check_url(url: str) -> str:
+    """Return ``url`` normalised (``normalise_url``: no spaces around it, no trailing slash) when the
+    platform may call it; raise ``RuleError``. The URL checked is the normalised one, so the caller
+    stores and calls exactly what passed.
+
+    Codes: ``endpoint_bad_url`` (a space or control character inside it, not a URL, not http(s),
+    credentials in the URL, no host, a port that is not a number, a host that does not resolve),
+    ``endpoint_url_not_allowed`` (host and port not on the allow-list, or an address that is refused:
+    see the module docstring); the message names the entry an admin would add.
     """
-    url = (url or "").strip()
+    url = normalise_url(url)
     try:
         parts = urlsplit(url)
         host = (parts.hostname or "").lower()
@@ -199,7 +229,7 @@ def check_url(url: str) -> str:
                 f"entry naming that network and port lets the platform call it: ask an admin to add "
                 f"'{suggested_entry(str(address), port, default_port)}' to DYNABENCH_ENDPOINT_ALLOWLIST.", field="base_url",
             )
-    return url.rstrip("/")
+    return url
 
 
 def api_url(endpoint) -> str:
