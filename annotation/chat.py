@@ -3,10 +3,11 @@ is ``conversational`` (``tasks/kinds/open_ended.py``): every rule of the chat pa
 
 A conversation is not an example until the annotator judges it. Until then its state (the
 context, the model(s), each turn with the model's answer, latency and parameters, the one-time
-submission key) travels with the page as a token signed by the server (``django.core.signing``,
-salted with the user and the task, valid ``STATE_MAX_AGE_S``) and sealed (``dynabench.sealing``:
-encrypted, so the page cannot read which models it names): nothing is stored per turn, the
-annotator cannot alter a model's answer, and a token is of no use to another user or task. The
+submission key) is kept on the server as a draft (``annotation/chat_drafts.py``), and every turn the
+server accepts is stored with its prompt before any model is asked, then with its answers or why it
+failed; the page holds a sealed reference to the draft (encrypted, bound to the user and the task,
+valid ``STATE_MAX_AGE_S`` after its last change), so the annotator cannot alter a model's answer or
+read which models a comparison drew, and a token is of no use to another user or task. The
 judgment (``judge``) checks the token and stores the whole transcript as one ``Example``
 (``annotation.saving._save_example``: the daily cap, the round's tallies and the context's use
 as for every example), under the token's submission key, so a repeated submit gives back the same
@@ -27,14 +28,13 @@ import threading
 import time
 from collections import Counter
 
+from asgiref.sync import sync_to_async
 from django.conf import settings
-from django.core import signing
 
-from annotation import contexts, example_checks, limits, loop_choice, qualification, saving
+from annotation import chat_drafts, contexts, example_checks, limits, loop_choice, qualification, saving
 from annotation.error_codes import AnnotationErrorCode as Code
 from annotation.models import Example
 from dynabench import idempotency
-from dynabench.sealing import seal, unseal
 from dynabench.errors import NotAllowed, RuleError
 from tasks import access
 from tasks.loop import gate
@@ -48,30 +48,35 @@ from tasks.loop.training.records import model_ready
 logger = logging.getLogger(__name__)
 
 
-STATE_MAX_AGE_S = 6 * 3600
+STATE_MAX_AGE_S = chat_drafts.DRAFT_MAX_AGE_S
 CONVERSATION, SIDE_BY_SIDE = "conversation", "side_by_side"
 MODES = (CONVERSATION, SIDE_BY_SIDE)
 
 
-def _salt(user, task: Task) -> str:
-    return f"dynabench.chat:{user.pk}:{task.pk}"
-
-
 def sign_state(*, user, task: Task, state: dict) -> str:
-    """The state as a signed, compressed token for the page, sealed (``dynabench.sealing``): the page
-    cannot read which models a side-by-side comparison drew."""
-    return seal(signing.dumps(state, salt=_salt(user, task), compress=True), purpose="chat-state")
+    """Store the state as the conversation's draft on the server and return the page's token: a sealed
+    reference to it (``chat_drafts.save_draft``), so the page cannot read which models it names."""
+    return chat_drafts.save_draft(user=user, task=task, state=state)
 
 
 def read_state(*, user, task: Task, token: str) -> dict:
-    """The state of ``token``; ``RuleError`` ``chat_expired`` when it is forged, another user's or too old."""
-    try:
-        state = signing.loads(unseal(token, purpose="chat-state"), salt=_salt(user, task), max_age=STATE_MAX_AGE_S)
-    except (signing.BadSignature, ValueError):
-        raise RuleError("chat_expired", "This conversation has expired or does not belong to you; start a new one.") from None
+    """The state of the draft ``token`` names; ``RuleError`` ``chat_expired`` when it is forged, another
+    user's or task's, or expired (``chat_drafts.load_draft``)."""
+    state = chat_drafts.load_draft(user=user, task=task, token=token).state
     if not isinstance(state, dict) or state.get("task") != task.pk:
         raise RuleError("chat_expired", "This conversation belongs to another task; start a new one.")
     return state
+
+
+def unanswered_prompt(*, user, task: Task, token: str) -> tuple[str, str]:
+    """``(prompt, why)`` of the conversation's last accepted turn that has no answer yet (the model is
+    still answering, or it failed: the page puts the prompt back in the form), or ``("", "")``."""
+    turn = chat_drafts.unanswered(chat_drafts.load_draft(user=user, task=task, token=token))
+    if turn is None:
+        return "", ""
+    if turn.status == turn.Status.RUNNING:
+        return turn.prompt, "The model is still answering your last prompt: reload the page in a moment to read the answer."
+    return turn.prompt, f"Your last prompt got no answer: {turn.reason}"
 
 
 def _check_writer(user, task: Task) -> None:
@@ -161,13 +166,15 @@ class Turn:
     sides: list
     predictors: list
     messages: list
+    record: int = 0  # the stored turn (``chat_drafts.open_turn``)
 
 
 def prepare_turn(*, user, task: Task, state: dict, prompt: str) -> Turn:
     """Check a turn and gather what it needs; raise ``RuleError`` before anything is sent: the
     writer's role, the round still open, the turn limit, the prompt (the task's prompt field
-    rules), the submission rate, and each endpoint's consent to the loop (``tasks.loop.gate``). Sync: it reads the
-    database and may load a local model."""
+    rules), the submission rate, and each endpoint's consent to the loop (``tasks.loop.gate``). The
+    accepted turn is stored with its prompt (``chat_drafts.open_turn``) before anything is sent. Sync: it
+    reads the database and may load a local model."""
     _check_writer(user, task)
     context = Context.objects.select_related("round__task").get(pk=state["context"], round__task=task)
     round = context.round
@@ -185,7 +192,7 @@ def prepare_turn(*, user, task: Task, state: dict, prompt: str) -> Turn:
     messages = [task.spec.chat_messages(task.config, context.data, _history(state, side) + [{"role": "user", "content": text}])
                 for side in range(len(predictors))]
     return Turn(state=state, round=round, user=user, text=text, sides=[models[pk] for pk in state["models"]], predictors=predictors,
-                messages=messages)
+                messages=messages, record=chat_drafts.open_turn(state=state, prompt=text))
 
 
 async def _in_thread(stream, messages: list[dict]):
@@ -216,15 +223,33 @@ async def _in_thread(stream, messages: list[dict]):
         yield value
 
 
+#: Turns still running after their page left: held so that they finish and are stored.
+_FINISHING: set = set()
+
+
 async def take_turn(turn: Turn):
     """Send a checked turn (``prepare_turn``) to the model(s) and yield the answers as they stream (an
     async generator, run on the event loop: waiting on an endpoint holds no thread):
     ``("token", side, piece)`` (side 0, or 0/1 for A/B), then ``("done", new state)``, or
     ``("error", message)`` when a model fails mid-answer (the turn is then not counted; the
     earlier state stays valid). Each side is called through the gate (``loop``: consent, the round's
-    budget reserved per request, the call recorded). Nothing starts
-    before the first step is asked for; closing the generator early (the annotator left) cancels
-    the calls."""
+    budget reserved per request, the call recorded). Nothing starts before the first step is asked
+    for. The turn runs in a task of its own and is stored when it ends (``chat_drafts.close_turn``:
+    done with the new state, or failed with the reason and the text that came): a page that leaves or
+    loses its connection mid-answer finds the stored answer when it comes back."""
+    events: asyncio.Queue = asyncio.Queue()
+    work = asyncio.ensure_future(_run_turn(turn, events))
+    _FINISHING.add(work)
+    work.add_done_callback(_FINISHING.discard)
+    while True:
+        item = await events.get()
+        if item is None:
+            return
+        yield item
+
+
+async def _run_turn(turn: Turn, out: asyncio.Queue) -> None:
+    """The work of ``take_turn``: run each side, relay its steps to ``out`` (then None), store the outcome."""
     state, sides, predictors, messages = turn.state, turn.sides, turn.predictors, turn.messages
     events: asyncio.Queue = asyncio.Queue()
 
@@ -244,28 +269,38 @@ async def take_turn(turn: Turn):
             await events.put(("failed", side, f"the model's call failed ({type(error).__name__})."))
 
     runners = [asyncio.create_task(run(i, p)) for i, p in enumerate(predictors)]
-    answers, failure, open_sides = {}, None, len(runners)
+    answers, failure, open_sides, came = {}, None, len(runners), [[] for _ in predictors]
     try:
-        while open_sides:
-            try:
-                step, side, value = await asyncio.wait_for(events.get(), settings.DYNABENCH_MODEL_WAIT_S)
-            except asyncio.TimeoutError:  # the page's wait (DYNABENCH_MODEL_WAIT_S) is over: a stalled model
-                failure, open_sides = failure or f"no answer for {settings.DYNABENCH_MODEL_WAIT_S} s.", 0
-                break
-            if step == "token":
-                yield "token", side, value
-            elif step == "done":
-                answers[side], open_sides = value, open_sides - 1
-            else:
-                failure, open_sides = failure or value, open_sides - 1
+        try:
+            while open_sides:
+                try:
+                    step, side, value = await asyncio.wait_for(events.get(), settings.DYNABENCH_MODEL_WAIT_S)
+                except asyncio.TimeoutError:  # the page's wait (DYNABENCH_MODEL_WAIT_S) is over: a stalled model
+                    failure, open_sides = failure or f"no answer for {settings.DYNABENCH_MODEL_WAIT_S} s.", 0
+                    break
+                if step == "token":
+                    came[side].append(value)
+                    out.put_nowait(("token", side, value))
+                elif step == "done":
+                    answers[side], open_sides = value, open_sides - 1
+                else:
+                    failure, open_sides = failure or value, open_sides - 1
+        finally:
+            for runner in runners:
+                runner.cancel()
+        if failure is not None:
+            await sync_to_async(chat_drafts.close_turn)(turn.record, answers=["".join(c) for c in came], reason=failure)
+            out.put_nowait(("error", None, f"The model did not finish its answer: {failure} Your prompt was not counted; send it again."))
+            return
+        records = [_turn_record(sides[i], predictors[i], answers[i]) for i in range(len(predictors))]
+        new_state = {**state, "turns": [*state["turns"], turn.text], "answers": [*state["answers"], records]}
+        await sync_to_async(chat_drafts.close_turn)(turn.record, state=new_state, answers=records)
+        out.put_nowait(("done", None, new_state))
+    except Exception as error:  # noqa: BLE001 - the page is told; the stored turn stays running and is failed on its next read
+        logger.exception("chat turn %s could not be stored", turn.record)
+        out.put_nowait(("error", None, f"The turn could not be stored ({type(error).__name__}); send your prompt again."))
     finally:
-        for runner in runners:
-            runner.cancel()
-    if failure is not None:
-        yield "error", None, f"The model did not finish its answer: {failure} Your prompt was not counted; send it again."
-        return
-    records = [_turn_record(sides[i], predictors[i], answers[i]) for i in range(len(predictors))]
-    yield "done", None, {**state, "turns": [*state["turns"], turn.text], "answers": [*state["answers"], records]}
+        out.put_nowait(None)
 
 
 async def finish_turn(events, state: dict) -> tuple[dict, str]:

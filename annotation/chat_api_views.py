@@ -195,7 +195,7 @@ class ChatTurnView(ChatTaskMixin, AsyncAPIView):
         task = await sync_to_async(self.get_chat_task)()
         data = _valid(ChatTurnRequestSerializer, request.data)
         user = request.user
-        state = chat.read_state(user=user, task=task, token=data["state"])
+        state = await sync_to_async(chat.read_state)(user=user, task=task, token=data["state"])
         turn = await sync_to_async(chat.prepare_turn)(user=user, task=task, state=state, prompt=data["prompt"])
         events = chat.take_turn(turn)  # nothing starts until it is iterated
         if isinstance(request.accepted_renderer, EventStreamRenderer):

@@ -1,6 +1,9 @@
 """The chat pages of conversational task kinds (``open_ended``): talk with the model in the loop,
 or compare two side by side, then judge. Rules in ``annotation/chat.py``.
 
+Reloading: the page's address carries its conversation (``?resume=<token>``, set by ``chat.js``), so a
+reload, or a stream cut off mid-answer, shows the conversation as the server stored it.
+
 Streaming: a turn is a form POST. With JavaScript (``static/js/chat.js``) it is sent with
 ``Accept: text/event-stream`` and the answer comes back as server-sent events (``token`` per
 piece as the endpoint sends it, then ``done`` with the page's new chat fragment, or ``problem``);
@@ -70,12 +73,22 @@ def _page(request, task, data: dict, *, status: int = 200):
 @require_GET
 @_annotator_page
 def chat_page(request, code):
-    """``?mode=conversation|side_by_side`` starts a new conversation or comparison; without it, the choice."""
+    """``?mode=conversation|side_by_side`` starts a new conversation or comparison; ``?resume=<token>``
+    shows a stored one as it is now (a reload mid-answer: the stored answer, or the last prompt that got
+    none back in the form, with why); without either, the choice."""
     task = _task(code)
     if (warning := _content_warning_page(request, task)) is not None:
         return warning
     saved = _saved_example(request)
     mode = request.GET.get("mode")
+    if (resume := request.GET.get("resume")) and not saved:
+        try:
+            state = chat.read_state(user=request.user, task=task, token=resume)
+            prompt, why = chat.unanswered_prompt(user=request.user, task=task, token=resume)
+        except RuleError as error:
+            return _page(request, task, {"problem": error.message, "choose": True}, status=error.status_code)
+        return _page(request, task, {"saved": None, "choose": False,
+                                     **_fragment(request, task, state, problem=why, values={"prompt": prompt} if prompt else None)})
     data = {"saved": saved, "choose": not mode}
     if mode:
         try:
@@ -118,7 +131,7 @@ async def chat_turn(request, code):
     prompt = request.POST.get("prompt", "")
     state = None
     try:
-        state = chat.read_state(user=user, task=task, token=request.POST.get("state", ""))
+        state = await sync_to_async(chat.read_state)(user=user, task=task, token=request.POST.get("state", ""))
         turn = await sync_to_async(chat.prepare_turn)(user=user, task=task, state=state, prompt=prompt)
     except RuleError as error:  # refused before anything is sent: an ordinary 4xx page
         message, status = error.message, error.status_code

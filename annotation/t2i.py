@@ -14,7 +14,7 @@ every rule of the text-to-image writing page lives here, for the page and any ot
    hashes as one ``Example`` (``saving._save_example``: daily cap, tallies, the context's use).
 
 Between the steps the state travels with the page as a token signed by the server
-(``annotation.chat.sign_state``: salted with the user and the task, valid six hours), so the
+(``annotation.chat_drafts.seal_state``: salted with the user and the task, sealed, valid six hours), so the
 annotator cannot swap in images the generator never made, and a token is of no use to anyone else.
 A repeated judge with the same token returns the first example (its submission key).
 """
@@ -25,7 +25,7 @@ import random
 
 from asgiref.sync import sync_to_async
 
-from annotation import chat, contexts, example_checks, limits, loop_choice, saving
+from annotation import chat, chat_drafts, contexts, example_checks, limits, loop_choice, saving
 from annotation.error_codes import AnnotationErrorCode as Code
 from annotation.models import Example
 from dynabench import idempotency
@@ -33,7 +33,7 @@ from dynabench.errors import RuleError
 from tasks.loop import gate, image_generation
 from tasks.models import Context, MLModel, Purpose, Task
 
-sign_state, read_state = chat.sign_state, chat.read_state
+sign_state, read_state = chat_drafts.seal_state, chat_drafts.open_state
 
 
 def _check_kind(task: Task) -> None:

@@ -3,8 +3,37 @@
 // ({side, t}) appends text to the answer being written, "done" ({html}) swaps in the new
 // #chat fragment, "problem" ({message, html}) shows why. Without JavaScript the form posts
 // as usual and the whole answer comes with the page.
+// The conversation is stored on the server: the address carries it (?resume=<state token>), so a
+// reload, or a stream cut off mid-answer, shows it as stored; the prompt being typed is kept in
+// sessionStorage (per task page) until its answer comes, so it is never lost.
 (function () {
   "use strict";
+
+  function stateToken() {
+    const input = document.querySelector("#chat form[data-chat-stream] input[name=state]");
+    return input ? input.value : "";
+  }
+
+  function resumeUrl() {
+    return window.location.pathname + "?resume=" + encodeURIComponent(stateToken());
+  }
+
+  function keep() {
+    const token = stateToken();
+    if (!token) return;
+    if (!new URLSearchParams(window.location.search).has("saved")) window.history.replaceState(null, "", resumeUrl());
+    const prompt = document.getElementById("prompt");
+    const key = "chat-prompt:" + window.location.pathname;
+    if (!prompt) return;
+    try {
+      if (!prompt.value && window.sessionStorage.getItem(key)) prompt.value = window.sessionStorage.getItem(key);
+      prompt.addEventListener("input", function () { window.sessionStorage.setItem(key, prompt.value); });
+    } catch (e) { /* storage refused: the server still keeps every prompt it accepted */ }
+  }
+
+  function forget() {
+    try { window.sessionStorage.removeItem("chat-prompt:" + window.location.pathname); } catch (e) { /* nothing kept */ }
+  }
 
   function bubble(container, cls, label) {
     const div = document.createElement("div");
@@ -72,9 +101,11 @@
           targets[event.side || 0].textContent += event.t;
           if (!window.chatFirstToken) window.chatFirstToken = performance.now();
         } else if (name === "done") {
+          forget();
           swap(event.html);
+          keep();
         } else if (name === "problem") {
-          if (event.html) swap(event.html);
+          if (event.html) { swap(event.html); keep(); }
           else if (status) { status.textContent = event.message; button.disabled = false; }
         }
       }
@@ -85,6 +116,9 @@
     const form = e.target;
     if (!form.matches("form[data-chat-stream]") || !window.fetch || !window.ReadableStream) return;
     e.preventDefault();
-    send(form).catch(function () { form.submit(); });
+    // A stream cut off: the server finishes and stores the turn; the stored conversation shows it.
+    send(form).catch(function () { window.location.assign(resumeUrl()); });
   });
+
+  keep();
 })();
