@@ -29,6 +29,9 @@ def unseal(token: str, *, purpose: str) -> str:
     from cryptography.fernet import InvalidToken
 
     try:
-        return _fernet(purpose).decrypt((token or "").encode("ascii")).decode()
-    except (InvalidToken, UnicodeError) as error:
+        raw = (token or "").encode("ascii")
+        if base64.urlsafe_b64encode(base64.urlsafe_b64decode(raw)) != raw:  # base64 would ignore a character added
+            raise ValueError("not canonical base64")
+        return _fernet(purpose).decrypt(raw).decode()
+    except (InvalidToken, UnicodeError, ValueError) as error:
         raise ValueError("not a sealed token of this server") from error

@@ -166,8 +166,22 @@ def _model_ranking(model):
         summary="My submission allowance: whether I hold the researcher role and how many submissions remain in 24 hours",
         responses=AllowanceSerializer,
     ),
+    consents=extend_schema(
+        summary="Read or replace the purposes my endpoint may be called for besides evaluation (its submitter)",
+        description=(
+            "The task's owners may call a researcher's endpoint for a purpose only with its submitter's consent: `loop`, "
+            "`assist`, `generate`, `transfer`, `judge`. PUT replaces the whole set; a purpose left out is refused from the "
+            "next call on, in rounds already running too."
+        ),
+        request=ConsentsSerializer,
+        responses={200: ConsentsSerializer},
+    ),
+    calls=extend_schema(
+        summary="The calls made under my endpoint's key, per task, purpose and outcome (its submitter)",
+        responses={200: ModelCallSummarySerializer(many=True)},
+    ),
     connection=extend_schema(
-        summary="Read or change an endpoint model's connection (its task's owners, or its submitter)",
+        summary="Read or change an endpoint model's connection (its submitter; the task's owners for their own endpoints)",
         description=(
             "GET: the connection without the key (`key_set` says whether one is stored). PATCH: change any of its "
             "settings, checked as on submission (the URL against the allow-list again); `api_key` empty or absent keeps "

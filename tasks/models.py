@@ -489,7 +489,7 @@ class Endpoint(models.Model):
     max_concurrency = models.PositiveSmallIntegerField(default=4, help_text="Calls in flight at once, per process.")
     consents = models.JSONField(
         default=list, blank=True,
-        help_text="The purposes besides evaluation its submitter lets the task's owners use it for (tasks.gate_models.Purpose: "
+        help_text="The purposes besides evaluation its submitter lets the task's owners use it for (tasks.loop.gate_models.Purpose: "
                   "loop, assist, generate, transfer, judge). Only the submitter gives or revokes them.",
     )
     created_at = models.DateTimeField(auto_now_add=True)
@@ -575,4 +575,4 @@ class ContextAudio(models.Model):
         return f"{self.task.code} clip {self.sha256[:12]}"
 
 
-from tasks.gate_models import ModelCall, Purpose, RoundSpend  # noqa: E402,F401  (models of their own module)
+from tasks.loop.gate_models import ModelCall, Purpose, RoundSpend  # noqa: E402,F401  (models of their own module)

@@ -22,8 +22,9 @@ A caller states why it calls a model and for whom, and calls it inside that admi
    ``UPDATE``, which no concurrent reservation can pass, on SQLite or PostgreSQL; after the answer the
    unused tokens are given back (and the call, when it failed). A spent budget is ``RuleError``
    ``endpoint_budget_spent`` (409). An answer from the response cache is no call and reserves nothing.
-3. **Audit** (``ModelCall``). One row per request an endpoint was sent (per admission for a local
-   model): model, purpose, task, round, acting user, tokens, latency, status; refusals too.
+3. **Audit** (``ModelCall``). One row per request an endpoint was sent: model, purpose, task, round,
+   acting user, tokens, latency, status; refusals too. A local model runs in the process, under no
+   one's key and on no budget: it passes the gate without a record.
 
 Nothing else calls an endpoint: its transport functions ask ``admission_for(model)``, which raises
 ``GateBypassed`` outside an admission of that model. ``PURPOSES`` is the registry of purposes and who
@@ -35,7 +36,6 @@ from __future__ import annotations
 import contextvars
 import dataclasses
 import threading
-import time
 from contextlib import asynccontextmanager, contextmanager
 
 from asgiref.sync import sync_to_async
@@ -43,7 +43,7 @@ from django.db import transaction
 from django.db.models import F
 
 from dynabench.errors import NotAllowed, RuleError
-from tasks.gate_models import ModelCall, Purpose, RoundSpend
+from tasks.loop.gate_models import ModelCall, Purpose, RoundSpend
 from tasks.loop.endpoints.base import EndpointCode
 
 CONSENT_MISSING = "model_consent_missing"
@@ -253,10 +253,10 @@ class Admission:
                 self._back[0] += 0 if answer is not None else 1
                 self._back[1] += reservation.tokens - used
 
-    def note(self, ok: bool, latency_ms: float) -> None:
-        """Record one call of a local model (it has no key, budget or consent to keep)."""
-        with self._lock:
-            self._rows.append(self._row(ModelCall.Status.OK if ok else ModelCall.Status.FAILED, latency_ms=latency_ms))
+    @property
+    def pending(self) -> bool:
+        """True when ``flush`` has something to write."""
+        return bool(self._rows or any(self._back))
 
     def flush(self) -> None:
         """In one transaction: write the audit rows recorded so far, and give back to the round's
@@ -290,35 +290,28 @@ def _open(model, purpose, user, round) -> Admission:
 def admit(model, purpose, *, user=None, round=None):
     """Admit calls to ``model`` for ``purpose`` on behalf of ``user`` (None: a job of the platform) in
     ``round`` (its budget; None: none) for the block; yield the ``Admission``. Raises ``RuleError``
-    ``model_consent_missing`` (403) before the block runs when consent is missing. A local model's use
-    inside the block is recorded as one call."""
+    ``model_consent_missing`` (403) before the block runs when consent is missing. A local model (no key,
+    no budget, no one's consent) passes without a record or a query."""
     admission = _open(model, purpose, user, round)
     token = _ADMITTED.set(_ADMITTED.get() + (admission,))
-    started, ok = time.perf_counter(), False
     try:
         yield admission
-        ok = True
     finally:
         _ADMITTED.reset(token)
-        if not model.is_endpoint:
-            admission.note(ok, (time.perf_counter() - started) * 1000)
         admission.flush()
 
 
 @asynccontextmanager
 async def aadmit(model, purpose, *, user=None, round=None):
     """``admit`` for a coroutine: the database steps run on a thread, the block on the event loop."""
-    admission = await sync_to_async(_open)(model, purpose, user, round)
+    admission = await sync_to_async(_open)(model, purpose, user, round) if model.is_endpoint else _open(model, purpose, user, round)
     token = _ADMITTED.set(_ADMITTED.get() + (admission,))
-    started, ok = time.perf_counter(), False
     try:
         yield admission
-        ok = True
     finally:
         _ADMITTED.reset(token)
-        if not model.is_endpoint:
-            admission.note(ok, (time.perf_counter() - started) * 1000)
-        await sync_to_async(admission.flush)()
+        if admission.pending:
+            await sync_to_async(admission.flush)()
 
 
 def admission_for(model) -> Admission:

@@ -36,7 +36,7 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='endpoint',
             name='consents',
-            field=models.JSONField(blank=True, default=list, help_text="The purposes besides evaluation its submitter lets the task's owners use it for (tasks.gate_models.Purpose: loop, assist, generate, transfer, judge). Only the submitter gives or revokes them."),
+            field=models.JSONField(blank=True, default=list, help_text="The purposes besides evaluation its submitter lets the task's owners use it for (tasks.loop.gate_models.Purpose: loop, assist, generate, transfer, judge). Only the submitter gives or revokes them."),
         ),
         migrations.CreateModel(
             name='ModelCall',
