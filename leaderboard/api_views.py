@@ -350,7 +350,7 @@ class ModelViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Crea
             raise PermissionDenied("Only the submitter of the model sees and changes its consents.")
         return Response({"consents": chosen})
 
-    @action(detail=True, methods=["get"], url_path="calls", permission_classes=[IsAuthenticated])
+    @action(detail=True, methods=["get"], url_path="calls", permission_classes=[IsAuthenticated], pagination_class=None)
     def calls(self, request, pk=None):
         """The calls made under the model's key, per task, purpose and outcome: to its submitter (and admins) only."""
         model = self.get_object()
