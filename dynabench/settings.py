@@ -170,8 +170,9 @@ CACHES = {
 }
 
 # Sessions are read from the cache (Redis) and written through to the database: every logged-in
-# request reads its session, and a cache hit spares it a database query.
-SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
+# request reads its session, and a cache hit spares it a database query. While Redis is out, reads
+# fall back to the database and writes are refused (503) before anything changes (dynabench/sessions.py).
+SESSION_ENGINE = "dynabench.sessions"
 
 RQ_ASYNC = _env_bool("RQ_ASYNC", True)
 RQ_QUEUES = {
