@@ -469,6 +469,10 @@ EVALUATION_SHARD_ATTEMPTS = int(os.environ.get("EVALUATION_SHARD_ATTEMPTS", "2")
 # The reaper (leaderboard/reaper.py), a repeating job every worker makes sure exists: every
 # REAPER_PERIOD_S it re-queues or fails runs, shards, trainings and unpackings whose worker died.
 REAPER_PERIOD_S = int(os.environ.get("REAPER_PERIOD_S", "60"))
+# Seconds an RQ worker's registration lives in Redis without a heartbeat; an idle worker beats every
+# RQ_WORKER_TTL - 15 s, and on each beat registers again and reschedules the reaper if Redis lost them
+# (leaderboard/worker.py). manage.py rqworker --worker-ttl N overrides it.
+RQ_WORKER_TTL = max(20, int(os.environ.get("RQ_WORKER_TTL", "60")))
 TRAINING_STALE_AFTER_S = int(os.environ.get("TRAINING_STALE_AFTER_S", "600"))
 # Per-user storage quota of submitted model artefacts, counted in unpacked bytes.
 MODEL_STORAGE_QUOTA_BYTES = int(os.environ.get("MODEL_STORAGE_QUOTA_BYTES", str(10 * 1024**3)))

@@ -11,6 +11,8 @@ import logging
 import os
 
 from django.conf import settings
+from rq import worker_registration
+from rq.defaults import DEFAULT_WORKER_TTL
 from rq.worker import Worker
 
 from dynabench import job_stop
@@ -34,6 +36,11 @@ class ReapingWorker(Worker):
     A warm stop (the first SIGTERM or Ctrl-C) also asks the running job to give way
     (``dynabench.job_stop``): the horse gets ``job_stop.STOP_SIGNAL``, and a training queues itself
     again between two batches and ends, so the worker stops within a step instead of after the job.
+
+    A Redis that restarted empty (or was flushed) forgets every worker and the reaper's job. On each
+    heartbeat (every ``settings.RQ_WORKER_TTL`` - 15 s while idle, every 30 s during a job) the worker
+    registers itself again when its registration is gone, and makes sure the reaper job exists, so
+    ``/healthz`` counts it and the reaper runs again without restarting anything.
     """
 
     #: Queues of short jobs that load no model: a worker that takes only these skips ``settings.RQ_WORKER_PRELOAD``.
@@ -41,6 +48,9 @@ class ReapingWorker(Worker):
 
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("maintenance_interval", 60)
+        # ``manage.py rqworker`` passes RQ's default TTL unless told otherwise: then the setting decides.
+        if kwargs.get("worker_ttl") in (None, DEFAULT_WORKER_TTL):
+            kwargs["worker_ttl"] = int(getattr(settings, "RQ_WORKER_TTL", DEFAULT_WORKER_TTL))
         super().__init__(*args, **kwargs)
 
     def work(self, *args, **kwargs):
@@ -54,6 +64,40 @@ class ReapingWorker(Worker):
         except Exception:  # noqa: BLE001 - a worker must start even when the reaper cannot be scheduled
             logger.exception("could not schedule the reaper")
         return super().work(*args, **kwargs)
+
+    def heartbeat(self, timeout=None, pipeline=None):
+        """RQ's heartbeat, after ``keep_registered`` (skipped inside a pipeline: ``maintain_heartbeats`` calls it)."""
+        if pipeline is None:
+            self.keep_registered()
+        return super().heartbeat(timeout, pipeline)
+
+    def maintain_heartbeats(self, job):
+        """RQ's heartbeat during a job, after ``keep_registered``."""
+        self.keep_registered()
+        return super().maintain_heartbeats(job)
+
+    def keep_registered(self) -> bool:
+        """Register this worker again if Redis lost its registration (restarted empty, flushed), and make
+        sure the reaper job exists; return whether the worker had to register again. A Redis that cannot
+        be reached raises, as RQ's own heartbeat does (the worker's loop waits and tries again)."""
+        if self._is_horse or self.birth_date is None:  # the horse beats nothing; before register_birth, nothing to keep
+            return False
+        registered = self.connection.sismember(self.redis_workers_keys, self.key)
+        if not registered:
+            with self.connection.pipeline() as pipeline:
+                pipeline.hset(self.key, mapping={**self.serialize(), "state": self.get_state()})
+                worker_registration.register(self, pipeline)
+                pipeline.expire(self.key, self.worker_ttl + 60)
+                pipeline.execute()
+            logger.warning("Redis had lost this worker's registration (restarted or emptied): registered again as %s", self.name)
+        try:
+            from leaderboard.reaper import ensure_reaper
+
+            if ensure_reaper(self.connection):
+                logger.warning("the reaper job was missing (Redis restarted or emptied): scheduled again")
+        except Exception:  # noqa: BLE001 - the heartbeat must go on; the next one tries again
+            logger.exception("could not make sure the reaper is scheduled")
+        return not registered
 
     def _preload(self) -> None:
         import tasks.loop.registry  # noqa: F401 - preloaded for every forked work horse
