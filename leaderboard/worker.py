@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 import logging
 import os
+import signal
 
 from django.conf import settings
 from rq import worker_registration
@@ -18,6 +19,11 @@ from rq.worker import Worker
 from dynabench import job_stop
 
 logger = logging.getLogger(__name__)
+
+
+class WorkHorseKilled(Exception):
+    """The process running a job (RQ's work horse) ended without finishing it: killed (SIGKILL, the
+    kernel's out-of-memory killer) or crashed. Passed to the job's failure callback as its error."""
 
 
 class ReapingWorker(Worker):
@@ -36,6 +42,11 @@ class ReapingWorker(Worker):
     A warm stop (the first SIGTERM or Ctrl-C) also asks the running job to give way
     (``dynabench.job_stop``): the horse gets ``job_stop.STOP_SIGNAL``, and a training queues itself
     again between two batches and ends, so the worker stops within a step instead of after the job.
+
+    A work horse killed mid-job (SIGKILL, out of memory) never runs the job's failure callback, and
+    RQ only marks the job failed: the worker runs the callback itself (``handle_work_horse_killed``),
+    so the run, shard, training or unpacking is recovered at once, through the same code the reaper
+    uses, instead of after the stale limit.
 
     A Redis that restarted empty (or was flushed) forgets every worker and the reaper's job. On each
     heartbeat (every ``settings.RQ_WORKER_TTL`` - 15 s while idle, every 30 s during a job) the worker
@@ -98,6 +109,29 @@ class ReapingWorker(Worker):
         except Exception:  # noqa: BLE001 - the heartbeat must go on; the next one tries again
             logger.exception("could not make sure the reaper is scheduled")
         return not registered
+
+    def handle_work_horse_killed(self, job, retpid, ret_val, rusage):
+        """Run ``job``'s failure callback (``leaderboard.reaper.on_job_failure``,
+        ``tasks.loop.recovery.on_training_job_failure``) with ``WorkHorseKilled``, in this process:
+        the horse that would have run it is dead. Never raises; the database connections it opened
+        are closed, so that no later work horse inherits them."""
+        super().handle_work_horse_killed(job, retpid, ret_val, rusage)
+        if not job.failure_callback:
+            return
+        if ret_val is not None and os.WIFSIGNALED(ret_val):
+            number = os.WTERMSIG(ret_val)
+            how = f"killed by {signal.Signals(number).name if number in signal.valid_signals() else f'signal {number}'}"
+        else:
+            how = f"ended with status {os.waitstatus_to_exitcode(ret_val) if ret_val is not None else 'unknown'}"
+        error = WorkHorseKilled(f"the process running it (pid {retpid}) was {how}, e.g. out of memory")
+        try:
+            job.execute_failure_callback(self.death_penalty_class, WorkHorseKilled, error, None)
+        except Exception:  # noqa: BLE001 - the worker goes on; the reaper recovers the job after the stale limit
+            logger.exception("could not recover job %s after its work horse was killed", job.id)
+        finally:
+            from django.db import connections
+
+            connections.close_all()
 
     def _preload(self) -> None:
         import tasks.loop.registry  # noqa: F401 - preloaded for every forked work horse
