@@ -21,6 +21,17 @@ from dynabench import job_stop
 logger = logging.getLogger(__name__)
 
 
+def release_database() -> None:
+    """Close this process's database connections, and on PostgreSQL its connection pool (whose
+    threads a fork does not copy), so that a work horse forked afterwards opens its own."""
+    from django.db import connections
+
+    for connection in connections.all(initialized_only=True):
+        connection.close()
+        if connection.alias in getattr(type(connection), "_connection_pools", {}):
+            connection.close_pool()
+
+
 class WorkHorseKilled(Exception):
     """The process running a job (RQ's work horse) ended without finishing it: killed (SIGKILL, the
     kernel's out-of-memory killer) or crashed. Passed to the job's failure callback as its error."""
@@ -129,9 +140,7 @@ class ReapingWorker(Worker):
         except Exception:  # noqa: BLE001 - the worker goes on; the reaper recovers the job after the stale limit
             logger.exception("could not recover job %s after its work horse was killed", job.id)
         finally:
-            from django.db import connections
-
-            connections.close_all()
+            release_database()
 
     def _preload(self) -> None:
         import tasks.loop.registry  # noqa: F401 - preloaded for every forked work horse
@@ -147,6 +156,12 @@ class ReapingWorker(Worker):
     def _install_signal_handlers(self):
         super()._install_signal_handlers()
         job_stop.install()  # inherited by every horse forked from now on
+
+    def fork_work_horse(self, job, queue):
+        """RQ's fork, after ``release_database``: the worker itself may have used the database
+        (``handle_work_horse_killed``), and a horse must not share its connections or pool."""
+        release_database()
+        return super().fork_work_horse(job, queue)
 
     def main_work_horse(self, job, queue):
         if self._stop_requested:  # the stop came between the dequeue and the fork: nobody will signal this horse
