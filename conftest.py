@@ -108,6 +108,26 @@ def training_queue():
 
 
 @pytest.fixture
+def private_redis(tmp_path):
+    """A running ``redis-server`` of this test's own (``tests/private_redis.py``), which the test may
+    stop, start and empty; stopped after the test."""
+    from tests.private_redis import PrivateRedis
+
+    with PrivateRedis(tmp_path / "private-redis") as server:
+        yield server
+
+
+@pytest.fixture
+def cache_on_private_redis(settings, private_redis):
+    """The cache (and with it the sessions, rate windows and throttles) on ``private_redis``, returned;
+    back on the process's own Redis after the test, before other fixtures clear the cache."""
+    before = settings.CACHES
+    settings.CACHES = {"default": {**before["default"], "LOCATION": private_redis.url()}}
+    yield private_redis
+    settings.CACHES = before
+
+
+@pytest.fixture
 def one_torch_thread():
     """Torch on one intra-op thread during the test: tiny models only lose time to a second thread (a
     lot of it on a busy machine); the count before is restored after."""

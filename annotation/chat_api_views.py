@@ -27,6 +27,7 @@ from annotation.selectors import needs_content_warning
 from annotation.serializers import ExampleSerializer
 from dynabench import idempotency
 from dynabench.api import StrictSerializerMixin
+from dynabench.db import arelease_connections
 from dynabench.errors import RuleError
 from dynabench.permissions import HasRole
 from dynabench.schema import AutoSchema, ErrorSerializer
@@ -198,6 +199,7 @@ class ChatTurnView(ChatTaskMixin, AsyncAPIView):
         state = await sync_to_async(chat.read_state)(user=user, task=task, token=data["state"])
         turn = await sync_to_async(chat.prepare_turn)(user=user, task=task, state=state, prompt=data["prompt"])
         events = chat.take_turn(turn)  # nothing starts until it is iterated
+        await arelease_connections()  # not held while the model answers (dynabench/db.py)
         if isinstance(request.accepted_renderer, EventStreamRenderer):
             return event_stream_response(_stream(user, task, events))
         new_state, problem = await chat.finish_turn(events, state)

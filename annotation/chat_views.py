@@ -21,6 +21,7 @@ from annotation import chat
 from annotation.htmx_views import _active_task, _annotator_page, _auser, _log_in_first, _content_warning_page, _saved_example
 from annotation.htmx_views import _page as _page_context
 from annotation.models import Example
+from dynabench.db import arelease_connections
 from dynabench.errors import RuleError
 from tasks.loop.chat import sse
 from tasks.kinds.open_ended import PREFERENCE_LABELS, categories
@@ -140,6 +141,7 @@ async def chat_turn(request, code):
         return await sync_to_async(lambda: _page(request, task, _fragment(request, task, state, problem=message,
                                                                           values={"prompt": prompt}), status=status))()
     events = chat.take_turn(turn)
+    await arelease_connections()  # not held while the model answers (dynabench/db.py)
     if "text/event-stream" in request.headers.get("Accept", ""):
         return event_stream_response(_stream(request, task, state, events))
     new_state, problem = await chat.finish_turn(events, state)

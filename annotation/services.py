@@ -24,6 +24,7 @@ from annotation import assist, counters, example_checks, limits, loop_choice, mo
 from annotation.error_codes import AnnotationErrorCode as Code
 from annotation.models import Example
 from dynabench import idempotency
+from dynabench.db import arelease_connections
 from dynabench.errors import NotAllowed, RateLimited, RuleError
 from tasks.models import Context
 
@@ -83,6 +84,7 @@ async def acreate_example(**kwargs) -> Example:
     draft = await sync_to_async(check_example)(**kwargs)
     if isinstance(draft, Example):
         return draft
+    await arelease_connections()  # not held while the model answers (dynabench/db.py)
     output, inference_s = await model_answer.aask_model(draft.model, draft.model_input, round=draft.context.round, user=draft.user)
     return await sync_to_async(store_example)(draft, output=output, inference_s=inference_s)
 

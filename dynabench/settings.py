@@ -136,6 +136,9 @@ TEMPLATES = [
 WSGI_APPLICATION = "dynabench.wsgi.application"
 ASGI_APPLICATION = "dynabench.asgi.application"
 
+DB_POOL_MAX_SIZE = max(0, int(os.environ.get("DB_POOL_MAX_SIZE", "10")))
+DB_POOL_MIN_SIZE = max(0, int(os.environ.get("DB_POOL_MIN_SIZE", "1")))
+DB_POOL_TIMEOUT_S = float(os.environ.get("DB_POOL_TIMEOUT_S", "10"))
 DATABASES = {
     "default": dj_database_url.config(
         default=f"sqlite:///{VAR_DIR / 'db.sqlite3'}",
@@ -153,6 +156,20 @@ elif DATABASES["default"]["ENGINE"].endswith("postgresql"):
     # prepares a statement the server has seen 5 times on a connection, so the hot path's
     # statements are parsed and planned once per connection instead of once per request.
     DATABASES["default"].setdefault("OPTIONS", {}).update({"server_side_binding": True, "prepare_threshold": 5})
+    # A connection that a PostgreSQL restart ended is noticed and replaced before a request uses it.
+    DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+    # Each process keeps its connections in one pool of at most DB_POOL_MAX_SIZE (psycopg_pool): a
+    # request borrows one and gives it back when it ends, and a request that finds none free waits up
+    # to DB_POOL_TIMEOUT_S, then answers 503 (dynabench/outages.py). Without it every thread that ran a
+    # database step (an async view's steps run on a thread of their own per request) kept a connection
+    # of its own, and many concurrent requests ran PostgreSQL out of connections. DB_POOL_MAX_SIZE=0:
+    # no pool, a persistent connection per thread (DB_CONN_MAX_AGE). How many a deployment needs:
+    # docs/operate/postgres-redis.md.
+    if DB_POOL_MAX_SIZE > 0:
+        DATABASES["default"]["CONN_MAX_AGE"] = 0  # the pool keeps them; Django gives each back at the request's end
+        DATABASES["default"]["OPTIONS"]["pool"] = {
+            "min_size": min(DB_POOL_MIN_SIZE, DB_POOL_MAX_SIZE), "max_size": DB_POOL_MAX_SIZE, "timeout": DB_POOL_TIMEOUT_S,
+        }
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -170,8 +187,9 @@ CACHES = {
 }
 
 # Sessions are read from the cache (Redis) and written through to the database: every logged-in
-# request reads its session, and a cache hit spares it a database query.
-SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
+# request reads its session, and a cache hit spares it a database query. While Redis is out, reads
+# fall back to the database and writes are refused (503) before anything changes (dynabench/sessions.py).
+SESSION_ENGINE = "dynabench.sessions"
 
 RQ_ASYNC = _env_bool("RQ_ASYNC", True)
 RQ_QUEUES = {
@@ -468,6 +486,10 @@ EVALUATION_SHARD_ATTEMPTS = int(os.environ.get("EVALUATION_SHARD_ATTEMPTS", "2")
 # The reaper (leaderboard/reaper.py), a repeating job every worker makes sure exists: every
 # REAPER_PERIOD_S it re-queues or fails runs, shards, trainings and unpackings whose worker died.
 REAPER_PERIOD_S = int(os.environ.get("REAPER_PERIOD_S", "60"))
+# Seconds an RQ worker's registration lives in Redis without a heartbeat; an idle worker beats every
+# RQ_WORKER_TTL - 15 s, and on each beat registers again and reschedules the reaper if Redis lost them
+# (leaderboard/worker.py). manage.py rqworker --worker-ttl N overrides it.
+RQ_WORKER_TTL = max(20, int(os.environ.get("RQ_WORKER_TTL", "60")))
 TRAINING_STALE_AFTER_S = int(os.environ.get("TRAINING_STALE_AFTER_S", "600"))
 # Per-user storage quota of submitted model artefacts, counted in unpacked bytes.
 MODEL_STORAGE_QUOTA_BYTES = int(os.environ.get("MODEL_STORAGE_QUOTA_BYTES", str(10 * 1024**3)))

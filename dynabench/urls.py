@@ -37,6 +37,10 @@ urlpatterns = [
     path("", include("tasks.urls")),
 ]
 
+# An outage (Redis out, no free database connection) answers 503 with its message; any other
+# unhandled error Django's 500 (dynabench/outages.py).
+handler500 = "dynabench.outages.server_error"
+
 if settings.DEBUG:
     from django.conf.urls.static import static
 

@@ -21,7 +21,8 @@ reaper survives the death of any one worker and a restarted worker reaps at once
 
 RQ's failure callback ``on_job_failure`` (on every evaluation and unpacking job) applies the same
 recovery to its own run, shard or model at once, when RQ reports the job failed or abandoned by a
-dead worker.
+dead worker, or when the job's work horse was killed (``leaderboard.worker.WorkHorseKilled``, run by
+the worker that forked it).
 """
 
 from __future__ import annotations
@@ -40,6 +41,8 @@ Status = EvaluationRun.Status
 
 REAPER_JOB_ID = "dynabench-reaper"
 REAPER_QUEUE = "default"
+#: The errors a failure callback gets when the job did not fail but the process running it died.
+WORKER_DIED = ("AbandonedJobError", "WorkHorseKilled")
 #: How many times the repeating job repeats before ``ensure_reaper`` starts a new one.
 REPEATS = 1_000_000
 
@@ -167,7 +170,7 @@ def on_job_failure(job, connection, exc_type=None, exc_value=None, tb=None) -> N
     shard is retried alone (or fails its run), a lost merge is queued again, a model left
     ``unpacking`` fails with the reason (or, when the worker died, is enqueued again while tries
     remain: ``unpacking.job_failed``); the reason names the job and what RQ reported
-    (``AbandonedJobError``: the worker died).
+    (``AbandonedJobError``: the worker died; ``WorkHorseKilled``: the process running the job was killed).
     """
     what = getattr(exc_type, "__name__", "error")
     reason = f"The job {job.id} ended in the worker: {what}{f': {exc_value}' if str(exc_value or '') else ''}."
@@ -190,5 +193,5 @@ def on_job_failure(job, connection, exc_type=None, exc_value=None, tb=None) -> N
     elif name.endswith("merge_shards"):
         queueing.enqueue_merge(target)
     elif name.endswith("unpack_model"):
-        unpacking.job_failed(target, job.id, reason, worker_died=what == "AbandonedJobError")
+        unpacking.job_failed(target, job.id, reason, worker_died=what in WORKER_DIED)
     logger.warning("recovered after job %s failed: %s", job.id, reason)

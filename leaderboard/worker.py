@@ -9,13 +9,32 @@ from __future__ import annotations
 import importlib
 import logging
 import os
+import signal
 
 from django.conf import settings
+from rq import worker_registration
+from rq.defaults import DEFAULT_WORKER_TTL
 from rq.worker import Worker
 
 from dynabench import job_stop
 
 logger = logging.getLogger(__name__)
+
+
+def release_database() -> None:
+    """Close this process's database connections, and on PostgreSQL its connection pool (whose
+    threads a fork does not copy), so that a work horse forked afterwards opens its own."""
+    from django.db import connections
+
+    for connection in connections.all(initialized_only=True):
+        connection.close()
+        if connection.alias in getattr(type(connection), "_connection_pools", {}):
+            connection.close_pool()
+
+
+class WorkHorseKilled(Exception):
+    """The process running a job (RQ's work horse) ended without finishing it: killed (SIGKILL, the
+    kernel's out-of-memory killer) or crashed. Passed to the job's failure callback as its error."""
 
 
 class ReapingWorker(Worker):
@@ -34,6 +53,16 @@ class ReapingWorker(Worker):
     A warm stop (the first SIGTERM or Ctrl-C) also asks the running job to give way
     (``dynabench.job_stop``): the horse gets ``job_stop.STOP_SIGNAL``, and a training queues itself
     again between two batches and ends, so the worker stops within a step instead of after the job.
+
+    A work horse killed mid-job (SIGKILL, out of memory) never runs the job's failure callback, and
+    RQ only marks the job failed: the worker runs the callback itself (``handle_work_horse_killed``),
+    so the run, shard, training or unpacking is recovered at once, through the same code the reaper
+    uses, instead of after the stale limit.
+
+    A Redis that restarted empty (or was flushed) forgets every worker and the reaper's job. On each
+    heartbeat (every ``settings.RQ_WORKER_TTL`` - 15 s while idle, every 30 s during a job) the worker
+    registers itself again when its registration is gone, and makes sure the reaper job exists, so
+    ``/healthz`` counts it and the reaper runs again without restarting anything.
     """
 
     #: Queues of short jobs that load no model: a worker that takes only these skips ``settings.RQ_WORKER_PRELOAD``.
@@ -41,6 +70,9 @@ class ReapingWorker(Worker):
 
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("maintenance_interval", 60)
+        # ``manage.py rqworker`` passes RQ's default TTL unless told otherwise: then the setting decides.
+        if kwargs.get("worker_ttl") in (None, DEFAULT_WORKER_TTL):
+            kwargs["worker_ttl"] = int(getattr(settings, "RQ_WORKER_TTL", DEFAULT_WORKER_TTL))
         super().__init__(*args, **kwargs)
 
     def work(self, *args, **kwargs):
@@ -54,6 +86,61 @@ class ReapingWorker(Worker):
         except Exception:  # noqa: BLE001 - a worker must start even when the reaper cannot be scheduled
             logger.exception("could not schedule the reaper")
         return super().work(*args, **kwargs)
+
+    def heartbeat(self, timeout=None, pipeline=None):
+        """RQ's heartbeat, after ``keep_registered`` (skipped inside a pipeline: ``maintain_heartbeats`` calls it)."""
+        if pipeline is None:
+            self.keep_registered()
+        return super().heartbeat(timeout, pipeline)
+
+    def maintain_heartbeats(self, job):
+        """RQ's heartbeat during a job, after ``keep_registered``."""
+        self.keep_registered()
+        return super().maintain_heartbeats(job)
+
+    def keep_registered(self) -> bool:
+        """Register this worker again if Redis lost its registration (restarted empty, flushed), and make
+        sure the reaper job exists; return whether the worker had to register again. A Redis that cannot
+        be reached raises, as RQ's own heartbeat does (the worker's loop waits and tries again)."""
+        if self._is_horse or self.birth_date is None:  # the horse beats nothing; before register_birth, nothing to keep
+            return False
+        registered = self.connection.sismember(self.redis_workers_keys, self.key)
+        if not registered:
+            with self.connection.pipeline() as pipeline:
+                pipeline.hset(self.key, mapping={**self.serialize(), "state": self.get_state()})
+                worker_registration.register(self, pipeline)
+                pipeline.expire(self.key, self.worker_ttl + 60)
+                pipeline.execute()
+            logger.warning("Redis had lost this worker's registration (restarted or emptied): registered again as %s", self.name)
+        try:
+            from leaderboard.reaper import ensure_reaper
+
+            if ensure_reaper(self.connection):
+                logger.warning("the reaper job was missing (Redis restarted or emptied): scheduled again")
+        except Exception:  # noqa: BLE001 - the heartbeat must go on; the next one tries again
+            logger.exception("could not make sure the reaper is scheduled")
+        return not registered
+
+    def handle_work_horse_killed(self, job, retpid, ret_val, rusage):
+        """Run ``job``'s failure callback (``leaderboard.reaper.on_job_failure``,
+        ``tasks.loop.recovery.on_training_job_failure``) with ``WorkHorseKilled``, in this process:
+        the horse that would have run it is dead. Never raises; the database connections it opened
+        are closed, so that no later work horse inherits them."""
+        super().handle_work_horse_killed(job, retpid, ret_val, rusage)
+        if not job.failure_callback:
+            return
+        if ret_val is not None and os.WIFSIGNALED(ret_val):
+            number = os.WTERMSIG(ret_val)
+            how = f"killed by {signal.Signals(number).name if number in signal.valid_signals() else f'signal {number}'}"
+        else:
+            how = f"ended with status {os.waitstatus_to_exitcode(ret_val) if ret_val is not None else 'unknown'}"
+        error = WorkHorseKilled(f"the process running it (pid {retpid}) was {how}, e.g. out of memory")
+        try:
+            job.execute_failure_callback(self.death_penalty_class, WorkHorseKilled, error, None)
+        except Exception:  # noqa: BLE001 - the worker goes on; the reaper recovers the job after the stale limit
+            logger.exception("could not recover job %s after its work horse was killed", job.id)
+        finally:
+            release_database()
 
     def _preload(self) -> None:
         import tasks.loop.registry  # noqa: F401 - preloaded for every forked work horse
@@ -69,6 +156,12 @@ class ReapingWorker(Worker):
     def _install_signal_handlers(self):
         super()._install_signal_handlers()
         job_stop.install()  # inherited by every horse forked from now on
+
+    def fork_work_horse(self, job, queue):
+        """RQ's fork, after ``release_database``: the worker itself may have used the database
+        (``handle_work_horse_killed``), and a horse must not share its connections or pool."""
+        release_database()
+        return super().fork_work_horse(job, queue)
 
     def main_work_horse(self, job, queue):
         if self._stop_requested:  # the stop came between the dequeue and the fork: nobody will signal this horse

@@ -430,6 +430,18 @@ class WorkerStack:
         process.kill()
         process.wait(timeout=30)
 
+    def horse(self, name: str) -> int | None:
+        """The pid of the work horse the worker ``name`` forked for its current job, or None between jobs.
+        RQ puts each horse in a process group of its own, which tells it from the scheduler the worker
+        also forked."""
+        for pid in _children(self.workers[name].pid):
+            try:
+                if os.getpgid(pid) == pid:
+                    return pid
+            except ProcessLookupError:
+                continue
+        return None
+
     def log(self, name: str, lines: int = 40) -> str:
         path = self.root / f"{name}.log"
         return "\n".join(path.read_text(errors="replace").splitlines()[-lines:]) if path.exists() else ""

@@ -100,7 +100,7 @@ def reap_trainings(*, now=None) -> str:
 
 def on_training_job_failure(job, connection, exc_type=None, exc_value=None, tb=None) -> None:
     """RQ failure callback of training jobs: the job's model (``model_id`` argument) fails with the reason
-    RQ reported (``AbandonedJobError``: its worker died) unless it already ended, and its staging
+    RQ reported (``AbandonedJobError``: its worker died; ``WorkHorseKilled``: the process running it was killed) unless it already ended, and its staging
     folder is removed."""
     model_id = (job.kwargs or {}).get("model_id")
     what = getattr(exc_type, "__name__", "error")

@@ -1,0 +1,105 @@
+"""What the platform answers while a service it depends on is out: a 503 with a clear message.
+
+Redis holds the cache, the cached sessions, the rate windows, the API's throttles and the RQ queues;
+while it cannot be reached (``redis.exceptions.ConnectionError`` or ``TimeoutError``, Redis still
+loading after a restart included), any request that needs it answers 503 ``redis_unavailable``.
+A PostgreSQL connection pool with no free connection within its timeout
+(``psycopg_pool.PoolTimeout``, ``DB_POOL_TIMEOUT_S``) answers 503 ``database_busy``. Nothing has
+to be restarted: the next request after the service is back opens a new connection.
+
+The guard sits at the edge, as the project's ``handler500`` (``dynabench/urls.py``): Django calls
+it for every exception no view or middleware handled, with the exception being handled (under
+ASGI as under WSGI: asgiref keeps it when the handler runs in a thread), so a view, DRF's
+throttles and a middleware's ``process_response`` are covered alike. The answer:
+
+- ``/api/...``: JSON ``{"code", "detail"}``, the API's error shape;
+- an htmx request: a short fragment with ``HX-Reswap: none``, so the page keeps what the user
+  typed, and ``static/js/request-errors.js`` shows the fragment's message beside the form;
+- any other page: a page of its own (``templates/unavailable.html``) that reads nothing from the
+  session, the user or the cache.
+
+Each comes with ``Retry-After``. Anything else is Django's own ``server_error`` (500).
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+
+import redis.exceptions
+from django.http import HttpResponse, JsonResponse
+from django.template.loader import render_to_string
+from django.utils.html import escape
+from django.views import defaults
+
+#: What redis-py raises when the server is down, unreachable, too slow or still loading its data.
+REDIS_ERRORS = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError)
+#: Seconds a client is asked to wait before trying again (``Retry-After``).
+RETRY_AFTER_S = 30
+
+
+@dataclass(frozen=True)
+class Outage:
+    """A service the request needed was out: ``code`` (the API's ``code``) and what to tell the user."""
+
+    code: str
+    message: str
+
+
+REDIS_UNAVAILABLE = Outage(
+    "redis_unavailable",
+    "The platform cannot reach its Redis server (cache, sessions, queues) just now, so this request could not "
+    "be completed. Try again in a minute: the platform recovers by itself as soon as Redis is back.",
+)
+DATABASE_BUSY = Outage(
+    "database_busy",
+    "Every database connection of this server is busy just now, so this request could not be completed. "
+    "Try again in a moment.",
+)
+
+
+def _is_pool_timeout(error: BaseException) -> bool:
+    try:
+        from psycopg_pool import PoolTimeout
+    except ImportError:  # no pool installed: no pool can time out
+        return False
+    return isinstance(error, PoolTimeout)
+
+
+def outage_of(error: BaseException | None) -> Outage | None:
+    """Return the outage ``error`` (or an exception it was raised from or during) stands for, or None
+    when it is an ordinary error. Django wraps driver errors (``django.db.OperationalError`` from a
+    ``PoolTimeout``), hence the walk along ``__cause__`` and ``__context__``."""
+    seen = set()
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        if isinstance(error, REDIS_ERRORS):
+            return REDIS_UNAVAILABLE
+        if _is_pool_timeout(error):
+            return DATABASE_BUSY
+        error = error.__cause__ or error.__context__
+    return None
+
+
+def unavailable_response(request, outage: Outage) -> HttpResponse:
+    """The 503 answer to ``request`` for ``outage``: JSON for the API, a fragment for htmx, else a page."""
+    if request.path.startswith("/api/"):
+        response = JsonResponse({"code": outage.code, "detail": outage.message}, status=503)
+    elif request.headers.get("HX-Request"):
+        response = HttpResponse(
+            f'<p class="error" role="alert" data-request-error="{outage.code}">{escape(outage.message)}</p>', status=503,
+        )
+        response["HX-Reswap"] = "none"  # keep the page (and the form the user filled) as it is
+    else:
+        response = HttpResponse(render_to_string("unavailable.html", {"outage": outage, "retry_after_s": RETRY_AFTER_S}), status=503)
+    response["Retry-After"] = str(RETRY_AFTER_S)
+    return response
+
+
+def server_error(request, *args, **kwargs):
+    """The project's ``handler500``: a 503 (``unavailable_response``) when the unhandled exception is an
+    outage (``outage_of``), Django's ``server_error`` otherwise. Django has logged the exception already."""
+    outage = outage_of(sys.exc_info()[1])
+    if outage is None:
+        return defaults.server_error(request, *args, **kwargs)
+    return unavailable_response(request, outage)
