@@ -289,12 +289,12 @@ async def _run_turn(turn: Turn, out: asyncio.Queue) -> None:
             for runner in runners:
                 runner.cancel()
         if failure is not None:
-            await sync_to_async(chat_drafts.close_turn)(turn.record, answers=["".join(c) for c in came], reason=failure)
+            await sync_to_async(gate.released(chat_drafts.close_turn))(turn.record, answers=["".join(c) for c in came], reason=failure)
             out.put_nowait(("error", None, f"The model did not finish its answer: {failure} Your prompt was not counted; send it again."))
             return
         records = [_turn_record(sides[i], predictors[i], answers[i]) for i in range(len(predictors))]
         new_state = {**state, "turns": [*state["turns"], turn.text], "answers": [*state["answers"], records]}
-        await sync_to_async(chat_drafts.close_turn)(turn.record, state=new_state, answers=records)
+        await sync_to_async(gate.released(chat_drafts.close_turn))(turn.record, state=new_state, answers=records)
         out.put_nowait(("done", None, new_state))
     except Exception as error:  # noqa: BLE001 - the page is told; the stored turn stays running and is failed on its next read
         logger.exception("chat turn %s could not be stored", turn.record)

@@ -42,6 +42,7 @@ from asgiref.sync import sync_to_async
 from django.db import transaction
 from django.db.models import F
 
+from dynabench.db import release_connections
 from dynabench.errors import NotAllowed, RuleError
 from tasks.loop.gate_models import ModelCall, Purpose, RoundSpend
 from tasks.loop.endpoints.base import EndpointCode
@@ -304,14 +305,27 @@ def admit(model, purpose, *, user=None, round=None):
 @asynccontextmanager
 async def aadmit(model, purpose, *, user=None, round=None):
     """``admit`` for a coroutine: the database steps run on a thread, the block on the event loop."""
-    admission = await sync_to_async(_open)(model, purpose, user, round) if model.is_endpoint else _open(model, purpose, user, round)
+    admission = await sync_to_async(released(_open))(model, purpose, user, round) if model.is_endpoint else _open(model, purpose, user, round)
     token = _ADMITTED.set(_ADMITTED.get() + (admission,))
     try:
         yield admission
     finally:
         _ADMITTED.reset(token)
         if admission.pending:
-            await sync_to_async(admission.flush)()
+            await sync_to_async(released(admission.flush))()
+
+
+def released(step):
+    """``step`` (a database step of a coroutine's call, run by ``sync_to_async``) that gives its database
+    connections back when it ends (``dynabench.db.release_connections``): a call that waits a minute on a
+    model between two such steps holds no pooled connection meanwhile."""
+    def run(*args, **kwargs):
+        try:
+            return step(*args, **kwargs)
+        finally:
+            release_connections()
+
+    return run
 
 
 def admission_for(model) -> Admission:

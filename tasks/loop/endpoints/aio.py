@@ -72,7 +72,7 @@ async def areserve(admission, messages, params):
     """``admission.reserve`` from the event loop: on a thread, only for a request counted in a round."""
     if not admission.counted:
         return None
-    return await sync_to_async(admission.reserve)(messages, params)
+    return await sync_to_async(gate.released(admission.reserve))(messages, params)
 
 
 async def acall(endpoint, messages: list[dict]) -> Answer:

@@ -69,7 +69,7 @@ class EndpointPredictor:
         spec, config = self.task.spec, self.task.config
         messages = spec.endpoint_messages(config, item, self.endpoint.prompt)
         key = cache_key(self.endpoint, messages)
-        row = await EndpointResponse.objects.filter(model=self.model, key=key).afirst()
+        row = await sync_to_async(gate.released(EndpointResponse.objects.filter(model=self.model, key=key).first))()
         if row is not None:
             answer = Answer(row.text, row.raw, row.latency_ms, row.prompt_tokens, row.completion_tokens, cached=True)
         else:
@@ -81,7 +81,7 @@ class EndpointPredictor:
                 if refused.code == EndpointCode.BUDGET_SPENT:
                     raise
                 raise self._refusal(EndpointError(refused.code, refused.message)) from None
-            await sync_to_async(self._store)([(key, answer)])
+            await sync_to_async(gate.released(self._store))([(key, answer)])
         return self._output(spec, config, item, answer)
 
     def _refusal(self, failure: EndpointError) -> RuleError:
