@@ -77,7 +77,7 @@ def load_draft(*, user, task, token: str) -> ChatDraft:
     """The draft a ``save_draft`` token names, its stalled turns failed (``fail_stalled``); ``RuleError``
     ``chat_expired`` when the token is forged, another user's or task's, or the draft has expired."""
     try:
-        ref = json.loads(unseal(token, purpose="chat-draft"))
+        ref = json.loads(unseal(token, purpose="chat-draft"))  # authenticated: made by this server (save_draft)
     except ValueError:
         raise RuleError("chat_expired", EXPIRED) from None
     if not isinstance(ref, dict) or (ref.get("u"), ref.get("t")) != (user.pk, task.pk):
