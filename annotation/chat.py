@@ -192,7 +192,7 @@ def prepare_turn(*, user, task: Task, state: dict, prompt: str) -> Turn:
     messages = [task.spec.chat_messages(task.config, context.data, _history(state, side) + [{"role": "user", "content": text}])
                 for side in range(len(predictors))]
     return Turn(state=state, round=round, user=user, text=text, sides=[models[pk] for pk in state["models"]], predictors=predictors,
-                messages=messages, record=chat_drafts.open_turn(state=state, prompt=text))
+                messages=messages, record=chat_drafts.open_turn(user=user, task=task, state=state, prompt=text))
 
 
 async def _in_thread(stream, messages: list[dict]):

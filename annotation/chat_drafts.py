@@ -99,11 +99,12 @@ def fail_stalled(draft: ChatDraft) -> int:
         status=ChatTurn.Status.FAILED, reason=STOPPED, finished_at=timezone.now())
 
 
-def open_turn(*, state: dict, prompt: str) -> int:
-    """Store a turn the server accepted (``running``, with its prompt) before any model is asked; return its id."""
+def open_turn(*, user, task, state: dict, prompt: str) -> int:
+    """Store a turn the server accepted (``running``, with its prompt) before any model is asked; return
+    its id. A conversation started without a page (``chat.start`` from a script) gets its draft here."""
     draft_id = ChatDraft.objects.filter(key=state["key"]).values_list("pk", flat=True).first()
     if draft_id is None:
-        raise RuleError("chat_expired", EXPIRED)
+        draft_id = ChatDraft.objects.create(user=user, task=task, key=state["key"], state=state).pk
     return ChatTurn.objects.create(draft_id=draft_id, number=len(state["turns"]), prompt=prompt).pk
 
 
