@@ -57,6 +57,7 @@ from tasks import access
 from tasks.loop import artefacts
 from tasks.loop.model_checks import check_model_directory, directory_checksum
 from tasks.models import Dataset, DatasetItem, MLModel, Task
+from validation.transfer import on_models_changed as queue_transfer_of
 
 
 def _setting(name: str, default):
@@ -441,7 +442,8 @@ def submit_selection(
 def set_model_visibility(*, actor, model: MLModel, published: bool | None = None, anonymous: bool | None = None) -> MLModel:
     """Publish/unpublish or anonymise/de-anonymise ``model`` (its owner, or an admin).
 
-    Raises ``NotAllowed`` for anyone else. The task's leaderboard is recomputed on commit.
+    Raises ``NotAllowed`` for anyone else. The task's leaderboard is recomputed on commit; a model
+    published now joins the transfer measurements (``validation.transfer``: they count published models only).
     """
     if not access.owns_model(actor, model):
         raise NotAllowed(Code.NOT_OWNER, "Only the model's owner can change how it is shown.")
@@ -458,6 +460,7 @@ def set_model_visibility(*, actor, model: MLModel, published: bool | None = None
             task_id = model.task_id
             if model.published:
                 schedule_evaluations(model.task, models=[model])
+                queue_transfer_of(MLModel, task=model.task, models=[model])
             transaction.on_commit(lambda: enqueue_recompute(task_id))
     return model
 
