@@ -198,7 +198,10 @@ def _result(example: Example) -> dict:
         "context_fields": [f for f in _context_fields(task, example.context) if f[0] != task.spec.passage_field(task.config)],
         "image_fields": image_context_fields(task.config),
         "audio_fields": audio_context_fields(task.config),
-        "your_fields": [(f.get("label", f["name"]), example.input.get(f["name"], "")) for f in task.config["input_fields"]],
+        "your_fields": [  # an optional field left empty shows nothing, not a heading over an empty quote
+            (f.get("label", f["name"]), example.input[f["name"]]) for f in task.config["input_fields"]
+            if str(example.input.get(f["name"]) or "").strip()
+        ],
         "answer": _answer(task, example.input, example.target, example.model_output),
         "explain_form": ExplanationForm(example=example),
         "flag_form": FlagForm(),
