@@ -32,6 +32,7 @@ from dynabench import idempotency
 from dynabench.errors import RuleError
 from dynabench.params import whole_number
 from dynabench.proxies import client_ip
+from dynabench.roles import has_role
 from tasks import access
 from tasks.data.audio import audio_context_fields
 from tasks.data.images import image_context_fields
@@ -52,7 +53,18 @@ def task_list(request):
     prefetch_related_objects([r for r in current.values() if r is not None], "target_models")
     counts = counts_by_round([r for r in current.values() if r is not None])
     rows = [(task, current[task.pk], counts.get(current[task.pk].pk) if current[task.pk] else None) for task in tasks]
-    return render(request, "tasks/task_list.html", {"rows": rows})
+    return render(request, "tasks/task_list.html", {"rows": rows, "cannot_write": _cannot_write(request.user, tasks)})
+
+
+def _cannot_write(user, tasks) -> set[int]:
+    """The ids of ``tasks`` whose examples ``user`` may not write (``qualification.writing_standing``): none
+    for a visitor (the button leads to the log-in page); for a member of the site-wide annotator group, the
+    tasks they are banned from (one query); else asked task by task."""
+    if not user.is_authenticated:
+        return set()
+    if has_role(user, "annotator"):
+        return access.banned_task_ids(user) & {task.pk for task in tasks}
+    return {task.pk for task in tasks if task.collecting and qualification.writing_standing(user=user, task=task).refusal}
 
 
 def task_detail(request, code):
@@ -60,12 +72,14 @@ def task_detail(request, code):
     task = get_object_or_404(Task, code=code, active=True)
     rounds = list(task.rounds.order_by("-number").prefetch_related("target_models"))
     counts = counts_by_round(rounds)
-    my_counts = user_counts(request.user, task=task) if request.user.is_authenticated else None
+    signed_in = request.user.is_authenticated
+    my_counts = user_counts(request.user, task=task) if signed_in else None
     return render(request, "tasks/task_detail.html", {
         "task": task,
         "current": task.current_round(),
         "rounds": [(r, counts[r.pk]) for r in rounds],
         "my_counts": my_counts,
+        "standing": qualification.writing_standing(user=request.user, task=task) if signed_in and task.collecting else None,
     })
 
 
@@ -269,6 +283,9 @@ def create_page(request, code):
         return render(request, "annotation/create.html", _page(request, task, data), status=409)
     if not qualification.is_qualified(user=request.user, task=task):
         return redirect(f"{reverse('annotation:qualification', args=[task.code])}?{urlencode({'next': request.get_full_path()})}")
+    standing = qualification.writing_standing(user=request.user, task=task)
+    if standing.refusal:  # said before any typing, with what the user's roles allow instead
+        return render(request, "annotation/create.html", _page(request, task, {**data, "standing": standing}), status=403)
     if (warning := _content_warning_page(request, task)) is not None:
         return warning
     notice = loop_choice.loop_notice(model)
