@@ -42,6 +42,7 @@ from tasks.data import uploads
 from tasks import services as task_services
 from tasks.data.seed import create_task_from_definition
 from tasks.models import MLModel, Round, Task, Upload
+from leaderboard.selectors import board_standings
 from validation import image_judgments, round_close, transfer_selectors
 from validation.forms import CloseRoundForm
 
@@ -162,6 +163,7 @@ def _rounds_page(request, task, form=None, status=200, loop_error=None, endpoint
         loop_error=loop_error, next_number=(rounds[0].number + 1) if rounds else 1,
         endpoint_form=endpoint_form or EndpointModelForm(task=task),
         endpoint_models=task.models.filter(kind=MLModel.Kind.ENDPOINT).select_related("endpoint").order_by("-created_at"),
+        standings=board_standings(task),
     )
 
 
@@ -187,9 +189,11 @@ def add_endpoint(request, task):
             form.add_error(refused.field if refused.field in form.fields else None, refused.message)
             status = refused.status_code
         else:
-            shown = ("It is published: the leaderboard and the arena list it." if model.published else
+            shown = ("It is published: the leaderboard lists it once it is evaluated (and the arena, for a chat task)." if model.published else
                      "It is not published: it is on no public board (leaderboard, arena) until you publish it on its page.")
-            messages.success(request, f"Endpoint model '{model.name}' added: tick it below to put it in the loop of the next round. {shown}")
+            where = ("add it to the open round's loop under Models in the loop, or tick it when you open the next round"
+                     if task.rounds.filter(status=Round.Status.OPEN).exists() else "tick it when you open the next round to put it in the loop")
+            messages.success(request, f"Endpoint model '{model.name}' added: {where}. {shown}")
             return redirect("console:rounds", code=task.code)
     return _rounds_page(request, task, status=status, endpoint_form=form)
 
