@@ -43,6 +43,7 @@ from tasks import services as task_services
 from tasks.data.seed import create_task_from_definition
 from tasks.models import MLModel, Round, Task, Upload
 from leaderboard.selectors import board_standings
+from tasks.selectors import model_name_taken
 from validation import image_judgments, round_close, transfer_selectors
 from validation.forms import CloseRoundForm
 
@@ -182,6 +183,8 @@ def add_endpoint(request, task):
     it can then be put in the loop of the next round. Refusals (a URL off the allow-list, ...) show on the form."""
     form = EndpointModelForm(request.POST, task=task)
     status = 400
+    if form.is_valid() and model_name_taken(task, form.cleaned_data["name"]):
+        form.add_error("name", f"{task.name} already has a model named '{form.cleaned_data['name']}': choose another name.")
     if form.is_valid():
         try:
             model = create_endpoint_model(task=task, owner=request.user, **form.arguments())
