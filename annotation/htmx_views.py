@@ -23,11 +23,11 @@ from django.urls import reverse
 from django.utils.html import escape
 from django.views.decorators.http import require_GET, require_POST
 
-from annotation import assist, contexts, crowd, limits, loop_choice, qualification, services
+from annotation import assist, content_warning, contexts, crowd, limits, loop_choice, qualification, services
 from annotation.forms import ExampleForm, ExplanationForm, FlagForm, SandboxForm, context_token
 from annotation.models import Example
 from annotation.sandbox import atry_model, sandbox_allowance
-from annotation.selectors import counts_by_round, needs_content_warning, user_counts, validation_status
+from annotation.selectors import counts_by_round, user_counts, validation_status
 from dynabench import idempotency
 from dynabench.errors import RuleError
 from dynabench.params import whole_number
@@ -226,18 +226,10 @@ def _result(example: Example) -> dict:
 # --- Pages ------------------------------------------------------------------------------
 
 
-WARNING_KEY = "content_warning_seen"
-
-
-def _warning_seen(request, task) -> bool:
-    return task.pk in request.session.get(WARNING_KEY, [])
-
-
 def _content_warning_page(request, task):
-    """The task's content warning page when ``request.user`` must read it first, else None."""
-    if needs_content_warning(user=request.user, task=task, acknowledged=_warning_seen(request, task)):
-        return render(request, "annotation/content_warning.html", {"task": task})
-    return None
+    """The task's content warning page when ``request.user`` must read it first, else None
+    (``annotation.content_warning.page_if_needed``)."""
+    return content_warning.page_if_needed(request, task)
 
 
 def _saved_example(request):
@@ -249,12 +241,9 @@ def _saved_example(request):
 @require_POST
 @_annotator_page
 def acknowledge_warning(request, code):
-    """Remember (in the session) that the user read the task's content warning; go on to write."""
-    task = _active_task(code)
-    seen = request.session.get(WARNING_KEY, [])
-    if task.pk not in seen:
-        request.session[WARNING_KEY] = [*seen, task.pk]
-    return redirect("annotation:create", code=task.code)
+    """Remember (in the session) that the user read the task's content warning; go back to the page that
+    showed it (``next``, e.g. the chat page with ``?mode=conversation``), else to writing."""
+    return content_warning.acknowledge(request, _active_task(code))
 
 
 @require_GET

@@ -21,7 +21,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from annotation import crowd, qualification
+from annotation import content_warning, crowd, qualification
 from annotation.models import Example
 from annotation.selectors import user_counts
 from dynabench import idempotency
@@ -117,6 +117,8 @@ def review_queue(request, code):
                       "message": "You need the validator role to validate examples; ask a task owner."}, status=403)
     if not qualification.is_qualified(user=request.user, task=task):
         return redirect(f"{reverse('annotation:qualification', args=[task.code])}?{urlencode({'next': request.get_full_path()})}")
+    if (warning := content_warning.page_if_needed(request, task)) is not None:  # validators read what annotators read
+        return warning
     round = _queue_round(request, task)
     ctx = _review_context(request, task, round, current=True)
     ctx["crowd_session"] = crowd.active_session(user=request.user, round=round, activity="validate")
