@@ -106,3 +106,14 @@ def generated_comparison(round) -> dict | None:
     }
     result["rows"] = [("people", "People", result["people"]), ("generator", "Generator", result["generator"])]
     return result
+
+
+def ab_arms_of(task, person) -> list[tuple[int, str]]:
+    """``(round number, arm)`` for each round of ``task`` whose writing assistant splits workers, the arm
+    ``person`` is in there (``"assisted"`` or ``"control"``, ``annotation.assist.arm_of``: stable per worker
+    and round), oldest round first. One query."""
+    from annotation.assist import arm_of
+    from annotation.models import RoundAssistant
+
+    split = RoundAssistant.objects.filter(round__task=task, ab_split=True).select_related("round").order_by("round__number")
+    return [(a.round.number, arm_of(round=a.round, user=person, assistant=a)) for a in split]

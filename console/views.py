@@ -464,7 +464,7 @@ def person_page(request, task, username):
     page = Paginator(examples, 25).get_page(request.GET.get("page"))
     for example in page:  # the author's own words for each state (annotation.selectors.validation_status)
         example.status = validation_status(example)
-    return _page(request, task, "person.html", "people", person=person, page=page,
+    return _page(request, task, "person.html", "people", person=person, page=page, arms=ai_selectors.ab_arms_of(task, person),
                  stats=selectors.people_stats(task, [person.pk])[person.pk], roles=access.task_roles_of(task, [person.pk])[person.pk])
 
 
