@@ -8,14 +8,15 @@ and MkDocs checks only links. This reads every Markdown page under ``docs/`` and
 checks each repository path in their code (inline code spans and fenced blocks):
 
 1. a word is a repository path when its first segment is a folder the repository tracks
-   (``git ls-files``: ``tasks/...``, ``scripts/...``; not ``.venv/`` or ``var/``, which a checkout
-   makes) and it holds a ``/``; a URL path (``/tasks/<code>/``) is not one;
+   (``git ls-files``, new files git does not ignore included: ``tasks/...``, ``scripts/...``; not
+   ``.venv/`` or ``var/``, which a checkout makes) and it holds a ``/``; a URL path
+   (``/tasks/<code>/``) is not one;
 2. ``path:name`` (a function, class or setting in the file) and ``path::test`` (a pytest id) name
    something in the file: the name must occur in it as a word; ``path:123`` is a line number, left
    alone;
 3. a path with a placeholder or a pattern (``<task>``, ``*``, ``{a,b}``) is checked up to the folder
    before it;
-4. the path must be a tracked file, or a folder holding one.
+4. the path must be such a file, or a folder holding one.
 
 Each missing path is reported as ``docs/page.md:line: `path` ...``. Usage:
 ``scripts/check_doc_paths.py [PAGE ...]`` (default: every page). Exits 1 when any is missing.
@@ -37,8 +38,10 @@ PLACEHOLDER = re.compile(r"[<*{|$]")
 
 
 def tracked() -> tuple[set[str], set[str]]:
-    """``(files, folders)`` the repository tracks, relative to its root (folders without a trailing ``/``)."""
-    out = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    """``(files, folders)`` the repository tracks or will (new files git does not ignore), relative to its
+    root (folders without a trailing ``/``)."""
+    out = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard"], cwd=ROOT, capture_output=True,
+                         text=True, check=True).stdout
     files = set(out.split("\n")) - {""}
     folders = {str(Path(f).parents[i]) for f in files for i in range(len(Path(f).parents) - 1)}
     return files, folders
