@@ -1,7 +1,8 @@
 # The two commands: `make run` brings the platform up (scripts/run.sh); `make test` runs `make lint`,
 # then the whole suite in parallel. `make lint`: import-linter's layer contracts (.importlinter), no
-# test asserting on a clock (scripts/check_test_clocks.py), and a strict build of the docs (mkdocs:
-# a broken link or a page missing from mkdocs.yml's nav fails). `make docs` serves the docs.
+# test asserting on a clock (scripts/check_test_clocks.py), every repository path the docs name
+# resolving (scripts/check_doc_paths.py), and a strict build of the docs (mkdocs: a broken link or a
+# page missing from mkdocs.yml's nav fails). `make docs` serves the docs.
 #
 # TEST_WORKERS: pytest-xdist workers, one more than the cores by default (tests that wait for
 # servers and Chromium leave a core idle otherwise), at most 4 (each holds torch and a Redis
@@ -50,6 +51,7 @@ run: install
 lint: install
 	$(BIN)/lint-imports
 	$(BIN)/python scripts/check_test_clocks.py
+	$(BIN)/python scripts/check_doc_paths.py
 	$(BIN)/mkdocs build --strict --quiet --site-dir site
 
 docs: install

@@ -149,7 +149,7 @@ class _failures:
 
     def __exit__(self, kind, error, tb):
         if isinstance(error, EndpointError) or (isinstance(error, RuleError) and error.status_code == 503):
-            raise RuleError(Code.ASSISTANT_FAILED, f"The assistant ({self.model.name}) did not answer: {error}. "
+            raise RuleError(Code.ASSISTANT_FAILED, f"The assistant ({self.model.name}) did not answer: {str(error).rstrip('.')}. "
                             "Try again in a moment, or write the example yourself.", status_code=503) from None
         return False
 

@@ -88,7 +88,8 @@ def run_generation(run_id: int) -> str:
     2. Per context and candidate number: ask the generator (``assist.ask_text`` through the gate, purpose
        ``generate``: consent, the round's budget reserved per request), read the candidate (``assistant_suggestion``), check it as an example
        (``example_checks``); ask the model in the loop; keep it when it was fooled.
-    3. Progress (``done``) after each request; a spent budget or a revoked consent stops the run (``stopped``), any other
+    3. Progress (``done``) as each request is answered (before its candidate is read, so ``candidates`` never
+       runs ahead of it); a spent budget or a revoked consent stops the run (``stopped``), any other
        failure of the generator is counted and the run goes on; a bug fails it with the reason.
     """
     if not GenerationRun.objects.filter(pk=run_id, status=GenerationRun.Status.QUEUED).update(
@@ -101,13 +102,15 @@ def run_generation(run_id: int) -> str:
     try:
         for context in round.contexts.filter(active=True).order_by("pk"):
             for attempt in range(run.per_context):
+                counted = []  # the request is counted done as soon as it is answered, before its candidate is read
                 try:
-                    _one_candidate(run, context, attempt, author)
+                    _one_candidate(run, context, attempt, author, counted)
                 except RuleError as error:
                     if error.code in (EndpointCode.BUDGET_SPENT, gate.CONSENT_MISSING):
                         raise
                     logger.info("generation run %s: %s", run.pk, error.message)
-                GenerationRun.objects.filter(pk=run.pk).update(done=F("done") + 1)
+                if not counted:  # the request itself failed
+                    GenerationRun.objects.filter(pk=run.pk).update(done=F("done") + 1)
     except RuleError as error:
         status, reason = GenerationRun.Status.STOPPED, error.message
     except Exception as error:  # noqa: BLE001 - stored on the run as its reason
@@ -118,13 +121,15 @@ def run_generation(run_id: int) -> str:
     return f"generation run {run.pk} of {task.code} round {round.number}: {run.kept} kept of {run.candidates} candidates, {status}"
 
 
-def _one_candidate(run: GenerationRun, context, attempt: int, author) -> None:
+def _one_candidate(run: GenerationRun, context, attempt: int, author, counted: list) -> None:
     round, task = run.round, run.round.task
     loop_model = model_in_loop(round)
     messages = task.spec.assistant_messages(task.config, context_data=context.data, instructions=task.instructions,
                                             model_name=loop_model.name, attempt=attempt)
     text, tokens = assist.ask_text(run.model, messages, round=round, purpose=Purpose.GENERATE, user=run.requested_by)
-    GenerationRun.objects.filter(pk=run.pk).update(tokens=F("tokens") + tokens)
+    # answered: one more request done (so the progress never shows more candidates than requests answered)
+    GenerationRun.objects.filter(pk=run.pk).update(tokens=F("tokens") + tokens, done=F("done") + 1)
+    counted.append(True)
     try:
         parsed = task.spec.assistant_suggestion(task.config, text, context_data=context.data)
         example_input = example_checks.clean_example_input(task=task, context=context, input=parsed["input"])

@@ -23,15 +23,16 @@ from django.urls import reverse
 from django.utils.html import escape
 from django.views.decorators.http import require_GET, require_POST
 
-from annotation import assist, contexts, crowd, limits, loop_choice, qualification, services
+from annotation import assist, content_warning, contexts, crowd, limits, loop_choice, qualification, services
 from annotation.forms import ExampleForm, ExplanationForm, FlagForm, SandboxForm, context_token
 from annotation.models import Example
 from annotation.sandbox import atry_model, sandbox_allowance
-from annotation.selectors import counts_by_round, needs_content_warning, user_counts, validation_status
+from annotation.selectors import counts_by_round, user_counts, validation_status
 from dynabench import idempotency
 from dynabench.errors import RuleError
 from dynabench.params import whole_number
 from dynabench.proxies import client_ip
+from dynabench.roles import has_role
 from tasks import access
 from tasks.data.audio import audio_context_fields
 from tasks.data.images import image_context_fields
@@ -52,7 +53,18 @@ def task_list(request):
     prefetch_related_objects([r for r in current.values() if r is not None], "target_models")
     counts = counts_by_round([r for r in current.values() if r is not None])
     rows = [(task, current[task.pk], counts.get(current[task.pk].pk) if current[task.pk] else None) for task in tasks]
-    return render(request, "tasks/task_list.html", {"rows": rows})
+    return render(request, "tasks/task_list.html", {"rows": rows, "cannot_write": _cannot_write(request.user, tasks)})
+
+
+def _cannot_write(user, tasks) -> set[int]:
+    """The ids of ``tasks`` whose examples ``user`` may not write (``qualification.writing_standing``): none
+    for a visitor (the button leads to the log-in page); for a member of the site-wide annotator group, the
+    tasks they are banned from (one query); else asked task by task."""
+    if not user.is_authenticated:
+        return set()
+    if has_role(user, "annotator"):
+        return access.banned_task_ids(user) & {task.pk for task in tasks}
+    return {task.pk for task in tasks if task.collecting and qualification.writing_standing(user=user, task=task).refusal}
 
 
 def task_detail(request, code):
@@ -60,12 +72,14 @@ def task_detail(request, code):
     task = get_object_or_404(Task, code=code, active=True)
     rounds = list(task.rounds.order_by("-number").prefetch_related("target_models"))
     counts = counts_by_round(rounds)
-    my_counts = user_counts(request.user, task=task) if request.user.is_authenticated else None
+    signed_in = request.user.is_authenticated
+    my_counts = user_counts(request.user, task=task) if signed_in else None
     return render(request, "tasks/task_detail.html", {
         "task": task,
         "current": task.current_round(),
         "rounds": [(r, counts[r.pk]) for r in rounds],
         "my_counts": my_counts,
+        "standing": qualification.writing_standing(user=request.user, task=task) if signed_in and task.collecting else None,
     })
 
 
@@ -198,7 +212,10 @@ def _result(example: Example) -> dict:
         "context_fields": [f for f in _context_fields(task, example.context) if f[0] != task.spec.passage_field(task.config)],
         "image_fields": image_context_fields(task.config),
         "audio_fields": audio_context_fields(task.config),
-        "your_fields": [(f.get("label", f["name"]), example.input.get(f["name"], "")) for f in task.config["input_fields"]],
+        "your_fields": [  # an optional field left empty shows nothing, not a heading over an empty quote
+            (f.get("label", f["name"]), example.input[f["name"]]) for f in task.config["input_fields"]
+            if str(example.input.get(f["name"]) or "").strip()
+        ],
         "answer": _answer(task, example.input, example.target, example.model_output),
         "explain_form": ExplanationForm(example=example),
         "flag_form": FlagForm(),
@@ -209,18 +226,10 @@ def _result(example: Example) -> dict:
 # --- Pages ------------------------------------------------------------------------------
 
 
-WARNING_KEY = "content_warning_seen"
-
-
-def _warning_seen(request, task) -> bool:
-    return task.pk in request.session.get(WARNING_KEY, [])
-
-
 def _content_warning_page(request, task):
-    """The task's content warning page when ``request.user`` must read it first, else None."""
-    if needs_content_warning(user=request.user, task=task, acknowledged=_warning_seen(request, task)):
-        return render(request, "annotation/content_warning.html", {"task": task})
-    return None
+    """The task's content warning page when ``request.user`` must read it first, else None
+    (``annotation.content_warning.page_if_needed``)."""
+    return content_warning.page_if_needed(request, task)
 
 
 def _saved_example(request):
@@ -232,12 +241,9 @@ def _saved_example(request):
 @require_POST
 @_annotator_page
 def acknowledge_warning(request, code):
-    """Remember (in the session) that the user read the task's content warning; go on to write."""
-    task = _active_task(code)
-    seen = request.session.get(WARNING_KEY, [])
-    if task.pk not in seen:
-        request.session[WARNING_KEY] = [*seen, task.pk]
-    return redirect("annotation:create", code=task.code)
+    """Remember (in the session) that the user read the task's content warning; go back to the page that
+    showed it (``next``, e.g. the chat page with ``?mode=conversation``), else to writing."""
+    return content_warning.acknowledge(request, _active_task(code))
 
 
 @require_GET
@@ -266,6 +272,9 @@ def create_page(request, code):
         return render(request, "annotation/create.html", _page(request, task, data), status=409)
     if not qualification.is_qualified(user=request.user, task=task):
         return redirect(f"{reverse('annotation:qualification', args=[task.code])}?{urlencode({'next': request.get_full_path()})}")
+    standing = qualification.writing_standing(user=request.user, task=task)
+    if standing.refusal:  # said before any typing, with what the user's roles allow instead
+        return render(request, "annotation/create.html", _page(request, task, {**data, "standing": standing}), status=403)
     if (warning := _content_warning_page(request, task)) is not None:
         return warning
     notice = loop_choice.loop_notice(model)

@@ -27,6 +27,7 @@ from annotation.models import Qualification, QuizAttempt, QuizItem
 from dynabench import hotsql
 from dynabench.errors import NotAllowed, RuleError
 from dynabench.ratelimits import count_hit
+from dynabench.roles import has_role
 from tasks import access
 from tasks.models import TaskRole
 
@@ -64,6 +65,34 @@ def is_qualified(*, user, task) -> bool:
     passed an active qualification (then ``Task.is_owner`` decides)."""
     row = hotsql.fetch_one(hotsql.statement("annotation.qualification.passed", _passed_sql), [user.pk, task.pk])
     return row is None or bool(row[0]) or task.is_owner(user)
+
+
+@dataclass(frozen=True)
+class WritingStanding:
+    """What ``user`` may do on ``task`` when they cannot write examples: ``refusal`` says why (empty:
+    they may write, or may earn the annotator role by passing the task's quiz), ``may_validate`` (the
+    validator role) and ``may_submit`` (the researcher role: models on the leaderboard)."""
+
+    refusal: str = ""
+    may_validate: bool = False
+    may_submit: bool = False
+
+
+def writing_standing(*, user, task) -> WritingStanding:
+    """Whether ``user`` (signed in) may write examples of ``task``, asked before any typing: with the
+    annotator role (``tasks.access.has_task_role``), or on the way to it through the task's active
+    quiz (a pass grants it), they may; a banned user, or one without the role and without a quiz to
+    take, gets the reason and what their roles allow instead. Two or three statements."""
+    banned = access.is_banned(user, task)
+    if not banned and (access.has_task_role(user, task, TaskRole.Role.ANNOTATOR) or not is_qualified(user=user, task=task)):
+        return WritingStanding()
+    if banned:
+        refusal = f"You are banned from {task.name}; ask one of its owners if you think this is a mistake."
+    else:
+        refusal = (f"Writing examples of {task.name} needs the annotator role, which your account does not have; "
+                   f"ask an owner of {task.name} for it.")
+    return WritingStanding(refusal=refusal, may_validate=access.has_task_role(user, task, TaskRole.Role.VALIDATOR),
+                           may_submit=has_role(user, "researcher"))
 
 
 def require_qualified(*, user, task) -> None:

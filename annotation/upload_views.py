@@ -15,9 +15,10 @@ from dynabench.errors import FieldErrors, RuleError
 from tasks.models import Context
 
 
-def _use_own(request, code, add_context, field: str):
+def _use_own(request, code, add_context, field: str, done: str):
     """Add the file posted as ``field`` with ``add_context``; answer with the workspace on its
-    context, or the current one (``current``: the context shown) saying why it was refused (400)."""
+    context saying so (``done``), or the current one (``current``: the context shown) saying why it
+    was refused (400)."""
     task = _active_task(code)
     try:
         context = add_context(user=request.user, task=task, file=request.FILES.get(field))
@@ -30,7 +31,7 @@ def _use_own(request, code, add_context, field: str):
         return _render_workspace(request, task, context=shown, notice=message, status=400)
     except RuleError as refused:
         return _problem(refused.message, status=refused.status_code)
-    return _render_workspace(request, task, context=context)
+    return _render_workspace(request, task, context=context, notice=done)
 
 
 @require_POST
@@ -38,7 +39,8 @@ def _use_own(request, code, add_context, field: str):
 def upload_image(request, code):
     """POST ``image`` (a file) and ``current`` (the context shown): the workspace on the new image's
     context, or the current workspace again saying why the image was refused (400)."""
-    return _use_own(request, code, image_uploads.add_image_context, "image")
+    return _use_own(request, code, image_uploads.add_image_context, "image",
+                    "Your image is the context now: write your example about it below.")
 
 
 @require_POST
@@ -46,4 +48,5 @@ def upload_image(request, code):
 def upload_audio(request, code):
     """POST ``clip`` (an audio file, or the page's recording as WAV) and ``current``: the workspace on
     the new clip's context, or the current workspace again saying why the clip was refused (400)."""
-    return _use_own(request, code, audio_uploads.add_audio_context, "clip")
+    return _use_own(request, code, audio_uploads.add_audio_context, "clip",
+                    "Your clip is the context now: listen to it and write your example below.")

@@ -95,7 +95,9 @@ def generated_comparison(round) -> dict | None:
         "runs": runs,
         "people": {"n": len(people), "validated": len(people_ok),
                    "rate": mean_interval([1.0 if e in people_ok else 0.0 for e in people]),
-                   "cost": (paid / len(people_ok)) if people_ok else None, "currency": pay.currency,
+                   # no pay set for the round: no cost to show, rather than 0.00
+                   "cost": (paid / len(people_ok)) if people_ok and paid else None, "currency": pay.currency,
+                   "unpaid": not (pay.per_example or pay.bonus_per_fooling),
                    **_diversity(_texts(people, names))},
         "generator": {"n": produced, "validated": len(generated_ok),
                       "rate": mean_interval([1.0] * len(generated_ok) + [0.0] * max(0, produced - len(generated_ok))),
@@ -104,3 +106,14 @@ def generated_comparison(round) -> dict | None:
     }
     result["rows"] = [("people", "People", result["people"]), ("generator", "Generator", result["generator"])]
     return result
+
+
+def ab_arms_of(task, person) -> list[tuple[int, str]]:
+    """``(round number, arm)`` for each round of ``task`` whose writing assistant splits workers, the arm
+    ``person`` is in there (``"assisted"`` or ``"control"``, ``annotation.assist.arm_of``: stable per worker
+    and round), oldest round first. One query."""
+    from annotation.assist import arm_of
+    from annotation.models import RoundAssistant
+
+    split = RoundAssistant.objects.filter(round__task=task, ab_split=True).select_related("round").order_by("round__number")
+    return [(a.round.number, arm_of(round=a.round, user=person, assistant=a)) for a in split]

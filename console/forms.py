@@ -149,8 +149,9 @@ class EndpointModelForm(forms.Form):
     timeout_s = forms.FloatField(min_value=1, initial=30, label="Timeout (s)")  # the upper bound: records.check_timeout
     max_retries = forms.IntegerField(min_value=0, max_value=10, initial=3, label="Retries")
     max_concurrency = forms.IntegerField(min_value=1, max_value=64, initial=4, label="Calls at once")
-    published = forms.BooleanField(required=False, initial=False, label="Show it on the public boards",
-                                   help_text="The leaderboard and the arena list published models only; change it later on the model's page.")
+    published = forms.BooleanField(required=False, initial=MLModel.PUBLISHED_BY_DEFAULT, label="Show it on the public boards",
+                                   help_text="Every model is published when added, as an uploaded one is: the leaderboard and the arena list "
+                                             "published models only. Untick to keep it off them; change it later on the model's page.")
 
     def __init__(self, *args, task, **kwargs):
         super().__init__(*args, **kwargs)

@@ -42,6 +42,8 @@ from tasks.data import uploads
 from tasks import services as task_services
 from tasks.data.seed import create_task_from_definition
 from tasks.models import MLModel, Round, Task, Upload
+from leaderboard.selectors import board_standings
+from tasks.selectors import model_name_taken
 from validation import image_judgments, round_close, transfer_selectors
 from validation.forms import CloseRoundForm
 
@@ -162,6 +164,7 @@ def _rounds_page(request, task, form=None, status=200, loop_error=None, endpoint
         loop_error=loop_error, next_number=(rounds[0].number + 1) if rounds else 1,
         endpoint_form=endpoint_form or EndpointModelForm(task=task),
         endpoint_models=task.models.filter(kind=MLModel.Kind.ENDPOINT).select_related("endpoint").order_by("-created_at"),
+        standings=board_standings(task),
     )
 
 
@@ -180,6 +183,8 @@ def add_endpoint(request, task):
     it can then be put in the loop of the next round. Refusals (a URL off the allow-list, ...) show on the form."""
     form = EndpointModelForm(request.POST, task=task)
     status = 400
+    if form.is_valid() and model_name_taken(task, form.cleaned_data["name"]):
+        form.add_error("name", f"{task.name} already has a model named '{form.cleaned_data['name']}': choose another name.")
     if form.is_valid():
         try:
             model = create_endpoint_model(task=task, owner=request.user, **form.arguments())
@@ -187,9 +192,11 @@ def add_endpoint(request, task):
             form.add_error(refused.field if refused.field in form.fields else None, refused.message)
             status = refused.status_code
         else:
-            shown = ("It is published: the leaderboard and the arena list it." if model.published else
+            shown = ("It is published: the leaderboard lists it once it is evaluated (and the arena, for a chat task)." if model.published else
                      "It is not published: it is on no public board (leaderboard, arena) until you publish it on its page.")
-            messages.success(request, f"Endpoint model '{model.name}' added: tick it below to put it in the loop of the next round. {shown}")
+            where = ("add it to the open round's loop under Models in the loop, or tick it when you open the next round"
+                     if task.rounds.filter(status=Round.Status.OPEN).exists() else "tick it when you open the next round to put it in the loop")
+            messages.success(request, f"Endpoint model '{model.name}' added: {where}. {shown}")
             return redirect("console:rounds", code=task.code)
     return _rounds_page(request, task, status=status, endpoint_form=form)
 
@@ -457,7 +464,7 @@ def person_page(request, task, username):
     page = Paginator(examples, 25).get_page(request.GET.get("page"))
     for example in page:  # the author's own words for each state (annotation.selectors.validation_status)
         example.status = validation_status(example)
-    return _page(request, task, "person.html", "people", person=person, page=page,
+    return _page(request, task, "person.html", "people", person=person, page=page, arms=ai_selectors.ab_arms_of(task, person),
                  stats=selectors.people_stats(task, [person.pk])[person.pk], roles=access.task_roles_of(task, [person.pk])[person.pk])
 
 

@@ -12,7 +12,7 @@ from leaderboard.jobs import recompute_leaderboard
 from leaderboard.queueing import enqueue_evaluation
 from leaderboard.models import EvaluationRun, LeaderboardCache, LeaderboardConfig
 from leaderboard.services import register_model_directory
-from tasks.models import Task
+from tasks.models import MLModel, Task
 
 
 class RegisterModelDirectoryForm(forms.Form):
@@ -20,7 +20,7 @@ class RegisterModelDirectoryForm(forms.Form):
     name = forms.CharField(max_length=200)
     path = forms.CharField(max_length=1024, help_text="Absolute path of a Hugging Face directory on this server (safetensors).")
     description = forms.CharField(widget=forms.Textarea, required=False, help_text="Model card, Markdown.")
-    published = forms.BooleanField(required=False, initial=True)
+    published = forms.BooleanField(required=False, initial=MLModel.PUBLISHED_BY_DEFAULT)
 
     def __init__(self, *args, user, **kwargs):
         super().__init__(*args, **kwargs)

@@ -3,6 +3,7 @@
 from django import forms
 
 from leaderboard.models import MissingMetric
+from tasks.models import MLModel
 
 
 class SubmissionForm(forms.Form):
@@ -19,7 +20,7 @@ class SubmissionForm(forms.Form):
     description = forms.CharField(widget=forms.Textarea(attrs={"rows": 5}), required=False,
                                   help_text="Model card in Markdown: what it is, training data, intended use, limits.")
     upload = forms.FileField()
-    published = forms.BooleanField(required=False, initial=True, label="Show it on the leaderboard")
+    published = forms.BooleanField(required=False, initial=MLModel.PUBLISHED_BY_DEFAULT, label="Show it on the leaderboard")
     anonymous = forms.BooleanField(required=False, initial=False, label="Hide my name")
 
     def __init__(self, *args, submissions=("model", "predictions"), **kwargs):

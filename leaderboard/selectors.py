@@ -232,6 +232,43 @@ def _not_evaluated_reason(model: dict) -> str:
     return f"not evaluated yet ({model['status']})"
 
 
+@dataclass(frozen=True)
+class BoardStanding:
+    """Where one of a task's models stands on its Dynascore leaderboard, for its owners: ``listed``
+    (ranked, with its ``rank``) or why not (``why``): not published, failed (its reason), still
+    unpacking, training, queued or evaluating, or missing a score on a scoring dataset."""
+
+    model_id: int
+    name: str
+    kind: str
+    published: bool
+    listed: bool
+    why: str
+    rank: int | None = None
+
+
+def board_standings(task: Task) -> list[BoardStanding]:
+    """Every model of ``task`` (newest first) with where it stands on the leaderboard
+    (``BoardStanding``): the published ones as ``leaderboard_table`` places them under the default
+    weights (ranked, or pending with its reason), the others with why they are off every public board."""
+    table = cached_leaderboard_table(task)
+    ranks = {row.model_id: row.rank for row in table.rows}
+    pending = {p["model_id"]: p["reason"] for p in table.pending}
+    found = []
+    for model in MLModel.objects.filter(task=task).order_by("-created_at", "-pk"):
+        if not model.published:
+            why = "not published: on no public board (leaderboard, arena) until its owner publishes it on its page"
+        elif model.status == MLModel.Status.FAILED:
+            why = f"failed: {model.failure_reason or 'no reason recorded'}"
+        elif model.pk in ranks:
+            why = ""
+        else:
+            why = pending.get(model.pk) or _not_evaluated_reason({"status": model.status, "progress": model.progress})
+        found.append(BoardStanding(model_id=model.pk, name=model.name, kind=model.get_kind_display(), published=model.published,
+                                   listed=model.pk in ranks, why=why, rank=ranks.get(model.pk)))
+    return found
+
+
 def cache_header(task: Task) -> dict:
     """``{"datasets", "computed_at"}`` of the task's leaderboard cache (one light query; built when missing,
     rebuilt once when it predates the per-dataset ``not_applicable`` metrics)."""

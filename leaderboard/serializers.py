@@ -17,7 +17,7 @@ class SubmissionSerializer(StrictSerializerMixin, serializers.Serializer):
     task = serializers.SlugField(help_text="The task's code.")
     name = serializers.CharField(max_length=200)
     description = serializers.CharField(required=False, allow_blank=True, default="", max_length=20000, help_text="Model card, Markdown.")
-    published = serializers.BooleanField(required=False, default=True, help_text="Listed on the leaderboard once evaluated.")
+    published = serializers.BooleanField(required=False, default=MLModel.PUBLISHED_BY_DEFAULT, help_text="Listed on the leaderboard once evaluated.")
     anonymous = serializers.BooleanField(required=False, default=False, help_text="Hide the owner's name on the leaderboard.")
 
 

@@ -57,6 +57,7 @@ from tasks import access
 from tasks.loop import artefacts
 from tasks.loop.model_checks import check_model_directory, directory_checksum
 from tasks.models import Dataset, DatasetItem, MLModel, Task
+from validation.transfer import on_models_changed as queue_transfer_of
 
 
 def _setting(name: str, default):
@@ -198,7 +199,7 @@ def _enqueue_evaluation(model_id: int) -> None:
 
 
 def submit_model_archive(
-    *, user, task: Task, upload, name: str, description: str = "", anonymous: bool = False, published: bool = True,
+    *, user, task: Task, upload, name: str, description: str = "", anonymous: bool = False, published: bool = MLModel.PUBLISHED_BY_DEFAULT,
     rate_limited: bool = True,
 ) -> MLModel:
     """Store a model archive of ``task`` for ``user`` and queue the job that checks and unpacks it.
@@ -261,10 +262,13 @@ def submit_model_archive(
 
 
 def register_model_directory(
-    *, actor, task: Task, path, name: str, description: str = "", owner=None, published: bool = False,
+    *, actor, task: Task, path, name: str, description: str = "", owner=None, published: bool = MLModel.PUBLISHED_BY_DEFAULT,
     anonymous: bool = False,
 ) -> MLModel:
     """Register a model directory already on the server for ``task`` (task owners and admins).
+
+    Published unless ``published`` is False, as every model added to a task is, whatever its kind
+    (``MLModel.PUBLISHED_BY_DEFAULT``).
 
     The directory stays where it is; it is checked like an uploaded archive (safetensors,
     architecture, labels) and its evaluation is queued. Raises ``NotAllowed`` when ``actor``
@@ -296,7 +300,7 @@ def register_model_directory(
 
 
 def submit_predictions(
-    *, user, task: Task, upload, name: str, description: str = "", anonymous: bool = False, published: bool = True,
+    *, user, task: Task, upload, name: str, description: str = "", anonymous: bool = False, published: bool = MLModel.PUBLISHED_BY_DEFAULT,
     rate_limited: bool = True,
 ) -> MLModel:
     """Check a JSONL predictions file against the task's scoring datasets, store it, queue its evaluation.
@@ -350,7 +354,8 @@ def submit_predictions(
 def submit_endpoint(
     *, user, task: Task, name: str, base_url: str, model_name: str, api: str | None = None, params=None, prompt=None,
     api_key: str = "", timeout_s: float = 30.0, max_retries: int = 3, max_concurrency: int = 4, description: str = "",
-    anonymous: bool = False, published: bool = True, rate_limited: bool = True, loop_allowed: bool = False, consents=(),
+    anonymous: bool = False, published: bool = MLModel.PUBLISHED_BY_DEFAULT, rate_limited: bool = True, loop_allowed: bool = False,
+    consents=(),
 ) -> MLModel:
     """Submit a model behind an OpenAI-compatible endpoint instead of an archive; queue its evaluation.
 
@@ -403,7 +408,7 @@ def check_selection_submission(*, user, task: Task, uids, name: str, rate_limite
 
 
 def submit_selection(
-    *, user, task: Task, uids, name: str, description: str = "", anonymous: bool = False, published: bool = True,
+    *, user, task: Task, uids, name: str, description: str = "", anonymous: bool = False, published: bool = MLModel.PUBLISHED_BY_DEFAULT,
     rate_limited: bool = True,
 ) -> MLModel:
     """Submit a training-set selection to a data-centric task; queue its training, then its evaluation.
@@ -441,7 +446,8 @@ def submit_selection(
 def set_model_visibility(*, actor, model: MLModel, published: bool | None = None, anonymous: bool | None = None) -> MLModel:
     """Publish/unpublish or anonymise/de-anonymise ``model`` (its owner, or an admin).
 
-    Raises ``NotAllowed`` for anyone else. The task's leaderboard is recomputed on commit.
+    Raises ``NotAllowed`` for anyone else. The task's leaderboard is recomputed on commit; a model
+    published now joins the transfer measurements (``validation.transfer``: they count published models only).
     """
     if not access.owns_model(actor, model):
         raise NotAllowed(Code.NOT_OWNER, "Only the model's owner can change how it is shown.")
@@ -458,6 +464,7 @@ def set_model_visibility(*, actor, model: MLModel, published: bool | None = None
             task_id = model.task_id
             if model.published:
                 schedule_evaluations(model.task, models=[model])
+                queue_transfer_of(MLModel, task=model.task, models=[model])
             transaction.on_commit(lambda: enqueue_recompute(task_id))
     return model
 

@@ -10,7 +10,10 @@
 # Ctrl-C (or SIGTERM, or SIGHUP) stops every process it started gracefully within seconds (the web
 # workers finish their requests; an RQ worker finishes its current job, or, in a training, stops it
 # between two batches and queues it again for the next start), and the embedded Redis if it started
-# it, prints "Stopped." and exits 0; it exits 1 if a server stopped on its own.
+# it, prints "Stopped." and exits 0; it exits 1 if a server stopped on its own. A clean stop prints
+# "Stopping the web server and the worker(s)..." then "Stopped." and nothing of its own between
+# them; a process that did not stop on the first signal is named on a line of its own ("Cold
+# shutdown of what did not stop ...", then "Killing what did not stop ...").
 #
 # Environment: HOST (127.0.0.1), PORT (8000), WEB_WORKERS (2), WEB_THREADS (4), RQ_WORKERS (1: training
 # workers, and as many evaluation workers; one more worker always takes the short jobs),
@@ -46,6 +49,10 @@ redis_was_up=$(embedded_redis check)
 pids=()
 stop_asked=""
 GRACEFUL_TIMEOUT=10  # seconds gunicorn's workers have to finish the requests they are serving
+# Seconds every process has after the first TERM: gunicorn's workers need GRACEFUL_TIMEOUT; an RQ
+# worker finishes its job, or its training gives way at the end of the batch under way, which on a
+# loaded machine can take much longer than a request.
+STOP_TIMEOUT=60
 alive() { local p; for p in "${pids[@]}"; do kill -0 "$p" 2>/dev/null && echo "$p"; done; return 0; }
 wait_for_exit() {  # up to $1 seconds for every started process to be gone
     local deadline=$((SECONDS + $1))
@@ -66,11 +73,15 @@ cleanup() {
         # finishes its current job (warm shutdown), except a training, which the worker asks to
         # give way (leaderboard/worker.py): it stops between two batches and queues itself again.
         kill -TERM $(alive) 2>/dev/null || true
-        wait_for_exit $((GRACEFUL_TIMEOUT + 5))
+        wait_for_exit "$STOP_TIMEOUT"
         # A worker still in a long job that cannot give way (an evaluation of a large dataset): a
         # second TERM is RQ's cold shutdown, which ends the job's work horse; the reaper queues that
-        # evaluation again on the next start.
-        if [ -n "$(alive)" ]; then kill -TERM $(alive) 2>/dev/null || true; wait_for_exit 20; fi
+        # evaluation again on the next start. Said on a line of its own: a clean stop never prints it.
+        if [ -n "$(alive)" ]; then
+            echo "Cold shutdown of what did not stop within ${STOP_TIMEOUT} s: $(alive)"
+            kill -TERM $(alive) 2>/dev/null || true
+            wait_for_exit 20
+        fi
         if [ -n "$(alive)" ]; then
             echo "Killing what did not stop: $(alive)"
             for p in $(alive); do kill -KILL -- "-$p" 2>/dev/null || true; done

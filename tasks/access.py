@@ -90,6 +90,13 @@ def is_banned(user, task: Task) -> bool:
     return user.is_authenticated and TaskBan.objects.filter(task=task, user=user).exists()
 
 
+def banned_task_ids(user) -> set[int]:
+    """The ids of the tasks ``user`` is banned from (``TaskBan``; none for a visitor). One query."""
+    if not user.is_authenticated:
+        return set()
+    return set(TaskBan.objects.filter(user=user).values_list("task_id", flat=True))
+
+
 def _standing_sql() -> str:
     """One row: is the user an owner of the task, banned from it, in the role's group, granted the role on it."""
     owners = Task.owners.through

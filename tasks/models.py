@@ -254,6 +254,13 @@ class MLModel(models.Model):
         """True when the registry can answer with this model: a directory it loads or an endpoint it calls."""
         return self.runs_in_registry or self.is_endpoint
 
+    #: One rule for every model a person adds to a task, whatever its kind (an uploaded archive, a
+    #: predictions file, an endpoint, a registered directory, a selection): it is published unless they
+    #: untick it, so it joins the public boards (leaderboard, arena) once evaluated. The forms, the API
+    #: and the services take this default; the column's own default (False) serves records the platform
+    #: writes itself, which say what they want.
+    PUBLISHED_BY_DEFAULT = True
+
     def __str__(self):
         return f"{self.name} ({self.task.code})"
 

@@ -85,3 +85,9 @@ def evaluable_models(task, models=None) -> list:
     if models is not None:
         queryset = queryset.filter(pk__in=[getattr(m, "pk", m) for m in models])
     return list(queryset.order_by("pk"))
+
+
+def model_name_taken(task, name: str) -> bool:
+    """True when ``task`` already has a model named ``name`` (ignoring case and surrounding spaces):
+    two models of one task under one name cannot be told apart on its pages. One query."""
+    return MLModel.objects.filter(task=task, name__iexact=(name or "").strip()).exists()

@@ -27,6 +27,7 @@ def test_validators_see_the_image_of_an_image_example(client, owner, annotator, 
     context = Context.objects.get(round__task=task)
     create_example(user=annotator, context=context, input={"note": ""}, target={"label": "triangle"})
     client.force_login(validator)
+    client.post(f"/tasks/{task.code}/write/warning")  # the task's content warning, read first
     body = client.get(f"/tasks/{task.code}/validate/").content.decode()
     assert f'data-context-image="{context.uid}"' in body
     assert f'src="/tasks/{task.code}/images/{context.uid}"' in body

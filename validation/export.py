@@ -15,6 +15,7 @@ from django.db.models import QuerySet
 
 from annotation.models import Example, TransferRate, ValidationState
 from tasks.models import Context, Round, Task
+from validation import own_answers
 from validation.calculations import anonymise
 from validation.models import Validation
 from validation.selectors import final_target
@@ -30,7 +31,9 @@ def export_rows(examples: QuerySet):
     "split", "validation_state", "final_target", "transfer", "created_at", "time_spent", "validations":
     [{"validator", "label", "mode", "counts", "gold_check", "metadata", "created_at"}]}``
     (``counts``: the vote counted toward consensus; ``gold_check``: an answer to a gold item); ``final_target`` is the
-    final label of a validated example (``final_target``), null for the others; ``transfer`` is a
+    final label of a validated example (``final_target``), on a kind that keeps validators' own answers (VQA)
+    with every counted validator's answer after it up to the kind's ``answers_wanted``
+    (``validation.own_answers``, as the round's datasets keep them), null for the others; ``transfer`` is a
     validated example's transfer rate ``{"rate", "fooled", "tried"}`` (``validation/transfer.py``:
     the share of the task's other models it fools), null when none is measured. Streams in
     chunks of 500 examples.
@@ -63,7 +66,9 @@ def export_rows(examples: QuerySet):
             "flagged": e.flagged,
             "split": e.split,
             "validation_state": e.validation_state,
-            "final_target": final_target(e, owner[-1] if owner else None) if validated else None,
+            "final_target": own_answers.with_given(e.round.task, final_target(e, owner[-1] if owner else None), [
+                a for v in validations if (a := own_answers.given_answer(counts=v.counts, gold_check=v.gold_check, metadata=v.metadata))
+            ]) if validated else None,
             "transfer": transfer_of(_transfer(e)) if validated else None,
             "created_at": e.created_at.isoformat(),
             "time_spent": e.time_spent,
@@ -180,8 +185,10 @@ def _export_sql() -> str:
     """One statement building the export line of every example of the rounds ``rounds`` with
     ``after < id <= last``: the same fields as ``export_rows``; ``final_target`` by the rule of
     ``final_target`` (latest owner decision's ``corrected_label`` -> ``{"label"}``,
-    ``corrected_answer`` -> ``{"answers": [..]}``, else the annotator's target; null unless
-    validated correct and not retracted); ``transfer`` as ``transfer_selectors.transfer_of`` (the
+    ``corrected_answer`` -> ``{"answers": [..]}``, else the annotator's target, then the counted
+    validators' own answers up to the kind's ``answers_wanted``, given per task as the parameter
+    ``answers``: ``{task id: {"field", "wanted"}}``, ``_answer_lists``; null unless validated
+    correct and not retracted); ``transfer`` as ``transfer_selectors.transfer_of`` (the
     rate a float8 division, as Python's). User ids are anonymised as ``calculations.anonymise``
     does (``_anonymised``). A test checks the lines against ``export_rows``."""
     q = connection.ops.quote_name
@@ -195,7 +202,9 @@ def _export_sql() -> str:
                    json_agg(json_build_object(
                        'validator', {_anonymised("rr.secret", "vv.validator_id")}, 'label', vv.label, 'mode', vv.mode,
                        'counts', vv.counts, 'gold_check', vv.gold_check, 'metadata', vv.metadata, 'created_at', {_iso("vv.created_at")}) ORDER BY vv.id) AS rows,
-                   (array_agg(vv.metadata ORDER BY vv.id DESC) FILTER (WHERE vv.mode = 'owner'))[1] AS owner
+                   (array_agg(vv.metadata ORDER BY vv.id DESC) FILTER (WHERE vv.mode = 'owner'))[1] AS owner,
+                   jsonb_agg(vv.metadata -> 'own_answer' ORDER BY vv.id) FILTER (
+                       WHERE vv.counts AND NOT vv.gold_check AND jsonb_typeof(vv.metadata -> 'own_answer') = 'string') AS own
             FROM {example} ee
             JOIN {validation} vv ON vv.example_id = ee.id
             JOIN {round_t} rr ON rr.id = ee.round_id
@@ -212,9 +221,11 @@ def _export_sql() -> str:
             'metadata', e.metadata, 'tag', e.tag, 'retracted', e.retracted, 'flagged', e.flagged, 'split', e.split,
             'validation_state', e.validation_state,
             'final_target', CASE WHEN e.validation_state = 'verified_correct' AND NOT e.retracted THEN
-                CASE WHEN v.owner ? 'corrected_label' THEN jsonb_build_object('label', v.owner -> 'corrected_label')
-                     WHEN v.owner ? 'corrected_answer' THEN jsonb_build_object('answers', jsonb_build_array(v.owner -> 'corrected_answer'))
-                     ELSE e.target END
+                CASE WHEN v.own IS NOT NULL AND %(answers)s::jsonb ? t.id::text THEN jsonb_set(ft.target, ARRAY[a.field], (
+                         SELECT COALESCE(jsonb_agg(x.value ORDER BY x.n), '[]'::jsonb)
+                         FROM jsonb_array_elements(COALESCE(ft.target -> a.field, '[]'::jsonb) || v.own) WITH ORDINALITY AS x(value, n)
+                         WHERE x.n <= a.wanted))
+                     ELSE ft.target END
             END,
             'transfer', CASE WHEN e.validation_state = 'verified_correct' AND NOT e.retracted AND tr.id IS NOT NULL THEN
                 json_build_object('rate', tr.fooled::float8 / tr.tried, 'fooled', tr.fooled, 'tried', tr.tried)
@@ -228,14 +239,29 @@ def _export_sql() -> str:
         JOIN {context_t} c ON c.id = e.context_id
         LEFT JOIN v ON v.example_id = e.id
         LEFT JOIN {transfer_t} tr ON tr.example_id = e.id
+        CROSS JOIN LATERAL (SELECT
+            CASE WHEN v.owner ? 'corrected_label' THEN jsonb_build_object('label', v.owner -> 'corrected_label')
+                 WHEN v.owner ? 'corrected_answer' THEN jsonb_build_object('answers', jsonb_build_array(v.owner -> 'corrected_answer'))
+                 ELSE e.target END AS target) ft
+        CROSS JOIN LATERAL (SELECT %(answers)s::jsonb -> t.id::text ->> 'field' AS field,
+                                   (%(answers)s::jsonb -> t.id::text ->> 'wanted')::int AS wanted) a
         WHERE e.id > %(after)s AND e.id <= %(last)s AND e.round_id = ANY(%(rounds)s)
         ORDER BY e.id
     """
 
 
+def _answer_lists(round_ids: list[int]) -> str:
+    """The ``answers`` parameter of ``_export_sql`` as JSON: per task of ``round_ids`` whose kind keeps
+    validators' own answers, its target's field and how many answers it keeps. One query."""
+    tasks = {r.task_id: r.task for r in Round.objects.filter(pk__in=round_ids).select_related("task")}
+    return json.dumps({str(pk): {"field": t.spec.target_field, "wanted": t.spec.answers_wanted(t.config)}
+                       for pk, t in tasks.items() if t.spec.answers_wanted(t.config) > 0})
+
+
 def _postgres_lines(round_ids: list[int], after: int, last: int) -> bytes:
+    answers = _answer_lists(round_ids)
     with connection.cursor() as cursor:
-        cursor.execute(_export_sql(), {"rounds": round_ids, "after": after, "last": last})
+        cursor.execute(_export_sql(), {"rounds": round_ids, "after": after, "last": last, "answers": answers})
         lines = [row[0] for row in cursor.fetchall()]
     lines.append("")
     return "\n".join(lines).encode("utf-8")

@@ -21,7 +21,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from annotation import crowd, qualification
+from annotation import content_warning, crowd, qualification
 from annotation.models import Example
 from annotation.selectors import user_counts
 from dynabench import idempotency
@@ -32,7 +32,8 @@ from tasks.data.croissant import dataset_license_of_task
 from tasks.data.images import image_context_fields
 from tasks.data.media import media_held_by
 from tasks.models import Round, Task
-from validation import export, queue, queue_selectors, round_close, round_statistics, selectors, services, transfer_selectors
+from validation import (export, own_answers, queue, queue_selectors, round_close, round_statistics, selectors, services,
+                        transfer_selectors)
 from validation.croissant import round_export_croissant
 from validation.forms import CloseRoundForm, OwnerQueueFilter, ValidationForm
 from validation.judgment_export import LAYOUTS, judgment_lines
@@ -86,7 +87,8 @@ def _review_context(request, task, round, *, example=None, error=None, notice=No
         "notice": notice,
         "form": form,
         "skipped": len(_skipped(request, round)),
-        "takes_own_answer": task.spec.answers_wanted(task.config) > 0,  # validators may add answers (own_answers.py)
+        # validators may add answers while the example takes more (own_answers.py)
+        "takes_own_answer": example is not None and own_answers.answers_left(example) > 0,
     }
 
 
@@ -115,6 +117,8 @@ def review_queue(request, code):
                       "message": "You need the validator role to validate examples; ask a task owner."}, status=403)
     if not qualification.is_qualified(user=request.user, task=task):
         return redirect(f"{reverse('annotation:qualification', args=[task.code])}?{urlencode({'next': request.get_full_path()})}")
+    if (warning := content_warning.page_if_needed(request, task)) is not None:  # validators read what annotators read
+        return warning
     round = _queue_round(request, task)
     ctx = _review_context(request, task, round, current=True)
     ctx["crowd_session"] = crowd.active_session(user=request.user, round=round, activity="validate")
@@ -143,7 +147,8 @@ def submit_validation(request, code, example_id):
         )
     except RuleError as exc:
         example.refresh_from_db()
-        stale = exc.code in {"stale_form", "already_settled", "retracted", "already_validated", "own_example"}
+        # answers_full: the example went back to the queue (record_validation), which hands out the next one
+        stale = exc.code in {"stale_form", "already_settled", "retracted", "already_validated", "own_example", "answers_full"}
         ctx = _review_context(request, task, example.round, example=None if stale else example, error=exc.message, form=form)
         return render(request, template, ctx, status=exc.status_code)
     notice = f"Saved: {validation.get_label_display().lower()} on example {example.pk}."

@@ -250,15 +250,16 @@ def mturk_bonus_csv(rows: list[PayRow], *, reason: str) -> str:
 def summary_csv(rows: list[PayRow], *, currency: str, transfer: bool = False) -> str:
     """Per worker (pseudonymous username): accepted examples, validations, fooling examples, base,
     bonus and total, then a ``TOTAL`` line; cells neutralised against formulas (``safe_cell``).
-    ``transfer`` (the round has a transfer rule): two more columns before the total, the ids of the
-    examples that earned the transfer bonus (separated by spaces) and its amount."""
+    ``transfer`` (the round has a transfer rule): two more columns before the total, how many examples
+    earned the transfer bonus and its amount: counts in every row, the TOTAL line's their sum (the ids
+    of those examples are in ``transfer_bonus_csv``, one line each)."""
     out = io.StringIO()
     writer = _writer(out)
     extra = ["transfer_bonus_examples", f"transfer_bonus_{currency}"] if transfer else []
     _row(writer, ["worker", "examples_accepted", "validations_accepted", "fooling_validated",
                      f"base_{currency}", f"bonus_{currency}", *extra, f"total_{currency}"])
     for r in rows:
-        cells = [" ".join(str(e.example_id) for e in r.transfer), f"{r.transfer_bonus:.2f}"] if transfer else []
+        cells = [len(r.transfer), f"{r.transfer_bonus:.2f}"] if transfer else []
         _row(writer, [r.username, r.examples, r.validations, r.fooling, f"{r.base:.2f}", f"{r.bonus:.2f}", *cells, f"{r.total:.2f}"])
     t = totals(rows)
     cells = [t["transfer"], f"{t['transfer_bonus']:.2f}"] if transfer else []

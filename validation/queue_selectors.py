@@ -49,7 +49,9 @@ def review_display(example) -> ReviewDisplay:
     context = [
         (field_label(f), data.get(f["name"], "")) for f in config["context_fields"] if f["name"] != passage_field
     ]
-    written = [(review_label(f), example.input.get(f["name"], "")) for f in config["input_fields"]]
+    written = [  # an optional field the annotator left empty is not shown
+        (review_label(f), example.input[f["name"]]) for f in config["input_fields"] if str(example.input.get(f["name"]) or "").strip()
+    ]
     passage_heading = next(
         (field_label(f) for f in config["context_fields"] + config["input_fields"] if f["name"] == passage_field), None
     )

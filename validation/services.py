@@ -76,13 +76,20 @@ def record_validation(
     Raises ``RuleError`` (400) with a ``ValidationErrorCode`` for bad input, a stale form,
     a settled or retracted example, a validation twice; ``NotAllowed`` (403) for one's own
     example, a validator without the role, owner mode by a non-owner, a user-mode verdict on
-    an example not leased to the validator (``not_leased``). Nothing changes then.
+    an example not leased to the validator (``not_leased``). Nothing changes then, except that a
+    verdict refused because the example holds all its answers already (``answers_full``) gives the
+    example back to the queue: the next validator gets it at once, and this one takes it again from
+    the queue (where it asks for no answer) to give a verdict without one.
     """
     try:
         return _record_validation(
             example=example, validator=validator, label=label, mode=mode, metadata=metadata,
             expected_state=expected_state, submission_key=submission_key,
         )
+    except RuleError as refused:
+        if refused.code == Code.ANSWERS_FULL:  # the example takes no more answers: it goes back to the queue
+            Example.objects.filter(pk=example.pk, leased_to=validator).update(leased_to=None, leased_until=None)
+        raise
     except _KeyTaken:
         first = replay.with_key(validator, submission_key)
         if first is None:

@@ -4,7 +4,9 @@ An example that fools the model in the loop may only exploit that model's quirk;
 fools models it was never written against says something about the task. The **transfer rate**
 of a validated example is the share of the task's other ready models it fools (the kind's
 ``model_wrong`` of each model's answer against the example's final label), out of the number of
-models tried. Source: the model-transfer analysis of adversarially collected data (Nie et al.,
+models tried. Only models that answer the task count: the leaderboard's (published) models, never the
+round's writing assistant or a generator of its candidates (a language model asked for a label answers
+with prose, which "is fooled" every time), nor the model the example was written against. Source: the model-transfer analysis of adversarially collected data (Nie et al.,
 "Adversarial NLI", ACL 2020, §4 and Table 3: examples written against one model, scored by
 models trained otherwise; Kiela et al., "Dynabench", NAACL 2021, §3 on models "in the loop"
 fooled by examples that other models also get wrong).
@@ -12,9 +14,10 @@ fooled by examples that other models also get wrong).
 ``measure_round(round)`` is the work of the job ``validation.jobs.measure_transfer``:
 
 1. The round's validated examples with their final labels (``selectors.validated_examples``).
-2. The task's other ready models (``ready_models``): models the registry answers with (a local
-   directory or an endpoint), not training, unpacking or failed; predictions files are skipped
-   (they only answer their datasets' items).
+2. The task's other ready models (``ready_models``): published models the registry answers with (a
+   local directory or an endpoint), not training, unpacking or failed, and not the round's writing
+   assistant nor one of its generators (``helper_models``); predictions files are skipped (they only
+   answer their datasets' items).
 3. For each model, the examples it has not answered yet (not the one each was written against):
    every call goes through the gate (``tasks/loop/gate.py``, purpose ``transfer``): another user's
    endpoint only with its submitter's consent (skipped and noted without it), each request reserving
@@ -38,7 +41,7 @@ from dataclasses import dataclass, field
 
 from django.db import transaction
 
-from annotation.models import VALIDATED, Example, TransferRate, TransferResult
+from annotation.models import VALIDATED, Example, GenerationRun, RoundAssistant, TransferRate, TransferResult
 from dynabench.errors import NotAllowed, RuleError
 from tasks.loop import gate
 from tasks.loop.endpoints.base import EndpointCode
@@ -57,11 +60,58 @@ TRANSFER_JOB = "validation.jobs.measure_transfer"
 _NOT_READY = (MLModel.Status.TRAINING, MLModel.Status.UNPACKING, MLModel.Status.FAILED)
 
 
-def ready_models(task, models=None) -> list[MLModel]:
-    """The task's models that a validated example is put to: every model the registry answers with
-    (``MLModel.answers``: a Hugging Face directory or an endpoint) that is not training, unpacking or
-    failed (``tasks.selectors.evaluable_models``, narrowed to ``models``: rows or ids). By id."""
-    return [m for m in evaluable_models(task, models) if m.answers and m.status not in _NOT_READY]
+def helper_models(round: Round) -> dict[int, str]:
+    """``{model id: why}`` of the models that wrote or helped write ``round``'s examples: its writing
+    assistant (``RoundAssistant``, on or off: it may have helped already) and every generator of its
+    candidates (``GenerationRun``). They are never counted in a transfer rate: the examples were made
+    with them, and a language model asked for the task's answer rarely gives one. Two queries."""
+    helpers = {m: "generated candidates in this round" for m in GenerationRun.objects.filter(round=round).values_list("model_id", flat=True)}
+    for model_id in RoundAssistant.objects.filter(round=round).values_list("model_id", flat=True):
+        helpers[model_id] = "the round's writing assistant"
+    return helpers
+
+
+def ready_models(task, models=None, *, round: Round | None = None) -> list[MLModel]:
+    """The task's models that a validated example is put to: the leaderboard's models (published) that
+    the registry answers with (``MLModel.answers``: a Hugging Face directory or an endpoint) and that are
+    not training, unpacking or failed (``tasks.selectors.evaluable_models``, narrowed to ``models``: rows
+    or ids); with ``round``, less the models that helped write its examples (``helper_models``). By id."""
+    helpers = helper_models(round) if round is not None else {}
+    return [
+        m for m in evaluable_models(task, models)
+        if m.published and m.answers and m.status not in _NOT_READY and m.pk not in helpers
+    ]
+
+
+@dataclass
+class CountedModels:
+    """Which of a task's models a round's transfer rates count (``counted``, names) and which are left
+    out, with why (``left_out``: ``(name, why)``), for the owner's dashboard."""
+
+    counted: list[str]
+    left_out: list[tuple[str, str]]
+
+
+def counted_models(round: Round) -> CountedModels:
+    """The models ``round``'s transfer rates count (``ready_models``) and, for every other model of the
+    task, why it is not counted: it helped write the examples, it is not published, it is a predictions
+    file, or it is not ready (training, unpacking, failed). The model each example was written against is
+    also left out of that example's rate (not listed: it differs per example)."""
+    helpers = helper_models(round)
+    counted = {m.pk for m in ready_models(round.task, round=round)}
+    names, left_out = [], []
+    for model in MLModel.objects.filter(task=round.task).order_by("name", "pk"):
+        if model.pk in counted:
+            names.append(model.name)
+        elif model.pk in helpers:
+            left_out.append((model.name, helpers[model.pk]))
+        elif model.is_predictions:
+            left_out.append((model.name, "a predictions file: it answers only its datasets' items"))
+        elif not model.published:
+            left_out.append((model.name, "not published: not one of the leaderboard's models"))
+        else:
+            left_out.append((model.name, f"not ready ({model.get_status_display().lower()})"))
+    return CountedModels(counted=names, left_out=left_out)
 
 
 @dataclass
@@ -104,7 +154,7 @@ def measure_round(round: Round, *, model_ids: list[int] | None = None) -> Transf
     summary.examples = len(validated)
     chosen = MLModel.objects.filter(task=task) if model_ids is None else MLModel.objects.filter(task=task, pk__in=model_ids)
     summary.skipped = sorted(m.name for m in chosen if m.is_predictions)
-    for model in ready_models(task, model_ids):
+    for model in ready_models(task, model_ids, round=round):
         done = set(TransferResult.objects.filter(model=model, example__round=round).values_list("example_id", flat=True))
         todo = [v for v in validated if v.example.model_id != model.pk and v.example.pk not in done]
         if not todo:
@@ -179,7 +229,8 @@ def _answer_by_endpoint(round: Round, model: MLModel, todo: list[ValidatedExampl
 def recompute_rates(round: Round, *, validated: list[ValidatedExample] | None = None) -> int:
     """Rederive the ``TransferRate`` of every validated example of ``round`` from its stored
     ``TransferResult`` rows, counting the task's ready models other than the one it was written
-    against (``ready_models``); return how many examples have a rate. A result judged against a
+    against (``ready_models`` of the round: published, ready, not a helper of the round); return how
+    many examples have a rate. A result judged against a
     label that is no longer the example's final label is judged again from its stored output
     (the kind's ``model_wrong``). Examples no longer validated, or with no other model tried, lose
     their rate. Idempotent; runs no model.
@@ -187,7 +238,7 @@ def recompute_rates(round: Round, *, validated: list[ValidatedExample] | None = 
     task = round.task
     validated = validated if validated is not None else validated_examples(round=round)
     final = {v.example.pk: v for v in validated}
-    ready = {m.pk for m in ready_models(task)}
+    ready = {m.pk for m in ready_models(task, round=round)}
     tried: dict[int, int] = {}
     fooled: dict[int, int] = {}
     rejudged = []

@@ -17,6 +17,7 @@ from annotation.models import Example, TransferRate, TransferResult
 from tasks.models import Round
 from validation.models import RoundPay
 from validation.selectors import validated_queryset
+from validation.transfer import CountedModels, counted_models, ready_models
 
 #: The distribution's buckets, in order (``bucket_of``).
 BUCKETS = ("none", "up to 1/4", "up to 1/2", "up to 3/4", "more, not all", "all")
@@ -63,17 +64,19 @@ class Group:
 class RoundTransfer:
     """A round's transfer figures: ``overall`` (a ``Group``), ``buckets`` (label, examples) of the
     rate, ``by_annotator`` and ``by_loop_model`` (``Group`` rows, most examples first), and
-    ``by_other_model``: per model tried, the share of the examples put to it that fooled it."""
+    ``by_other_model``: per counted model tried, the share of the examples put to it that fooled it;
+    ``models``: which models the rates count and which are left out, with why (``counted_models``)."""
 
     overall: Group
     buckets: list[tuple[str, int]]
     by_annotator: list[Group]
     by_loop_model: list[Group]
     by_other_model: list[dict] = field(default_factory=list)
+    models: CountedModels | None = None
 
 
 def round_transfer(round) -> RoundTransfer:
-    """Return ``RoundTransfer`` for ``round`` in two grouped queries over its stored rates and results."""
+    """Return ``RoundTransfer`` for ``round`` from its stored rates and results (of the counted models only)."""
     rows = TransferRate.objects.filter(example__round=round).values_list(
         "fooled", "tried", "example__author__username", "example__model__name"
     )
@@ -88,7 +91,8 @@ def round_transfer(round) -> RoundTransfer:
         name = loop_model or "(no model)"
         loop_models.setdefault(name, Group(name=name)).add(fooled, tried)
     others = defaultdict(lambda: [0, 0])
-    results = TransferResult.objects.filter(example__round=round, example__transfer__isnull=False).exclude(
+    counted = [m.pk for m in ready_models(round.task, round=round)]
+    results = TransferResult.objects.filter(example__round=round, example__transfer__isnull=False, model_id__in=counted).exclude(
         model_id=F("example__model_id")
     )
     for name, was_fooled in results.values_list("model__name", "fooled").iterator(chunk_size=5000):
@@ -98,6 +102,7 @@ def round_transfer(round) -> RoundTransfer:
     return RoundTransfer(
         overall=overall, buckets=list(counts.items()), by_annotator=by_size(annotators), by_loop_model=by_size(loop_models),
         by_other_model=[{"name": n, "tried": t, "fooled": f, "rate": f / t} for n, (t, f) in sorted(others.items())],
+        models=counted_models(round),
     )
 
 

@@ -34,3 +34,21 @@ def minutes(seconds) -> str:
     """``"12 minutes"`` (rounded up; at least one) for a number of seconds."""
     n = max(1, -(-int(seconds) // 60))
     return f"{n} minute{'' if n == 1 else 's'}"
+
+
+@register.filter
+def takes_images(task) -> bool:
+    """True when ``task`` has a context field of type image (``tasks.data.images.image_context_fields``):
+    the console offers its Images section then."""
+    from tasks.data.images import image_context_fields
+
+    return bool(image_context_fields(task.config))
+
+
+@register.filter
+def takes_audio(task) -> bool:
+    """True when ``task`` has a context field of type audio (``tasks.data.audio.audio_context_fields``):
+    the console offers its Audio section then."""
+    from tasks.data.audio import audio_context_fields
+
+    return bool(audio_context_fields(task.config))

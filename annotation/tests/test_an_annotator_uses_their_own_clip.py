@@ -32,6 +32,7 @@ def test_an_annotator_uses_their_own_clip(client, owner, annotator, tmp_path):
     assert f'data-context-audio="{clip.sha256}"' in body and "my-voice-anna" not in body
     assert f'<audio controls preload="metadata" src="/tasks/{task.code}/audio/{clip.sha256}"' in body
     assert 'name="transcript"' in body  # the annotator now writes what the clip says
+    assert "Your clip is the context now" in body  # said, not only shown
     assert client.get(f"/tasks/{task.code}/audio/{clip.sha256}").status_code == 200
 
     again = client.post(reverse("annotation:upload_audio", args=[task.code]), {"clip": clip_file("again.wav", seconds=1.5)})

@@ -29,6 +29,7 @@ def test_an_annotator_uses_their_own_image(client, owner, annotator):
     assert (context.tag, context.data) == ("annotator-upload", {"image": image.sha256})
     body = response.content.decode()
     assert f'data-context-image="{image.sha256}"' in body and "my-square" not in body
+    assert "Your image is the context now" in body
 
     refused = client.post(url, {"image": SimpleUploadedFile("x.png", b"not an image"), "current": context.pk}, HTTP_HX_REQUEST="true")
     assert refused.status_code == 400 and "is not an image Pillow can read" in refused.content.decode()

@@ -12,8 +12,8 @@ from validation.tests.conftest import make_example
 
 @pytest.fixture
 def rated(sentiment_task, annotator, owner):
-    loop = MLModel.objects.create(task=sentiment_task, name="loop-model", path="loop", status=MLModel.Status.UPLOADED)
-    other = MLModel.objects.create(task=sentiment_task, name="other-model", path="other", status=MLModel.Status.UPLOADED)
+    loop = MLModel.objects.create(task=sentiment_task, name="loop-model", path="loop", status=MLModel.Status.UPLOADED, published=True)
+    other = MLModel.objects.create(task=sentiment_task, name="other-model", path="other", status=MLModel.Status.UPLOADED, published=True)
     examples = []
     for fooled in (0, 1, 1):
         example = make_example(sentiment_task, annotator, model=loop)

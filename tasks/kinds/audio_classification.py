@@ -55,6 +55,7 @@ class AudioClassificationSpec(ClassificationSpec):
     architecture_suffix = ("ForAudioClassification", "ForSequenceClassification")
     predictor_class = "tasks.loop.audio.AudioClassificationPredictor"
     processor_files = ("preprocessor_config.json",)
+    processor_summary = "its feature extractor (<code>preprocessor_config.json</code>)"
     submissions = ("model", "predictions")
     takes_endpoints = False
     perturbations = "audio"

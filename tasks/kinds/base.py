@@ -353,6 +353,8 @@ class TaskKindSpec(AssistantPrompts):
     )
     """Files of which a submitted model directory must hold one: its tokenizer (default) or its
     image processor's config."""
+    processor_summary: str = "tokenizer files"
+    """What the *Submit a model* page asks an archive to hold besides its config and weights."""
 
     def load_processor(self, path):
         """Load the model directory's preprocessor (default: its fast tokenizer, never remote code);

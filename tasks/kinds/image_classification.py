@@ -37,6 +37,7 @@ class ImageClassificationSpec(ClassificationSpec):
     architecture_suffix = "ForImageClassification"
     predictor_class = "tasks.loop.vision.ImageClassificationPredictor"
     processor_files = ("preprocessor_config.json",)
+    processor_summary = "its image processor (<code>preprocessor_config.json</code>)"
     submissions = ("model", "predictions")
     config_properties = {
         **ClassificationSpec.config_properties,

@@ -64,6 +64,7 @@ class SpeechRecognitionSpec(TaskKindSpec):
     architecture_suffix = ("ForCTC", "WhisperForConditionalGeneration")
     predictor_class = "tasks.loop.audio.SpeechRecognitionPredictor"
     processor_files = ("preprocessor_config.json", "processor_config.json")
+    processor_summary = "its processor (<code>preprocessor_config.json</code> with the tokenizer of its transcripts)"
     config_properties = {
         **AUDIO_UPLOADS_PROPERTY,
         "max_new_tokens": {"type": "integer", "minimum": 1, "maximum": 448},

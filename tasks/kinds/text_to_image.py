@@ -94,6 +94,7 @@ class TextToImageSpec(TargetsCheckedAsJudgments, TaskKindSpec):
     architecture_suffix = "Pipeline"
     predictor_class = "tasks.loop.image_generation.DiffusersGenerator"
     processor_files = ("model_index.json",)
+    processor_summary = "its pipeline index (<code>model_index.json</code>)"
     config_properties = {
         "harm_categories": {
             "type": "array", "minItems": 1, "maxItems": 30,

@@ -83,6 +83,7 @@ class VisualQuestionAnsweringSpec(TaskKindSpec):
     architecture_suffix = "ForQuestionAnswering"
     predictor_class = "tasks.loop.vision.VisualQuestionAnsweringPredictor"
     processor_files = ("processor_config.json", "preprocessor_config.json")
+    processor_summary = "its processor (<code>preprocessor_config.json</code>) and fast tokenizer (<code>tokenizer.json</code>)"
     config_properties = {"vqa_version": {"enum": list(VERSIONS)}, "vqa_answers": {"type": "integer", "minimum": 1, "maximum": 50}}
     model_wrong_rule = "vqa_accuracy_below"
     perf_metrics = ("vqa_accuracy",)

@@ -27,15 +27,17 @@ in the metric's signature on every evaluation run, ``vqa_signature``):
   Every answer gets step 1. Steps 2 and 3 run, on the human answers and on the model's, only
   when the human answers are not all the same text; when they all agree, nothing is normalised,
   so "Yes" against ten "yes" scores 0 (a quirk of the script, kept).
-- ``"2016"``: the script of 8 October 2016 (commit 458a8b2), which always ran steps 2 and 3 on
-  the model's answer and repeated step 2 on the human answers when they differed, on the
-  assumption that VQA had normalised them when it collected them; here every human answer gets
-  steps 1 to 3 as that collection gave them.
+- ``"2016"``: the script of 8 October 2016 (commit 458a8b2), step for step. The model's answer
+  always gets steps 1 to 3. The human answers are taken as given (no step 1, no lowercasing),
+  and only when they are not all the same text each gets step 2 (``processPunctuation``) and
+  nothing more: that script assumed VQA had normalised them when it collected them. So ten
+  humans who wrote "the two" do not match a model that says "the two" (its answer becomes "2"):
+  0, where version 2021 gives 1.
 
-The two differ only where the human answers all agree. With a single human answer (an annotator
-alone, which VQA's script never sees: it has ten) the leave-one-out average is always 0, so in
-both versions both answers are normalised and the paper's formula is applied directly (1/3 when
-they match, else 0): an annotator who writes "Two" is not fooled by a model that says "2".
+With a single human answer (an annotator alone, which VQA's script never sees: it has ten) the
+leave-one-out average is always 0, so in both versions both answers are normalised and the
+paper's formula is applied directly (1/3 when they match, else 0): an annotator who writes "Two"
+is not fooled by a model that says "2". This rule is the platform's, not the script's.
 """
 
 from __future__ import annotations
@@ -110,7 +112,7 @@ def normalise_answer(text) -> str:
 
 VERSIONS = {
     "2021": "GT-Vision-Lab/VQA vqaEval.py a013f00 (2021-03-11)",
-    "2016": "GT-Vision-Lab/VQA vqaEval.py 458a8b2 (2016-10-08), human answers normalised",
+    "2016": "GT-Vision-Lab/VQA vqaEval.py 458a8b2 (2016-10-08)",
 }
 """Versions of the official script this module computes, with the commit each follows."""
 DEFAULT_VERSION = "2021"
@@ -145,19 +147,26 @@ def vqa_accuracy(answer, human_answers: list, *, version: str = DEFAULT_VERSION)
 
     Examples: ten answers of which three are "2", the model says "two": (3 · 2/3 + 7 · 1) / 10 = 0.9;
     one of ten matches: 0.3; two: 0.6; four or more: 1.0. Ten "yes" and the model says "Yes": 0 in
-    version 2021 (nothing is normalised when the humans agree), 1 in version 2016.
+    version 2021 (nothing is normalised when the humans agree), 1 in version 2016 (the model's answer
+    always is); ten "the two" and the model says "the two": 1 in version 2021, 0 in version 2016.
     """
     if version not in VERSIONS:
         raise ValueError(f"vqa_version is one of {', '.join(VERSIONS)}, not {version!r}")
-    given = _white_space(answer)
-    humans = [_white_space(h) for h in human_answers or []]
-    if not humans:
+    if not human_answers:
         return 0.0
-    if len(humans) == 1:
-        return min(1.0, float(normalise_answer(humans[0]) == normalise_answer(given)) / 3)
-    if version == "2016" or len(set(humans)) > 1:
-        given = normalise_answer(given)
-        humans = [normalise_answer(h) for h in humans]
+    if len(human_answers) == 1:  # the platform's rule for a lone annotator (module docstring)
+        return min(1.0, float(normalise_answer(human_answers[0]) == normalise_answer(answer)) / 3)
+    if version == "2016":  # the model's answer always normalised; the humans' only stripped of punctuation, when they differ
+        given = normalise_answer(answer)
+        humans = [str(h or "") for h in human_answers]
+        if len(set(humans)) > 1:
+            humans = [process_punctuation(h) for h in humans]
+    else:  # 2021: white space for all; everything normalised only when the humans differ
+        given = _white_space(answer)
+        humans = [_white_space(h) for h in human_answers]
+        if len(set(humans)) > 1:
+            given = normalise_answer(given)
+            humans = [normalise_answer(h) for h in humans]
     matches = sum(h == given for h in humans)
     total = 0.0
     for left_out in humans:

@@ -218,6 +218,8 @@ def test_an_owner_runs_an_llm_campaign_with_a_crowd_study(browser, client, live_
     # 5. The validator confirms every comparison and overturns the conversation's judgment.
     reviewer = walk.page(validator)
     reviewer.goto(f"/tasks/{CODE}/validate/")
+    reviewer.locator("[data-content-warning]").wait_for()  # the red-teaming task's warning, read before any example
+    reviewer.get_by_role("button", name="I understand, continue").click()
     seen = set()
     for n in range(1 + COMPARISONS):
         card = reviewer.locator("[data-example-id]")

@@ -79,6 +79,8 @@ def test_prompt_images_blurred_marked_validated_and_counted(page, client, live_s
     page.context.clear_cookies()
     log_in(page, client, validator, live_server)
     page.goto(f"/tasks/{task.code}/validate/")
+    page.locator("[data-content-warning]").wait_for()  # validators read the task's warning first, as annotators do
+    page.get_by_role("button", name="I understand, continue").click()
     queued = page.locator("#review figure[data-generated-image]")
     expect(queued).to_have_count(2)
     assert all(_blurred(queued.nth(n)) for n in range(2))

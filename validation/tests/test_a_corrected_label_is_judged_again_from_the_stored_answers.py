@@ -13,7 +13,8 @@ def test_the_rate_follows_the_owner_s_correction(sentiment_task, annotator, owne
     record_validation(example=example, validator=owner, label="correct", mode="owner")
     says = {"a": "neutral", "b": "positive", "c": "negative"}
     for name, label in says.items():
-        model = MLModel.objects.create(task=sentiment_task, name=name, path=f"/nowhere/{name}", status=MLModel.Status.EVALUATED)
+        model = MLModel.objects.create(task=sentiment_task, name=name, path=f"/nowhere/{name}", status=MLModel.Status.EVALUATED,
+                                       published=True)
         TransferResult.objects.create(example=example, model=model, output={"label": label}, target={"label": "positive"},
                                       fooled=label != "positive")
     MLModel.objects.create(task=sentiment_task, name="failed", path="/nowhere/failed", status=MLModel.Status.FAILED)

@@ -15,7 +15,7 @@ def test_it_stops_at_the_call_budget_and_says_how_many_were_left(sentiment_task,
     examples = [make_example(sentiment_task, annotator, text=f"sentence number {i}") for i in range(4)]
     for example in examples:
         record_validation(example=example, validator=owner, label="correct", mode="owner")
-    endpoint = make_endpoint_model(sentiment_task)
+    endpoint = make_endpoint_model(sentiment_task, published=True)
 
     summary = measure_transfer(round.pk)
 

@@ -51,7 +51,8 @@ def test_examples_fooling_at_least_k_other_models_earn_the_bonus_on_top_of_the_e
 
     summary = pay.summary_csv(rows, currency="GBP", transfer=True).splitlines()
     assert summary[0].endswith("bonus_GBP,transfer_bonus_examples,transfer_bonus_GBP,total_GBP")
-    assert any(line.endswith(f",{examples['e1'].pk},0.30,1.70") for line in summary)
+    assert any(line.endswith(",1,0.30,1.70") for line in summary)  # a count of examples, as in the TOTAL line
+    assert summary[-1].startswith("TOTAL,") and summary[-1].endswith(",2,0.60,2.70")
     per_example = pay.transfer_bonus_csv(rows, currency="GBP", amount=Decimal("0.30")).splitlines()
     assert per_example[0] == "worker,example,models_fooled,models_tried,amount_GBP"
     name = {r.worker_id: r.username for r in rows}  # pseudonymous usernames are random, so either worker may come first

@@ -20,7 +20,7 @@ def queued(monkeypatch):
 
 
 def _model(task, name, path):
-    return MLModel.objects.create(task=task, name=name, path=str(path), status=MLModel.Status.UPLOADED)
+    return MLModel.objects.create(task=task, name=name, path=str(path), status=MLModel.Status.UPLOADED, published=True)
 
 
 def test_it_queues_the_new_model_only_once_the_change_commits(sentiment_task, annotator, owner, tiny_classifier_dir, queued,

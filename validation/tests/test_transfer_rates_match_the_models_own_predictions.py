@@ -43,7 +43,8 @@ def sentiment_with_three_models(sentiment_task, tiny_encoder, models_dir, tmp_pa
     seed = ensure_default_model(sentiment_task, epochs=1, name=DEFAULT_MODEL_NAME).model
     few = ensure_default_model(sentiment_task, epochs=1, name=BASELINE_MODEL_NAME).model
     extra_dir = build_tiny_classifier(tmp_path / "extra", sentiment_task.labels, seed=7)
-    extra = MLModel.objects.create(task=sentiment_task, name="tiny-extra", path=str(extra_dir), status=MLModel.Status.UPLOADED)
+    extra = MLModel.objects.create(task=sentiment_task, name="tiny-extra", path=str(extra_dir), status=MLModel.Status.UPLOADED,
+                                  published=True)
     MLModel.objects.create(task=sentiment_task, name="a-predictions-file", kind=MLModel.Kind.PREDICTIONS, path=str(tmp_path / "p.jsonl"))
     return seed, few, extra
 

@@ -37,6 +37,7 @@ def test_the_review_page_correction_decides_the_category_counts(owner, annotator
     first, second = (m["sha256"] for m in example.target["images"])
 
     client.force_login(validator)
+    client.post(f"/tasks/{task.code}/write/warning")  # the red-teaming task's content warning, read first
     page = client.get(f"/tasks/{task.code}/validate/").content.decode()
     assert f'name="categories_{first}" value="violent" checked' in page and f'name="categories_{first}" value="hate">' in page
 
