@@ -118,6 +118,19 @@ def private_redis(tmp_path):
 
 
 @pytest.fixture
+def private_postgres():
+    """A running PostgreSQL cluster of this test's own (``tests/private_postgres.py``), which the test
+    may dump, restore, stop and restart; stopped and removed after the test. Skips the test where
+    the PostgreSQL server binaries are not installed."""
+    from tests import private_postgres as module
+
+    if not module.available():
+        pytest.skip("the PostgreSQL server binaries (initdb, pg_ctl) are not installed")
+    with module.PrivatePostgres() as server:
+        yield server
+
+
+@pytest.fixture
 def cache_on_private_redis(settings, private_redis):
     """The cache (and with it the sessions, rate windows and throttles) on ``private_redis``, returned;
     back on the process's own Redis after the test, before other fixtures clear the cache."""
