@@ -1,4 +1,4 @@
-"""What the platform answers while a service it depends on is out: a 503 with a clear message.
+"""What the platform answers while a service it depends on is out: a 503 (or 507) with a clear message.
 
 Redis holds the cache, the cached sessions, the rate windows, the API's throttles and the RQ queues;
 while it cannot be reached (``redis.exceptions.ConnectionError`` or ``TimeoutError``, Redis still
@@ -6,6 +6,10 @@ loading after a restart included), any request that needs it answers 503 ``redis
 A PostgreSQL connection pool with no free connection within its timeout
 (``psycopg_pool.PoolTimeout``, ``DB_POOL_TIMEOUT_S``) answers 503 ``database_busy``. Nothing has
 to be restarted: the next request after the service is back opens a new connection.
+A full disk (or disk quota) under the storage while an upload is written (``OSError`` ``ENOSPC`` or
+``EDQUOT``, ``dynabench/filestore.py``) answers 507 ``storage_full``: the services that store
+uploads remove what they wrote (``filestore.AllOrNothing``) and keep no record, so the upload can be
+sent again once an operator has made room.
 
 The guard sits at the edge, as the project's ``handler500`` (``dynabench/urls.py``): Django calls
 it for every exception no view or middleware handled, with the exception being handled (under
@@ -18,7 +22,7 @@ throttles and a middleware's ``process_response`` are covered alike. The answer:
 - any other page: a page of its own (``templates/unavailable.html``) that reads nothing from the
   session, the user or the cache.
 
-Each comes with ``Retry-After``. Anything else is Django's own ``server_error`` (500).
+Each comes with ``Retry-After``, except a full storage. Anything else is Django's own ``server_error`` (500).
 """
 
 from __future__ import annotations
@@ -32,6 +36,8 @@ from django.template.loader import render_to_string
 from django.utils.html import escape
 from django.views import defaults
 
+from dynabench.filestore import is_storage_full
+
 #: What redis-py raises when the server is down, unreachable, too slow or still loading its data.
 REDIS_ERRORS = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError)
 #: Seconds a client is asked to wait before trying again (``Retry-After``).
@@ -40,10 +46,15 @@ RETRY_AFTER_S = 30
 
 @dataclass(frozen=True)
 class Outage:
-    """A service the request needed was out: ``code`` (the API's ``code``) and what to tell the user."""
+    """A service the request needed was out: ``code`` (the API's ``code``), what to tell the user, the
+    HTTP ``status``, the page's ``title`` and the ``Retry-After`` seconds (None: none sent, as when
+    only an operator can end it)."""
 
     code: str
     message: str
+    status: int = 503
+    title: str = "Temporarily unavailable"
+    retry_after_s: int | None = RETRY_AFTER_S
 
 
 REDIS_UNAVAILABLE = Outage(
@@ -55,6 +66,13 @@ DATABASE_BUSY = Outage(
     "database_busy",
     "Every database connection of this server is busy just now, so this request could not be completed. "
     "Try again in a moment.",
+)
+
+STORAGE_FULL = Outage(
+    "storage_full",
+    "The server's storage is full, so what you sent could not be stored; nothing of it was kept. Try again "
+    "later: the platform's administrators have to make room first.",
+    status=507, title="Storage full", retry_after_s=None,
 )
 
 
@@ -77,28 +95,33 @@ def outage_of(error: BaseException | None) -> Outage | None:
             return REDIS_UNAVAILABLE
         if _is_pool_timeout(error):
             return DATABASE_BUSY
+        if is_storage_full(error):
+            return STORAGE_FULL
         error = error.__cause__ or error.__context__
     return None
 
 
 def unavailable_response(request, outage: Outage) -> HttpResponse:
-    """The 503 answer to ``request`` for ``outage``: JSON for the API, a fragment for htmx, else a page."""
+    """The answer to ``request`` for ``outage`` (``outage.status``: 503, or 507 for a full storage): JSON
+    for the API, a fragment for htmx, else a page."""
     if request.path.startswith("/api/"):
-        response = JsonResponse({"code": outage.code, "detail": outage.message}, status=503)
+        response = JsonResponse({"code": outage.code, "detail": outage.message}, status=outage.status)
     elif request.headers.get("HX-Request"):
         response = HttpResponse(
-            f'<p class="error" role="alert" data-request-error="{outage.code}">{escape(outage.message)}</p>', status=503,
+            f'<p class="error" role="alert" data-request-error="{outage.code}">{escape(outage.message)}</p>', status=outage.status,
         )
         response["HX-Reswap"] = "none"  # keep the page (and the form the user filled) as it is
     else:
-        response = HttpResponse(render_to_string("unavailable.html", {"outage": outage, "retry_after_s": RETRY_AFTER_S}), status=503)
-    response["Retry-After"] = str(RETRY_AFTER_S)
+        response = HttpResponse(render_to_string("unavailable.html", {"outage": outage, "retry_after_s": outage.retry_after_s}),
+                                status=outage.status)
+    if outage.retry_after_s is not None:
+        response["Retry-After"] = str(outage.retry_after_s)
     return response
 
 
 def server_error(request, *args, **kwargs):
-    """The project's ``handler500``: a 503 (``unavailable_response``) when the unhandled exception is an
-    outage (``outage_of``), Django's ``server_error`` otherwise. Django has logged the exception already."""
+    """The project's ``handler500``: a 503 or 507 (``unavailable_response``) when the unhandled exception
+    is an outage (``outage_of``), Django's ``server_error`` otherwise. Django has logged the exception already."""
     outage = outage_of(sys.exc_info()[1])
     if outage is None:
         return defaults.server_error(request, *args, **kwargs)
