@@ -4,8 +4,11 @@ Redis holds the cache, the cached sessions, the rate windows, the API's throttle
 while it cannot be reached (``redis.exceptions.ConnectionError`` or ``TimeoutError``, Redis still
 loading after a restart included), any request that needs it answers 503 ``redis_unavailable``.
 A PostgreSQL connection pool with no free connection within its timeout
-(``psycopg_pool.PoolTimeout``, ``DB_POOL_TIMEOUT_S``) answers 503 ``database_busy``. Nothing has
-to be restarted: the next request after the service is back opens a new connection.
+(``psycopg_pool.PoolTimeout``, ``DB_POOL_TIMEOUT_S``: every connection busy, or none can be opened
+while the server is down) answers 503 ``database_busy``; a request whose connection the server ended
+or lost (a restart: ``AdminShutdown``, a crash, a refused connection: ``DATABASE_GONE_SQLSTATES``)
+answers 503 ``database_unavailable``. Nothing has to be restarted: the next request after the
+service is back opens a new connection.
 A full disk (or disk quota) under the storage while an upload is written (``OSError`` ``ENOSPC`` or
 ``EDQUOT``, ``dynabench/filestore.py``) answers 507 ``storage_full``: the services that store
 uploads remove what they wrote (``filestore.AllOrNothing``) and keep no record, so the upload can be
@@ -64,9 +67,18 @@ REDIS_UNAVAILABLE = Outage(
 )
 DATABASE_BUSY = Outage(
     "database_busy",
-    "Every database connection of this server is busy just now, so this request could not be completed. "
-    "Try again in a moment.",
+    "The database gave this server no connection in time (every connection busy, or the database server "
+    "restarting), so this request could not be completed. Try again in a moment.",
 )
+
+DATABASE_UNAVAILABLE = Outage(
+    "database_unavailable",
+    "The platform lost its connection to the database (the database server restarting or out), so this request "
+    "could not be completed. Try again in a moment: the platform recovers by itself as soon as the database is back.",
+)
+#: SQLSTATEs of a PostgreSQL connection that ended under the request: class 08 (connection exceptions),
+#: the server shutting down (57P01 by an administrator, 57P02 after a crash), starting or stopping (57P03).
+DATABASE_GONE_SQLSTATES = ("57P01", "57P02", "57P03")
 
 STORAGE_FULL = Outage(
     "storage_full",
@@ -84,6 +96,21 @@ def _is_pool_timeout(error: BaseException) -> bool:
     return isinstance(error, PoolTimeout)
 
 
+def _is_database_gone(error: BaseException) -> bool:
+    """A PostgreSQL connection that failed or was ended under the request: psycopg's ``OperationalError``
+    with no SQLSTATE (the client saw the connection fail or close) or with one of class 08 or
+    ``DATABASE_GONE_SQLSTATES``. A statement timeout, a lock not available or a server out of room
+    (other ``OperationalError``s) is not."""
+    try:
+        import psycopg
+    except ImportError:  # no PostgreSQL driver: no PostgreSQL connection to lose
+        return False
+    if not isinstance(error, psycopg.OperationalError):
+        return False
+    state = getattr(error, "sqlstate", None)
+    return state is None or state.startswith("08") or state in DATABASE_GONE_SQLSTATES
+
+
 def outage_of(error: BaseException | None) -> Outage | None:
     """Return the outage ``error`` (or an exception it was raised from or during) stands for, or None
     when it is an ordinary error. Django wraps driver errors (``django.db.OperationalError`` from a
@@ -95,6 +122,8 @@ def outage_of(error: BaseException | None) -> Outage | None:
             return REDIS_UNAVAILABLE
         if _is_pool_timeout(error):
             return DATABASE_BUSY
+        if _is_database_gone(error):
+            return DATABASE_UNAVAILABLE
         if is_storage_full(error):
             return STORAGE_FULL
         error = error.__cause__ or error.__context__
