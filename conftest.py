@@ -118,6 +118,32 @@ def private_redis(tmp_path):
 
 
 @pytest.fixture
+def private_postgres():
+    """A running PostgreSQL cluster of this test's own (``tests/private_postgres.py``), which the test
+    may dump, restore, stop and restart; stopped and removed after the test. Skips the test where
+    the PostgreSQL server binaries are not installed."""
+    from tests import private_postgres as module
+
+    if not module.available():
+        pytest.skip("the PostgreSQL server binaries (initdb, pg_ctl) are not installed")
+    with module.PrivatePostgres() as server:
+        yield server
+
+
+@pytest.fixture
+def full_disk(settings, tmp_path):
+    """The default storage on a disk that fills up (``tests/full_disk.py``), over a fresh ``MEDIA_ROOT``,
+    returned with no room at all: set its ``room_bytes`` to how much still fits."""
+    from django.core.files.storage import storages
+
+    settings.MEDIA_ROOT = tmp_path / "full-media"
+    settings.STORAGES = {**settings.STORAGES, "default": {
+        "BACKEND": "tests.full_disk.FullDiskStorage", "OPTIONS": {"location": str(settings.MEDIA_ROOT), "room_bytes": 0},
+    }}
+    return storages["default"]
+
+
+@pytest.fixture
 def cache_on_private_redis(settings, private_redis):
     """The cache (and with it the sessions, rate windows and throttles) on ``private_redis``, returned;
     back on the process's own Redis after the test, before other fixtures clear the cache."""

@@ -34,6 +34,7 @@ from django.conf import settings
 from django.core.files import File
 
 from dynabench.errors import RuleError
+from dynabench.filestore import save_whole
 from leaderboard.error_codes import LeaderboardErrorCode as Code
 from tasks.loop import artefacts
 from tasks.loop.model_checks import CODE_SUFFIXES, PICKLE_SUFFIXES, is_model_file
@@ -418,7 +419,7 @@ def store_archive(path: Path, archive_format: str) -> str:
     staged file may be moved away."""
     name = f"uploads/{uuid.uuid4().hex}.{archive_format}"
     with _StagedFile(path) as staged:
-        stored = artefacts.storage().save(name, staged)
+        stored = save_whole(artefacts.storage(), name, staged)  # a failed write (a full disk) leaves nothing
     if stored != name:
         artefacts.storage().delete(stored)
         raise RuntimeError(f"The storage stored {name} as {stored}; upload names must be kept.")

@@ -45,6 +45,7 @@ from django.db import transaction
 from django.db.models import Sum
 
 from dynabench.errors import FieldErrors
+from dynabench.filestore import AllOrNothing
 from tasks.data.audio_files import MODEL_RATE, audio_context_fields, model_name, stored_name
 from tasks.data.resample import resample, to_mono
 from tasks.data.media_uploads import upload_target
@@ -219,12 +220,13 @@ def audio_context_field(config: dict) -> str | None:
     return next(iter(audio_context_fields(config)), None)
 
 
-def _store_files(clip: CheckedAudio) -> None:
-    """Store the clip and its model copy unless already stored (content-addressed: same name, same bytes)."""
-    if not default_storage.exists(stored_name(clip.sha256)):
-        default_storage.save(stored_name(clip.sha256), ContentFile(clip.data))
-    if not default_storage.exists(model_name(clip.sha256)):
-        default_storage.save(model_name(clip.sha256), ContentFile(clip.model_data))
+def _store_files(clip: CheckedAudio, files: AllOrNothing) -> None:
+    """Store the clip and its model copy through ``files`` unless already stored (content-addressed:
+    same name, same bytes); a failed write (a full disk) leaves no truncated file under either name."""
+    if not files.storage.exists(stored_name(clip.sha256)):
+        files.save(stored_name(clip.sha256), ContentFile(clip.data))
+    if not files.storage.exists(model_name(clip.sha256)):
+        files.save(model_name(clip.sha256), ContentFile(clip.model_data))
 
 
 def check_quota(task: Task, clips: list[CheckedAudio]) -> None:
@@ -242,9 +244,11 @@ def check_quota(task: Task, clips: list[CheckedAudio]) -> None:
 
 
 def store_clip(task: Task, clip: CheckedAudio, *, acting_user=None) -> ContextAudio:
-    """Store a checked clip and return its ``ContextAudio`` for ``task`` (created when new)."""
-    _store_files(clip)
-    record, _ = ContextAudio.objects.get_or_create(task=task, sha256=clip.sha256, defaults=_fields(clip, acting_user))
+    """Store a checked clip and return its ``ContextAudio`` for ``task`` (created when new). When it
+    fails (a full disk), the files it stored are removed."""
+    with AllOrNothing(default_storage) as files:
+        _store_files(clip, files)
+        record, _ = ContextAudio.objects.get_or_create(task=task, sha256=clip.sha256, defaults=_fields(clip, acting_user))
     return record
 
 
@@ -261,6 +265,8 @@ def ingest_audio(*, task: Task, acting_user, files, round_number: int) -> Ingest
     the upload and nothing is stored. Raises ``NotAllowed`` for a non-owner and ``FieldErrors``
     (``invalid_upload``) naming the field at fault: ``files`` (the reason, naming the file, or the
     quota), ``round`` (no such round), or ``files`` again when the task has no audio context field.
+    When storing fails (a full disk: ``OSError``), the files this upload stored are removed and no
+    record is kept.
     """
     field_name = audio_context_field(task.config)
     files, round_ = upload_target(task=task, acting_user=acting_user, files=files, round_number=round_number,
@@ -272,10 +278,10 @@ def ingest_audio(*, task: Task, acting_user, files, round_number: int) -> Ingest
         raise FieldErrors("invalid_upload", {"files": [str(refused)]}) from None
     unique = list({clip.sha256: clip for clip in checked}.values())
     hashes = [clip.sha256 for clip in unique]
-    with transaction.atomic():
+    with AllOrNothing(default_storage) as stored, transaction.atomic():
         known = set(ContextAudio.objects.filter(task=task, sha256__in=hashes).values_list("sha256", flat=True))
         for clip in unique:
-            _store_files(clip)
+            _store_files(clip, stored)
         ContextAudio.objects.bulk_create(
             [ContextAudio(task=task, sha256=c.sha256, **_fields(c, acting_user)) for c in unique if c.sha256 not in known],
             ignore_conflicts=True,

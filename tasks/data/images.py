@@ -51,6 +51,7 @@ from django.db import transaction
 from PIL import Image, ImageFile, ImageOps, UnidentifiedImageError
 
 from dynabench.errors import FieldErrors
+from dynabench.filestore import AllOrNothing
 from tasks.data.image_files import CONTENT_TYPES, stored_name, thumbnail_name
 from tasks.data.media_uploads import upload_target
 from tasks.models import Context, ContextImage, Task
@@ -297,24 +298,25 @@ def image_context_field(config: dict) -> str | None:
     return next(iter(image_context_fields(config)), None)
 
 
-def _store_files(image: CheckedImage) -> None:
-    """Store the image and its thumbnail unless already stored (content-addressed: same name, same bytes)."""
-    store = default_storage
-    if not store.exists(image.name):
-        store.save(image.name, ContentFile(image.data))
-    if not store.exists(thumbnail_name(image.sha256)):
-        store.save(thumbnail_name(image.sha256), ContentFile(image.thumbnail))
+def _store_files(image: CheckedImage, files: AllOrNothing) -> None:
+    """Store the image and its thumbnail through ``files`` unless already stored (content-addressed:
+    same name, same bytes); a failed write (a full disk) leaves no truncated file under either name."""
+    if not files.storage.exists(image.name):
+        files.save(image.name, ContentFile(image.data))
+    if not files.storage.exists(thumbnail_name(image.sha256)):
+        files.save(thumbnail_name(image.sha256), ContentFile(image.thumbnail))
 
 
 def store_image(task: Task, image: CheckedImage, *, acting_user=None) -> ContextImage:
     """Store a checked image and its thumbnail and return its ``ContextImage`` for ``task``
-    (created when new)."""
-    _store_files(image)
-    record, _ = ContextImage.objects.get_or_create(
-        task=task, sha256=image.sha256,
-        defaults={"ext": image.ext, "width": image.width, "height": image.height, "size": len(image.data),
-                  "original_name": image.original_name, "uploaded_by": acting_user},
-    )
+    (created when new). When it fails (a full disk), the files it stored are removed."""
+    with AllOrNothing(default_storage) as files:
+        _store_files(image, files)
+        record, _ = ContextImage.objects.get_or_create(
+            task=task, sha256=image.sha256,
+            defaults={"ext": image.ext, "width": image.width, "height": image.height, "size": len(image.data),
+                      "original_name": image.original_name, "uploaded_by": acting_user},
+        )
     return record
 
 
@@ -325,7 +327,8 @@ def ingest_images(*, task: Task, acting_user, files, round_number: int) -> Inges
     refuses the upload and nothing is stored. Raises ``NotAllowed`` for a non-owner and
     ``FieldErrors`` (``invalid_upload``) naming the field at fault: ``files`` (the reason, naming
     the file), ``round`` (no such round, or the task has no image context field). Three queries
-    for the records whatever the number of images (one select, two bulk inserts).
+    for the records whatever the number of images (one select, two bulk inserts). When storing fails
+    (a full disk: ``OSError``), the files this upload stored are removed and no record is kept.
     """
     field_name = image_context_field(task.config)
     files, round_ = upload_target(task=task, acting_user=acting_user, files=files, round_number=round_number,
@@ -337,11 +340,11 @@ def ingest_images(*, task: Task, acting_user, files, round_number: int) -> Inges
     unique = list({image.sha256: image for image in checked}.values())
     hashes = [image.sha256 for image in unique]
     result = IngestResult()
-    with transaction.atomic():
+    with AllOrNothing(default_storage) as stored, transaction.atomic():
         known = set(ContextImage.objects.filter(task=task, sha256__in=hashes).values_list("sha256", flat=True))
         for image in unique:
             if image.sha256 not in known:
-                _store_files(image)
+                _store_files(image, stored)
         ContextImage.objects.bulk_create([
             ContextImage(task=task, sha256=i.sha256, ext=i.ext, width=i.width, height=i.height, size=len(i.data),
                          original_name=i.original_name, uploaded_by=acting_user)

@@ -28,6 +28,7 @@ from django.utils import timezone
 from django.utils.text import slugify
 
 from dynabench.errors import FieldErrors, NotAllowed, RuleError
+from dynabench.filestore import AllOrNothing
 from dynabench.jsonbounds import loads_bounded
 from tasks.data.importers.contexts import import_contexts
 from tasks.data.importers.datasets import import_dataset
@@ -152,8 +153,9 @@ def store_upload(*, task: Task, acting_user, file, target: str, options: dict) -
     end in ``.csv``, ``.jsonl``/``.ndjson``/``.json`` and hold at most
     ``settings.CONSOLE_UPLOAD_MAX_BYTES``. Raises ``NotAllowed`` for a non-owner, ``FieldErrors``
     naming the field at fault (``file``, ``round``, ``name``, ...; ``upload_too_large`` has status
-    413); nothing is kept then. Web and API routes refuse a file over the limit while it arrives
-    (``settings.UPLOAD_LIMITS``), so the size check here is for other callers.
+    413); nothing is kept then, nor when the storage fails (a full disk: ``OSError``). Web and API
+    routes refuse a file over the limit while it arrives (``settings.UPLOAD_LIMITS``), so the size
+    check here is for other callers.
     """
     _check_owner(task, acting_user)
     limit = settings.CONSOLE_UPLOAD_MAX_BYTES
@@ -174,13 +176,14 @@ def store_upload(*, task: Task, acting_user, file, target: str, options: dict) -
         task=task, uploaded_by=acting_user, target=target, original_name=Path(file.name).name[:255], format=fmt,
         size=file.size, options=options,
     )
-    upload.file.save(f"{uuid.uuid4().hex}.{fmt}", file, save=False)
-    upload.columns, upload.rows = _scan(Path(upload.file.path), fmt)
-    if fmt == "csv" and not upload.columns:
-        upload.file.delete(save=False)
-        raise FieldErrors("invalid_upload", {"file": [f"'{file.name}' has no header row: line 1 must name the columns."]})
-    upload.mapping = suggest_mapping(upload)
-    upload.save()
+    # The file is removed again when anything below fails (a full disk while it is written included).
+    with AllOrNothing(upload.file.storage) as stored:
+        upload.file = stored.save(upload.file.field.generate_filename(upload, f"{uuid.uuid4().hex}.{fmt}"), file)
+        upload.columns, upload.rows = _scan(Path(upload.file.path), fmt)
+        if fmt == "csv" and not upload.columns:
+            raise FieldErrors("invalid_upload", {"file": [f"'{file.name}' has no header row: line 1 must name the columns."]})
+        upload.mapping = suggest_mapping(upload)
+        upload.save()
     return upload
 
 

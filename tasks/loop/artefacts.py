@@ -29,6 +29,7 @@ from django.core.files.base import ContentFile
 from django.core.files.storage import storages
 
 from dynabench.errors import RuleError
+from dynabench.filestore import AllOrNothing
 from tasks.loop.model_checks import ModelCheckCode
 
 MANIFEST = "MANIFEST.json"
@@ -67,7 +68,8 @@ def publish(model) -> bool:
     """Copy the model's local artefact (``MLModel.path``, a folder or a file) into the storage under its
     checksum; return True when it is there afterwards. Idempotent; a record without a checksum or a
     local artefact is left alone (False). Files already stored under the same name are kept
-    (content-addressed: same checksum, same bytes).
+    (content-addressed: same checksum, same bytes). When it fails (a full disk), the files it stored
+    are removed again.
     """
     checksum = model.checksum or ""
     if not checksum or not model.path:
@@ -83,17 +85,19 @@ def publish(model) -> bool:
     else:
         return False
     target, entries = storage(), []
-    for path, name in zip(files, names):
-        key = f"{prefix(checksum)}/{name}"
-        if target.exists(key):
-            target.delete(key)
-        with open(path, "rb") as fh:
-            stored = target.save(key, File(fh, name=name))
-        if stored != key:
-            raise RuntimeError(f"The storage stored {key} as {stored}; artefact names must be kept.")
-        entries.append({"name": name, "size": path.stat().st_size, "sha256": _sha256(path)})
-    body = json.dumps({"kind": kind, "checksum": checksum, "files": entries}, indent=1).encode()
-    target.save(f"{prefix(checksum)}/{MANIFEST}", ContentFile(body))
+    # A publication that fails (a full disk) removes the files it stored: no manifest, no files.
+    with AllOrNothing(target) as stored_files:
+        for path, name in zip(files, names):
+            key = f"{prefix(checksum)}/{name}"
+            if target.exists(key):
+                target.delete(key)
+            with open(path, "rb") as fh:
+                stored = stored_files.save(key, File(fh, name=name))
+            if stored != key:
+                raise RuntimeError(f"The storage stored {key} as {stored}; artefact names must be kept.")
+            entries.append({"name": name, "size": path.stat().st_size, "sha256": _sha256(path)})
+        body = json.dumps({"kind": kind, "checksum": checksum, "files": entries}, indent=1).encode()
+        stored_files.save(f"{prefix(checksum)}/{MANIFEST}", ContentFile(body))
     return True
 
 
