@@ -54,20 +54,19 @@ def rq_queues():
 
 def database_server():
     """On PostgreSQL: the server's client connections (every database, every client) and its
-    ``max_connections``: "too many clients" is the first against the second. Nothing on SQLite."""
+    ``max_connections``: "too many clients" is the first against the second. Declared without a
+    value on SQLite."""
     from django.db import connection
 
-    if connection.vendor != "postgresql":
-        return []
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend'")
-        used = cursor.fetchone()[0]
-        cursor.execute("SELECT setting::int FROM pg_settings WHERE name = 'max_connections'")
-        most = cursor.fetchone()[0]
-    return [
-        GaugeMetricFamily("dynabench_db_server_connections", "Client connections the PostgreSQL server holds now.", value=used),
-        GaugeMetricFamily("dynabench_db_server_max_connections", "The PostgreSQL server's max_connections.", value=most),
-    ]
+    used = GaugeMetricFamily("dynabench_db_server_connections", "Client connections the PostgreSQL server holds now.")
+    most = GaugeMetricFamily("dynabench_db_server_max_connections", "The PostgreSQL server's max_connections.")
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend'")
+            used.add_metric([], cursor.fetchone()[0])
+            cursor.execute("SELECT setting::int FROM pg_settings WHERE name = 'max_connections'")
+            most.add_metric([], cursor.fetchone()[0])
+    return [used, most]
 
 
 def disk():
