@@ -1,8 +1,9 @@
 # The two commands: `make run` brings the platform up (scripts/run.sh); `make test` runs `make lint`,
 # then the whole suite in parallel. `make lint`: import-linter's layer contracts (.importlinter), no
 # test asserting on a clock (scripts/check_test_clocks.py), every repository path the docs name
-# resolving (scripts/check_doc_paths.py), and a strict build of the docs (mkdocs: a broken link or a
-# page missing from mkdocs.yml's nav fails). `make docs` serves the docs.
+# resolving (scripts/check_doc_paths.py), the alert rules (promtool, from Debian's prometheus
+# package: `check rules` and their unit tests, monitoring/alerts.test.yml), and a strict build of the
+# docs (mkdocs: a broken link or a page missing from mkdocs.yml's nav fails). `make docs` serves the docs.
 #
 # TEST_WORKERS: pytest-xdist workers, one more than the cores by default (tests that wait for
 # servers and Chromium leave a core idle otherwise), at most 4 (each holds torch and a Redis
@@ -28,6 +29,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 # make docs serves on DOCS_PORT, beside make run's 8000.
 DOCS_PORT ?= 8001
+PROMTOOL ?= promtool
 
 .PHONY: install run test lint docs
 
@@ -52,6 +54,9 @@ lint: install
 	$(BIN)/lint-imports
 	$(BIN)/python scripts/check_test_clocks.py
 	$(BIN)/python scripts/check_doc_paths.py
+	@command -v $(PROMTOOL) >/dev/null || { echo "promtool not found: apt-get install prometheus (Debian's package)"; exit 1; }
+	$(PROMTOOL) check rules monitoring/alerts.yml
+	$(PROMTOOL) test rules monitoring/alerts.test.yml
 	$(BIN)/mkdocs build --strict --quiet --site-dir site
 
 docs: install

@@ -18,6 +18,12 @@ class DynabenchConfig(AppConfig):
 
             ensure_running(settings.EMBEDDED_REDIS_SOCKET)
 
+        from dynabench import metrics, metrics_sources
+
+        metrics.register_source("rq", metrics_sources.rq_queues)
+        metrics.register_source("database", metrics_sources.database_server)
+        metrics.register_source("disk", metrics_sources.disk)
+
 
 def _create_role_groups(**kwargs):
     from dynabench.roles import ensure_role_groups

@@ -80,6 +80,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # Outermost: a request id, the request's metrics and its JSON log line for everything below (static files included).
+    "dynabench.request_observer.ObserveRequestsMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",  # serves STATIC_ROOT (collectstatic) with DEBUG off
@@ -197,7 +199,8 @@ RQ_QUEUES = {
     for name, timeout in (("default", 600), ("evaluation", 3600), ("training", 3600))
 }
 # Workers (manage.py rqworker --with-scheduler) keep the reaper job alive: leaderboard/worker.py.
-RQ = {"WORKER_CLASS": "leaderboard.worker.ReapingWorker"}
+# Jobs carry the request id of the request that queued them (dynabench/job_observer.py).
+RQ = {"WORKER_CLASS": "leaderboard.worker.ReapingWorker", "QUEUE_CLASS": "dynabench.job_observer.RequestQueue"}
 # Imported once by each RQ worker before it forks a work horse per job (leaderboard/worker.py), so
 # no job pays for importing torch again.
 RQ_WORKER_PRELOAD = (
@@ -373,14 +376,35 @@ SPECTACULAR_SETTINGS = {
     },
 }
 
+# Every log line carries the request id of the request or job that caused it ("-" outside one); the
+# dynabench.events logger writes one bare JSON line per request and per job (dynabench/request_ids.py).
+# Django's own "django.server"/"django.request" lines say less than those and stay as they were.
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "filters": {"request_id": {"()": "dynabench.request_ids.RequestIdFilter"}},
+    "formatters": {
+        "line": {"format": "%(levelname)s %(name)s [%(request_id)s] %(message)s"},
+        "bare": {"format": "%(message)s"},
+    },
+    "handlers": {
+        "console": {"class": "logging.StreamHandler", "filters": ["request_id"], "formatter": "line"},
+        "events": {"class": "logging.StreamHandler", "formatter": "bare"},
+    },
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
     # httpx logs a line per request at INFO (endpoint models, tasks/loop/endpoints/): failures are logged there instead.
-    "loggers": {"django.db.backends": {"level": "INFO"}, "httpx": {"level": "WARNING"}, "httpcore": {"level": "WARNING"}},
+    "loggers": {
+        "django.db.backends": {"level": "INFO"}, "httpx": {"level": "WARNING"}, "httpcore": {"level": "WARNING"},
+        "dynabench.events": {"handlers": ["events"], "propagate": False},
+    },
 }
+
+# Prometheus metrics (dynabench/metrics.py): recorded by every process and served at /metrics to
+# loopback, or to anyone presenting "Authorization: Bearer <DYNABENCH_METRICS_TOKEN>" when it is set.
+# DYNABENCH_METRICS=0 records nothing and answers /metrics with 404. Several processes add up their
+# values through PROMETHEUS_MULTIPROC_DIR (scripts/run.sh sets it).
+DYNABENCH_METRICS = _env_bool("DYNABENCH_METRICS", True)
+DYNABENCH_METRICS_TOKEN = os.environ.get("DYNABENCH_METRICS_TOKEN", "")
 
 # Models behind endpoints (tasks/loop/endpoints/). The allow-list: host names, *.suffix patterns or networks,
 # each with its port or port range (comma-separated), e.g. "api.openai.com,*.together.xyz:443,10.20.0.0/16:8000-8100";

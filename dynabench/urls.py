@@ -14,11 +14,12 @@ from django.urls import include, path
 from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from dynabench import accounts, health, rq_dashboard
+from dynabench import accounts, health, metrics_view, rq_dashboard
 
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("healthz", health.healthz, name="healthz"),
+    path("metrics", metrics_view.metrics_view, name="metrics"),
     # Browsers and crawlers ask for /favicon.ico whatever the page links: send them the site's icon.
     path("favicon.ico", RedirectView.as_view(url=static_url("favicon.svg"), permanent=True), name="favicon"),
     path("accounts/signup/", accounts.signup, name="signup"),

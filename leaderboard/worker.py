@@ -14,9 +14,8 @@ import signal
 from django.conf import settings
 from rq import worker_registration
 from rq.defaults import DEFAULT_WORKER_TTL
-from rq.worker import Worker
-
 from dynabench import job_stop
+from dynabench.job_observer import ObservedWorker
 
 logger = logging.getLogger(__name__)
 
@@ -37,8 +36,9 @@ class WorkHorseKilled(Exception):
     kernel's out-of-memory killer) or crashed. Passed to the job's failure callback as its error."""
 
 
-class ReapingWorker(Worker):
-    """An ``rq.Worker`` that, when it starts working, creates the repeating reaper job if it is missing
+class ReapingWorker(ObservedWorker):
+    """An ``rq.Worker`` (``dynabench.job_observer.ObservedWorker``: each job's request id, JSON log line and
+    metrics) that, when it starts working, creates the repeating reaper job if it is missing
     (``leaderboard.reaper.ensure_reaper``): a worker restarted after a crash reaps at once.
 
     It also queues one pass of the reaper at once (a worker restarted after a crash recovers

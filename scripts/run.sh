@@ -32,6 +32,14 @@ export DJANGO_SETTINGS_MODULE=dynabench.settings
 
 [ -x "$PY" ] || make install
 
+# Metrics (dynabench/metrics.py): every web process and worker writes its values under
+# PROMETHEUS_MULTIPROC_DIR (var/metrics by default) and /metrics adds them up. Emptied at each
+# start: the files of an earlier run's processes would otherwise count again.
+PROMETHEUS_MULTIPROC_DIR=$(realpath -m "${PROMETHEUS_MULTIPROC_DIR:-${DYNABENCH_VAR_DIR:-var}/metrics}")
+export PROMETHEUS_MULTIPROC_DIR
+mkdir -p "$PROMETHEUS_MULTIPROC_DIR"
+find "$PROMETHEUS_MULTIPROC_DIR" -maxdepth 1 -name '*.db' -delete
+
 embedded_redis() {  # prints "up" when REDIS_URL is unset and the embedded Redis answers
     "$PY" - "$1" <<'PY'
 import sys
@@ -135,11 +143,12 @@ echo "== Starting the web server ($WEB_WORKERS workers) and the RQ workers ($RQ_
 # ASGI under uvicorn workers (dynabench/asgi.py): async views wait on models without a thread; the
 # other views run on WEB_THREADS threads per process. The worker class (dynabench/web_worker.py) turns
 # uvicorn's proxy headers off: the client address is the socket's, or what TRUSTED_PROXY_COUNT says
-# (dynabench/proxies.py), never an X-Forwarded-For the server believed on its own.
+# (dynabench/proxies.py), never an X-Forwarded-For the server believed on its own. No access log of
+# gunicorn's: the platform logs one JSON line per request itself (dynabench/request_observer.py).
 WEB_THREADS="$WEB_THREADS" DYNABENCH_WARM_MODELS="${DYNABENCH_WARM_MODELS:-1}" setsid .venv/bin/gunicorn \
     dynabench.asgi:application --worker-class dynabench.web_worker.WebWorker \
     --bind "$HOST:$PORT" --workers "$WEB_WORKERS" --timeout 120 \
-    --graceful-timeout "$GRACEFUL_TIMEOUT" --no-control-socket --access-logfile - &
+    --graceful-timeout "$GRACEFUL_TIMEOUT" --no-control-socket &
 pids+=($!)
 # Three kinds of worker, so that no job waits behind a longer kind: short jobs (`default`:
 # notifications, leaderboard rebuilds, the reaper) on a worker of their own that loads no model;

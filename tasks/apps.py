@@ -21,8 +21,11 @@ class TasksConfig(AppConfig):
         so tests, ``migrate`` and other management commands never load models; under ``runserver``
         only the serving child warms up.
         """
-        from tasks.loop import warm_up
+        from dynabench.metrics import register_source
+        from tasks.loop import loop_metrics, warm_up
 
+        register_source("budgets", loop_metrics.budgets)
+        register_source("endpoints", loop_metrics.endpoints)
         warm_up.connect_receivers()
         if not settings.DYNABENCH_WARM_MODELS:
             return
