@@ -42,6 +42,7 @@ from asgiref.sync import sync_to_async
 from django.db import transaction
 from django.db.models import F
 
+from dynabench import metrics
 from dynabench.db import release_connections
 from dynabench.errors import NotAllowed, RuleError
 from tasks.loop.gate_models import ModelCall, Purpose, RoundSpend
@@ -203,6 +204,9 @@ class Admission:
         self._lock = threading.Lock()
 
     def _row(self, status, prompt_tokens=0, completion_tokens=0, latency_ms=0.0) -> ModelCall:
+        """The audit row of one call (or refusal), counted in the platform's metrics as it is made."""
+        metrics.record_model_call(self.model.pk, self.purpose.value, status, (latency_ms or 0.0) / 1000 if latency_ms else None,
+                                  prompt_tokens, completion_tokens)
         return ModelCall(model_id=self.model.pk, task_id=self.model.task_id, round_id=getattr(self.round, "pk", None),
                          user_id=self.user_id, purpose=self.purpose.value, status=status, prompt_tokens=prompt_tokens or 0,
                          completion_tokens=completion_tokens or 0, latency_ms=latency_ms or 0.0)
