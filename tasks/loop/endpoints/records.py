@@ -123,13 +123,14 @@ def check_settings(task, *, base_url: str, api: str | None = None, model_name: s
 def create_endpoint_model(
     *, task, owner, name: str, base_url: str, model_name: str, api: str | None = None, params=None, prompt=None,
     api_key: str = "", api_key_env: str = "", timeout_s: float = 30.0, max_retries: int = 3, max_concurrency: int = 4,
-    description: str = "", published: bool = False, anonymous: bool = False, status=None, consents=(),
+    description: str = "", published: bool | None = None, anonymous: bool = False, status=None, consents=(),
 ):
     """Create an ``MLModel`` of kind ``endpoint`` and its ``Endpoint`` in one transaction; return the model.
 
     The settings are checked by ``check_settings`` (``api`` None: the first API the task's kind takes); ``api_key`` is stored encrypted (ignored when
     ``api_key_env`` names the key's variable). ``consents``: the purposes besides evaluation the submitter
-    lets the task's owners call it for (``tasks.loop.gate.CONSENTABLE``). Raises ``RuleError`` (codes ``EndpointCode``).
+    lets the task's owners call it for (``tasks.loop.gate.CONSENTABLE``). ``published`` None: the one rule
+    of every model (``MLModel.PUBLISHED_BY_DEFAULT``). Raises ``RuleError`` (codes ``EndpointCode``).
     """
     from tasks.models import Endpoint, MLModel
 
@@ -141,7 +142,8 @@ def create_endpoint_model(
     with transaction.atomic():
         model = MLModel.objects.create(
             task=task, owner=owner, name=name, description=description, kind=MLModel.Kind.ENDPOINT,
-            checksum=settings_checksum(endpoint), published=published, anonymous=anonymous,
+            checksum=settings_checksum(endpoint), anonymous=anonymous,
+            published=MLModel.PUBLISHED_BY_DEFAULT if published is None else published,
             status=status or MLModel.Status.UPLOADED,
         )
         endpoint.model = model
