@@ -54,7 +54,7 @@ seed_default_tasks()
 task = Task.objects.get(code="sentiment")
 task.config = {{**task.config, "daily_example_cap": 1000000}}
 task.save()
-model = MLModel.objects.create(task=task, name="tiny-bert", kind=MLModel.Kind.HF_DIRECTORY, path={str(model_dir)!r})
+model = MLModel.objects.create(task=task, name="loop-bert", kind=MLModel.Kind.HF_DIRECTORY, path={str(model_dir)!r})
 task.current_round().target_models.add(model)
 
 def people(prefix, role, n):

@@ -385,12 +385,13 @@ class WorkerStack:
         self.wait_for(up, timeout=timeout, what="the ASGI server")
         return base
 
-    def gunicorn(self, *, threads: int = 1, timeout: float = 300) -> str:
+    def gunicorn(self, *, threads: int = 1, workers: int = 1, timeout: float = 300) -> str:
         """Start the platform as ``make run`` starts it: gunicorn serving ``dynabench.asgi`` with the
-        worker class that ``scripts/run.sh`` names (``RUN_SH_WORKER_CLASS``), one worker process and
-        ``threads`` threads for the sync views, on a free port in the stack's environment; wait until
-        ``/healthz`` answers 200 and return its base URL. ``stop`` ends its process group; its log is
-        ``gunicorn.log``. ``timeout`` (s) only catches a hang."""
+        worker class that ``scripts/run.sh`` names (``RUN_SH_WORKER_CLASS``), ``workers`` worker processes
+        and ``threads`` threads each for the sync views, on a free port in the stack's environment; wait
+        until ``/healthz`` answers 200 and return its base URL. ``stop`` ends its process group; its log is
+        ``gunicorn.log``; ``web_workers()`` lists the pids of its worker processes. ``timeout`` (s) only
+        catches a hang."""
         import socket
         import urllib.request
 
@@ -401,7 +402,8 @@ class WorkerStack:
         with open(log, "w") as out:
             self.workers["gunicorn"] = _Session(
                 [sys.executable, "-m", "gunicorn", "dynabench.asgi:application", "--worker-class", RUN_SH_WORKER_CLASS,
-                 "--bind", f"127.0.0.1:{port}", "--workers", "1", "--timeout", "120", "--no-control-socket", "--log-level", "warning"],
+                 "--bind", f"127.0.0.1:{port}", "--workers", str(workers), "--timeout", "120", "--no-control-socket",
+                 "--log-level", "warning"],
                 cwd=ROOT, env={**self.env, "WEB_THREADS": str(threads)}, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
             )
         base = f"http://127.0.0.1:{port}"
@@ -415,6 +417,10 @@ class WorkerStack:
 
         self.wait_for(up, timeout=timeout, what="gunicorn")
         return base
+
+    def web_workers(self) -> list[int]:
+        """The pids of the worker processes of the gunicorn that ``gunicorn()`` started (its master's children)."""
+        return _children(self.workers["gunicorn"].pid)
 
     def wait_listening(self, timeout: float = 300) -> None:
         """Wait until every worker started so far says it listens on its queues (RQ's "Listening
