@@ -30,6 +30,9 @@ What it does:
    Reports throughput, p50 and p95, errors, and checks against the database that every
    successful response has exactly one stored example and no example is stored twice
    or without a success (and that ``Context.times_used`` adds up).
+5. ``--metrics-cost`` (instead of 3 and 4): the cost of the Prometheus metrics, as the load of step 4
+   on two servers at once, metrics on and off, in alternating phases (``metrics_cost``). Target: at
+   most 3% of the throughput.
 """
 
 import argparse
@@ -76,7 +79,14 @@ def argument_parser(description: str) -> argparse.ArgumentParser:
 
 
 def parse_args():
-    return argument_parser(__doc__.split("\n\n")[0]).parse_args()
+    parser = argument_parser(__doc__.split("\n\n")[0])
+    parser.add_argument("--metrics-cost", action="store_true",
+                        help="instead of [1] and [2]: the create page's throughput with metrics on against off (step 5)")
+    parser.add_argument("--phases", type=int, default=6, help="--metrics-cost: load phases per server, alternating")
+    parser.add_argument("--phase-seconds", type=float, default=15.0, help="--metrics-cost: seconds of each load phase")
+    parser.add_argument("--scrape-every", type=float, default=15.0,
+                        help="--metrics-cost: seconds between two reads of /metrics during a phase with metrics on")
+    return parser.parse_args()
 
 
 def free_port() -> int:
@@ -341,6 +351,91 @@ def overhead(args, base, model, users):
     return http, bare, diffs, in_server
 
 
+def metrics_cost(args, env, model, users):
+    """Step 5: two servers of the same shape on the same database, one with metrics on (as ``make run``:
+    ``PROMETHEUS_MULTIPROC_DIR``; ``/metrics`` read at the start of each of its phases and every
+    ``--scrape-every`` seconds, a usual scrape interval, so that a scrape's cost counts) and one with ``DYNABENCH_METRICS=0``; ``--annotators`` annotators load
+    them in alternating phases of ``--phase-seconds`` (on, off, off, on, ...: a drift of the machine's
+    load falls on both alike). Besides the throughput, the CPU time the server's processes spent per
+    example (psutil: gunicorn's master and workers), which other work on the machine disturbs less.
+    Returns ``{side: [examples, seconds, latencies, errors, cpu seconds]}``."""
+    import psutil
+    import requests
+
+    def cpu_seconds(server) -> float:
+        processes = [psutil.Process(server.pid), *psutil.Process(server.pid).children(recursive=True)]
+        return sum(p.cpu_times().user + p.cpu_times().system for p in processes)
+
+    from tasks.loop.registry import get_predictor
+
+    metrics_dir = Path(tempfile.mkdtemp(prefix="bench-metrics-"))
+    sides = {"on": {**env, "DYNABENCH_METRICS": "1", "PROMETHEUS_MULTIPROC_DIR": str(metrics_dir)},
+             "off": {**env, "DYNABENCH_METRICS": "0", "PROMETHEUS_MULTIPROC_DIR": ""}}
+    servers, bases = {}, {}
+    totals = {side: [0, 0.0, [], [], 0.0] for side in sides}
+    phase = argparse.Namespace(**{**vars(args), "duration": args.phase_seconds})
+    try:
+        for side, side_env in sides.items():
+            port = free_port()
+            servers[side] = start_server(side_env, port, args)
+            bases[side] = f"http://127.0.0.1:{port}"
+        predictor = get_predictor(model)
+        for side in sides:
+            warm_up(bases[side], users, predictor)
+        for n in range(args.phases * 2):
+            side = ("on", "off", "off", "on")[n % 4]
+            scraping = threading.Event()
+
+            def scrape(base=bases[side]):
+                while True:
+                    requests.get(f"{base}/metrics", timeout=30).raise_for_status()
+                    if scraping.wait(args.scrape_every):
+                        return
+
+            scraper = threading.Thread(target=scrape) if side == "on" else None
+            if scraper:
+                scraper.start()
+            cpu_before = cpu_seconds(servers[side])
+            try:
+                results, errors, wall, _ = load(phase, bases[side], users)
+                totals[side][4] += cpu_seconds(servers[side]) - cpu_before
+            finally:
+                scraping.set()
+                if scraper:
+                    scraper.join()
+            total = totals[side]
+            total[0] += sum(len(rows) for rows in results)
+            total[1] += wall
+            total[2] += [elapsed for rows in results for elapsed, _, _ in rows]
+            total[3] += [e for rows in errors for e in rows]
+        scraped = requests.get(f"{bases['on']}/metrics", timeout=30).text
+        if 'dynabench_http_request_duration_seconds_count{method="POST",route="annotation:submit",status="200"}' not in scraped:
+            raise SystemExit("the server with metrics on did not count the submissions")
+    finally:
+        for server in servers.values():
+            stop_server(server)
+    return totals
+
+
+def observer_cpu_us(*, metrics_on: bool, requests: int = 20000) -> float:
+    """CPU microseconds the outermost middleware (``dynabench.request_observer``) adds to one request
+    of the create page's submit in this process, metrics on or off, around a view that does nothing."""
+    from django.http import HttpResponse
+    from django.test import RequestFactory, override_settings
+    from django.urls import resolve
+
+    from dynabench.request_observer import ObserveRequestsMiddleware
+
+    with override_settings(DYNABENCH_METRICS=metrics_on):
+        middleware = ObserveRequestsMiddleware(lambda request: HttpResponse("ok"))
+    request = RequestFactory().post("/tasks/sentiment/write/submit")
+    request.resolver_match = resolve("/tasks/sentiment/write/submit")
+    started = time.process_time()
+    for _ in range(requests):
+        middleware(request)
+    return (time.process_time() - started) / requests * 1e6
+
+
 def load(args, base, users):
     from annotation.models import Example
 
@@ -403,6 +498,8 @@ def check_database(results, users, first_id):
 
 def main():
     args = parse_args()
+    if args.metrics_cost:  # this process records as a server does, for observer_cpu_us
+        os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="bench-metrics-here-")
     var_dir = Path(tempfile.mkdtemp(prefix="bench-annotation-"))
     env, models_dir = setup_django(args, var_dir)
     from django.db import connection
@@ -414,6 +511,24 @@ def main():
     print(f"server: gunicorn {args.workers} workers x {args.threads} threads on {base} · "
           f"limits set for the run: {args.rate_limit} submissions/min per annotator, daily cap {args.daily_cap}")
     connection.close()
+    if args.metrics_cost:
+        totals = metrics_cost(args, env, model, users)
+        ms = lambda s: s * 1000  # noqa: E731
+        rate = {side: examples / seconds for side, (examples, seconds, *_) in totals.items()}
+        cost = (rate["off"] - rate["on"]) / rate["off"] * 100
+        print(f"\n[5] metrics on against off: {args.annotators} concurrent annotators, {args.phases} phases of "
+              f"{args.phase_seconds:.0f} s on each server, alternating ({connection.vendor})")
+        cpu = {side: total[4] / total[0] for side, total in totals.items()}
+        for side, (examples, seconds, latencies, errors, _) in totals.items():
+            print(f"    metrics {side:3}  {examples} examples in {seconds:.1f} s: {rate[side]:.1f}/s   p50 "
+                  f"{ms(percentile(latencies, .5)):.1f} ms  p95 {ms(percentile(latencies, .95)):.1f} ms  errors {len(errors)}"
+                  f"   server CPU {ms(cpu[side]):.2f} ms per example")
+        cpu_cost = (cpu["on"] - cpu["off"]) / cpu["off"] * 100
+        print(f"    the middleware's own CPU per request, in this process: {observer_cpu_us(metrics_on=True):.1f} µs "
+              f"with metrics on, {observer_cpu_us(metrics_on=False):.1f} µs off")
+        print(f"    cost of metrics: {cost:.1f}% of the throughput, {cpu_cost:.1f}% more server CPU per example   "
+              f"target <= 3%: {'PASS' if max(cost, cpu_cost) <= 3 else 'FAIL'}")
+        return
     server = start_server(env, port, args)
     try:
         http, bare, diffs, in_server = overhead(args, base, model, users)
