@@ -69,6 +69,7 @@ import django  # noqa: E402
 
 django.setup()
 
+from dynabench import embedded_redis  # noqa: E402
 from tests.annotator_load import UNLIMITED, Attempt, Load, writing_setup  # noqa: E402
 from tests.worker_stack import WorkerStack, migrated_template, sentiment_model_setup  # noqa: E402
 
@@ -492,6 +493,7 @@ def main() -> None:
                   f"{row.answers()} | {row.note} |")
         print(f"\n{args.annotators} annotators; {time.monotonic() - started:.0f} s in all"
               + (f"; the scratch folder (logs): {SCRATCH}" if args.keep else ""))
+        embedded_redis.stop(SCRATCH / "var" / "redis.sock")  # this process's own, started as Django set up
         if not args.keep:
             shutil.rmtree(SCRATCH, ignore_errors=True)
 
