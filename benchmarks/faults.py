@@ -124,13 +124,13 @@ def dump(name: str, attempts: list, start: float) -> None:
     """Write every attempt, its times relative to the fault's start, to ``<scratch>/<name>.jsonl`` (kept with ``--keep``)."""
     with open(SCRATCH / f"{name}.jsonl", "w") as out:
         for a in attempts:
-            out.write(json.dumps({"kind": a.kind, "started": round(a.started - start, 3), "ended": round(a.ended - start, 3),
+            out.write(json.dumps({"sent": a.sent, "started": round(a.started - start, 3), "ended": round(a.ended - start, 3),
                                   "status": a.status, "id": a.id, "error": a.error, "cut": getattr(a, "cut", False)}) + "\n")
 
 
 def examples_row(fault: str, load: Load, rows: dict, start: float, end: float, note: str = "") -> Row:
     """The table's row for the examples of ``load``: ``rows`` are ``{id: text}`` read from the database."""
-    attempts = [a for a in load.snapshot() if a.kind == "example"]
+    attempts = [a for a in load.snapshot() if a.sent == "example"]
     dump(fault.split()[0].lower() + "-examples", attempts, start)
     acked = load.acknowledged()
     stored = sum(1 for pk, text in acked.items() if rows.get(pk) == text)

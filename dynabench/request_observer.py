@@ -130,22 +130,23 @@ class ObserveRequestsMiddleware:
             _sample_pool(time.monotonic())
         request_ids.event("request", request_id=request_id, user_id=user_id_of(request), route=route, method=method,
                           status=status, duration_ms=round(seconds * 1000, 2))
+        request_ids.unbind(token)  # in the request's own context; a stream binds the id again where it is read
         if response is not None and getattr(response, "streaming", False):
             events_stream = response.get("Content-Type", "").startswith("text/event-stream")
-            response.streaming_content = self._stream(response, route, token, counted=self.metrics and events_stream)
-        else:
-            request_ids.unbind(token)
+            response.streaming_content = self._stream(response, route, request_id, counted=self.metrics and events_stream)
 
-    def _stream(self, response, route, token, *, counted: bool):
-        """The response's chunks, the request id bound until the last (and the stream counted open)."""
+    def _stream(self, response, route, request_id, *, counted: bool):
+        """The response's chunks, the request id bound while they are read, in the context that reads
+        them (a server may read a stream in another context than the request's), and the stream counted open."""
         if counted:
             metrics.STREAMS_OPEN.labels(route).inc()
         if response.is_async:
-            return self._achunks(response.streaming_content, route, token, counted)
-        return self._chunks(response.streaming_content, route, token, counted)
+            return self._achunks(response.streaming_content, route, request_id, counted)
+        return self._chunks(response.streaming_content, route, request_id, counted)
 
     @staticmethod
-    def _chunks(content, route, token, counted):
+    def _chunks(content, route, request_id, counted):
+        token = request_ids.bind(request_id)
         try:
             yield from content
         finally:
@@ -154,7 +155,8 @@ class ObserveRequestsMiddleware:
             request_ids.unbind(token)
 
     @staticmethod
-    async def _achunks(content, route, token, counted):
+    async def _achunks(content, route, request_id, counted):
+        token = request_ids.bind(request_id)
         try:
             async for chunk in content:
                 yield chunk

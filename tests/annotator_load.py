@@ -78,11 +78,11 @@ UNLIMITED = dict(ANNOTATION_SUBMISSIONS_PER_MINUTE="0", API_RATE_EXAMPLES="10000
 
 @dataclass
 class Attempt:
-    """One HTTP request of the load: who sent it (``kind`` ``example`` or ``validation``), when it
+    """One HTTP request of the load: what it sent (``sent``: ``example`` or ``validation``), when it
     started and ended (``time.monotonic()``), its status (None: no answer at all, ``error`` says why)
     and the id it acknowledged."""
 
-    kind: str
+    sent: str
     key: str
     started: float
     ended: float
@@ -213,11 +213,11 @@ class Load:
 
     def acknowledged(self, kind: str = "example") -> dict[int, str]:
         """``{id: text}`` of every ``kind`` (``example`` or ``validation``) acknowledged so far."""
-        return {a.id: a.text for a in self.snapshot() if a.kind == kind and a.acknowledged}
+        return {a.id: a.text for a in self.snapshot() if a.sent == kind and a.acknowledged}
 
     def acknowledged_by(self, moment: float, kind: str = "example") -> dict[int, str]:
         """``{id: text}`` of every ``kind`` whose acknowledgement arrived before ``moment`` (``time.monotonic()``)."""
-        return {a.id: a.text for a in self.snapshot() if a.kind == kind and a.acknowledged and a.ended < moment}
+        return {a.id: a.text for a in self.snapshot() if a.sent == kind and a.acknowledged and a.ended < moment}
 
     def wait_for_acknowledged(self, n: int, *, kind: str = "example", timeout: float = 300) -> None:
         """Wait until at least ``n`` of ``kind`` are acknowledged; ``timeout`` (s) only catches a hang."""

@@ -351,10 +351,8 @@ class TaskKindSpec(AssistantPrompts):
     processor_files: tuple[str, ...] = (
         "tokenizer.json", "vocab.txt", "vocab.json", "spiece.model", "sentencepiece.bpe.model", "tokenizer.model",
     )
-    """Files of which a submitted model directory must hold one: its tokenizer (default) or its
-    image processor's config."""
-    processor_summary: str = "tokenizer files"
-    """What the *Submit a model* page asks an archive to hold besides its config and weights."""
+    """Files of which a submitted model directory must hold one: its tokenizer (default) or its image processor's config."""
+    processor_summary: str = "tokenizer files"  # what *Submit a model* asks an archive to hold besides config and weights
 
     def load_processor(self, path):
         """Load the model directory's preprocessor (default: its fast tokenizer, never remote code);
