@@ -8,9 +8,11 @@ import sqlite3
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
+from dynabench import embedded_redis
 from tests.annotator_load import UNLIMITED, Load, writing_setup
 from tests.worker_stack import MANAGE, ROOT, WorkerStack
 
@@ -22,8 +24,11 @@ BEFORE, AFTER = 20, 10
 
 def reconcile(stack: WorkerStack, database_url: str) -> str:
     """``manage.py reconcile_counters --dry-run`` (report, change nothing) against ``database_url`` in the stack's environment; its summary."""
-    done = subprocess.run([sys.executable, MANAGE, "reconcile_counters", "--dry-run", "--skip-checks"], cwd=ROOT, capture_output=True,
-                          text=True, timeout=600, env={**stack.env, "DATABASE_URL": database_url})
+    try:
+        done = subprocess.run([sys.executable, MANAGE, "reconcile_counters", "--dry-run", "--skip-checks"], cwd=ROOT, capture_output=True,
+                              text=True, timeout=600, env={**stack.env, "DATABASE_URL": database_url})
+    finally:  # the command's set-up started the stack's embedded Redis again, after the stack stopped
+        embedded_redis.stop(Path(stack.env["DYNABENCH_VAR_DIR"]) / "redis.sock")
     assert done.returncode == 0, done.stderr[-3000:]
     return done.stdout.strip()
 
