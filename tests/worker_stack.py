@@ -227,6 +227,15 @@ def _children(pid: int) -> list[int]:
         return []
 
 
+def _free_port() -> int:
+    """A port of 127.0.0.1 free now (the server started next binds it)."""
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
 def migrated_template(directory: Path) -> Path:
     """Migrate a fresh SQLite database file in ``directory`` (once) and return its path."""
     path = Path(directory) / "template.sqlite3"
@@ -330,20 +339,9 @@ class WorkerStack:
         self._go(name).touch()
         self.standing_by.discard(name)
 
-    def web(self, *, timeout: float = 300) -> str:
-        """Start Django's development server on a free port in the stack's environment, as a process
-        of the stack (``stop`` ends it, its log is ``web.log``), wait until ``/healthz`` answers 200
-        and return its base URL (``http://127.0.0.1:<port>``). ``timeout`` (s) only catches a hang."""
-        import socket
+    def _answering(self, base: str, *, timeout: float, what: str) -> str:
+        """Wait until ``base``'s ``/healthz`` answers 200 (``timeout`` only catches a hang); return ``base``."""
         import urllib.request
-
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            port = probe.getsockname()[1]
-        log = self.root / "web.log"
-        log.write_text("")
-        self.workers["web"] = _Forked(["runserver", "--noreload", "--insecure", "--skip-checks", f"127.0.0.1:{port}"], self.env, log)
-        base = f"http://127.0.0.1:{port}"
 
         def up():
             try:
@@ -352,20 +350,25 @@ class WorkerStack:
             except OSError:
                 return False
 
-        self.wait_for(up, timeout=timeout, what="the web server")
+        self.wait_for(up, timeout=timeout, what=what)
         return base
+
+    def web(self, *, timeout: float = 300) -> str:
+        """Start Django's development server on a free port in the stack's environment, as a process
+        of the stack (``stop`` ends it, its log is ``web.log``), wait until ``/healthz`` answers 200
+        and return its base URL (``http://127.0.0.1:<port>``). ``timeout`` (s) only catches a hang."""
+        port = _free_port()
+        log = self.root / "web.log"
+        log.write_text("")
+        self.workers["web"] = _Forked(["runserver", "--noreload", "--insecure", "--skip-checks", f"127.0.0.1:{port}"], self.env, log)
+        return self._answering(f"http://127.0.0.1:{port}", timeout=timeout, what="the web server")
 
     def asgi(self, *, threads: int = 1, timeout: float = 300) -> str:
         """Start the platform as ``make run`` serves it (``dynabench.asgi`` under uvicorn, one worker
         process, ``threads`` threads for the sync views) on a free port in the stack's environment;
         wait until ``/healthz`` answers 200 and return its base URL. ``stop`` ends it; its log is
         ``asgi.log``. ``timeout`` (s) only catches a hang."""
-        import socket
-        import urllib.request
-
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            port = probe.getsockname()[1]
+        port = _free_port()
         log = self.root / "asgi.log"
         with open(log, "w") as out:
             self.workers["asgi"] = subprocess.Popen(
@@ -373,17 +376,7 @@ class WorkerStack:
                  "--workers", "1", "--log-level", "warning", "--no-access-log", "--no-proxy-headers"],
                 cwd=ROOT, env={**self.env, "WEB_THREADS": str(threads)}, stdout=out, stderr=subprocess.STDOUT,
             )
-        base = f"http://127.0.0.1:{port}"
-
-        def up():
-            try:
-                with urllib.request.urlopen(base + "/healthz", timeout=5) as response:
-                    return response.status == 200
-            except OSError:
-                return False
-
-        self.wait_for(up, timeout=timeout, what="the ASGI server")
-        return base
+        return self._answering(f"http://127.0.0.1:{port}", timeout=timeout, what="the ASGI server")
 
     def gunicorn(self, *, threads: int = 1, workers: int = 1, timeout: float = 300) -> str:
         """Start the platform as ``make run`` starts it: gunicorn serving ``dynabench.asgi`` with the
@@ -392,12 +385,7 @@ class WorkerStack:
         until ``/healthz`` answers 200 and return its base URL. ``stop`` ends its process group; its log is
         ``gunicorn.log``; ``web_workers()`` lists the pids of its worker processes. ``timeout`` (s) only
         catches a hang."""
-        import socket
-        import urllib.request
-
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            port = probe.getsockname()[1]
+        port = _free_port()
         log = self.root / "gunicorn.log"
         with open(log, "w") as out:
             self.workers["gunicorn"] = _Session(
@@ -406,17 +394,7 @@ class WorkerStack:
                  "--log-level", "warning"],
                 cwd=ROOT, env={**self.env, "WEB_THREADS": str(threads)}, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
             )
-        base = f"http://127.0.0.1:{port}"
-
-        def up():
-            try:
-                with urllib.request.urlopen(base + "/healthz", timeout=5) as response:
-                    return response.status == 200
-            except OSError:
-                return False
-
-        self.wait_for(up, timeout=timeout, what="gunicorn")
-        return base
+        return self._answering(f"http://127.0.0.1:{port}", timeout=timeout, what="gunicorn")
 
     def web_workers(self) -> list[int]:
         """The pids of the worker processes of the gunicorn that ``gunicorn()`` started (its master's children)."""
