@@ -121,6 +121,24 @@ class ReapingWorker(ObservedWorker):
             logger.exception("could not make sure the reaper is scheduled")
         return not registered
 
+    def unsubscribe(self):
+        """Stop listening on this worker's command channel (RQ's ``unsubscribe``), without RQ's wait of up
+        to a minute at a stop.
+
+        RQ sends UNSUBSCRIBE and then stops the listening thread, which since redis-py 8 waits for the
+        thread to end; but that thread may read the UNSUBSCRIBE reply before its stop flag is cleared, and
+        then sits in its next read for RQ's ``sleep_time`` (60 s): a warm stop took a minute and
+        ``scripts/run.sh`` shut the worker down cold. Here the flag is cleared first, so the reply
+        itself ends the thread."""
+        thread = self.pubsub_thread
+        if not thread:
+            return
+        self.log.info("Worker %s: unsubscribing from channel %s", self.name, self.pubsub_channel_name)
+        thread.stop(timeout=0)  # clears the flag only: the reply to UNSUBSCRIBE below wakes the reader, which ends
+        self.pubsub.unsubscribe()
+        thread.join(timeout=5)
+        self.pubsub.close()
+
     def handle_work_horse_killed(self, job, retpid, ret_val, rusage):
         """Run ``job``'s failure callback (``leaderboard.reaper.on_job_failure``,
         ``tasks.loop.recovery.on_training_job_failure``) with ``WorkHorseKilled``, in this process:
