@@ -6,72 +6,16 @@ process ran (the web process serves what another process recorded).
 
 The stack runs on a copy of the suite's migrated SQLite template with its own embedded Redis."""
 
-import json
-import shutil
-import socket
-import subprocess
 from pathlib import Path
 
 import pytest
 import requests
 
-from tests.worker_stack import ROOT, WorkerStack
+from tests.prometheus_support import CAMPAIGN_SETUP, PROMETHEUS, query, start_prometheus, stop_prometheus
+from tests.worker_stack import WorkerStack
 
 pytestmark = pytest.mark.slow
 HANG_S = 300  # seconds: a ceiling that only catches a hang
-PROMETHEUS = shutil.which("prometheus") or "/usr/bin/prometheus"
-
-SETUP = """
-import json
-import django_rq
-from django.contrib.auth.models import Group, User
-from rest_framework.authtoken.models import Token
-from dynabench.roles import ensure_role_groups
-from tasks.data.seed import seed_default_tasks
-from tasks.models import MLModel
-
-ensure_role_groups()
-task = {t.code: t for t in seed_default_tasks()}["sentiment"]
-round_ = task.current_round()
-round_.target_models.add(MLModel.objects.create(task=task, name="tiny", kind=MLModel.Kind.HF_DIRECTORY, path=%(model)r))
-annie = User.objects.create_user("annie", password="pw-annie-1")
-annie.groups.add(Group.objects.get(name="annotator"))
-django_rq.get_queue("training").enqueue("math.floor", 1.5)  # no worker takes training here: it waits
-print(json.dumps({"token": Token.objects.create(user=annie).key, "context": round_.contexts.order_by("pk").first().pk,
-                  "round": round_.number}))
-"""
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def _start_prometheus(root: Path, target: str) -> tuple[subprocess.Popen, str]:
-    """Prometheus scraping ``target`` (host:port) every second, with the platform's alert rules."""
-    config = root / "prometheus.yml"
-    config.write_text(json.dumps({  # JSON is YAML
-        "global": {"scrape_interval": "1s", "evaluation_interval": "1s"},
-        "rule_files": [str(ROOT / "monitoring" / "alerts.yml")],
-        "scrape_configs": [{"job_name": "dynabench", "static_configs": [{"targets": [target]}]}],
-    }))
-    port = _free_port()
-    log = open(root / "prometheus.log", "w")
-    process = subprocess.Popen(
-        [PROMETHEUS, f"--config.file={config}", f"--storage.tsdb.path={root / 'tsdb'}",
-         f"--web.listen-address=127.0.0.1:{port}"],
-        stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-    )
-    return process, f"http://127.0.0.1:{port}"
-
-
-def _query(prometheus: str, expr: str) -> list[dict]:
-    try:
-        answer = requests.get(f"{prometheus}/api/v1/query", params={"query": expr}, timeout=10).json()
-    except (requests.RequestException, ValueError):
-        return []
-    return answer.get("data", {}).get("result", []) if answer.get("status") == "success" else []
 
 
 @pytest.mark.skipif(not Path(PROMETHEUS).exists(), reason="needs Debian's prometheus (apt-get install prometheus)")
@@ -81,10 +25,10 @@ def test_prometheus_reads_requests_queues_examples_and_jobs_back(tmp_path, stack
     stack = WorkerStack(tmp_path / "stack", stack_template, PROMETHEUS_MULTIPROC_DIR=str(metrics_dir))
     prometheus = None
     try:
-        setup = stack.json(SETUP % {"model": str(tiny_classifier_dir)})
+        setup = stack.json(CAMPAIGN_SETUP % {"model": str(tiny_classifier_dir)})
         base = stack.gunicorn(timeout=HANG_S)
         stack.worker("short", cache=tmp_path / "cache", queues=("default",))
-        prometheus, api = _start_prometheus(tmp_path, base.removeprefix("http://"))
+        prometheus, api = start_prometheus(tmp_path, base.removeprefix("http://"))
         headers = {"Authorization": f"Token {setup['token']}"}
 
         for text in ("The soup was cold but the staff were kind.", "A fine evening, apart from the noise."):
@@ -94,7 +38,7 @@ def test_prometheus_reads_requests_queues_examples_and_jobs_back(tmp_path, stack
             assert written.headers["X-Request-ID"]
 
         def series(expr, want):
-            return stack.wait_for(lambda: [r for r in _query(api, expr) if want(float(r["value"][1]))],
+            return stack.wait_for(lambda: [r for r in query(api, expr) if want(float(r["value"][1]))],
                                   timeout=HANG_S, what=f"Prometheus to return {expr}")
 
         labels = f'task="sentiment",round="{setup["round"]}"'
@@ -112,7 +56,5 @@ def test_prometheus_reads_requests_queues_examples_and_jobs_back(tmp_path, stack
         rules = requests.get(f"{api}/api/v1/rules", timeout=10).json()["data"]["groups"]
         assert {rule["name"] for group in rules for rule in group["rules"]} >= {"DynabenchWorkerMissing", "DynabenchReaperSilent"}
     finally:
-        if prometheus is not None:
-            prometheus.terminate()
-            prometheus.wait(timeout=60)
+        stop_prometheus(prometheus)
         stack.stop()
