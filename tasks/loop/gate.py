@@ -226,7 +226,8 @@ class Admission:
         if round.endpoint_token_budget is not None:
             fits = fits.filter(tokens__lte=round.endpoint_token_budget - estimate)
         taken = fits.update(calls=F("calls") + 1, tokens=F("tokens") + estimate)
-        if not taken and RoundSpend.objects.get_or_create(round_id=round.pk)[1]:  # the round's first reservation
+        if not taken:  # the round's first reservation makes its row, unless a concurrent one just did: try again either way
+            RoundSpend.objects.get_or_create(round_id=round.pk)
             taken = fits.update(calls=F("calls") + 1, tokens=F("tokens") + estimate)
         if not taken:
             ModelCall.objects.bulk_create([self._row(ModelCall.Status.REFUSED_BUDGET)])

@@ -68,6 +68,12 @@ def _turn(base: str, session: requests.Session, code: str, state: str, csrf: str
     connection.close()
 
 
+def _problems(bodies: list) -> list:
+    """What the turns that did not reach the model said: each one's status and its ``problem`` events."""
+    return [(status, re.findall(r'^data: (\{"message".*?)(?:, "html"|$)', body, re.M)[:2] or body[:300])
+            for status, body in bodies if status != 200 or "event: problem" in body]
+
+
 def test_twenty_streams_on_one_thread_all_reach_the_model_while_a_page_answers(tmp_path, stack_template, endpoint_server):
     stack = WorkerStack(tmp_path / "stack", stack_template, DYNABENCH_ENDPOINT_ALLOWLIST=f"127.0.0.1/32:{endpoint_server.port}",
                         ANNOTATION_SUBMISSIONS_PER_MINUTE="0")
@@ -87,7 +93,7 @@ def test_twenty_streams_on_one_thread_all_reach_the_model_while_a_page_answers(t
         # Every turn is waiting on the model at once (one sync thread would let one through)...
         stack.wait_for(lambda: len(endpoint_server.requests) >= TURNS or len(bodies) == TURNS, timeout=HANG_S,
                        what="all turns to reach the endpoint")
-        assert len(endpoint_server.requests) >= TURNS, [(status, body[-300:]) for status, body in bodies]  # turns that ended early say why
+        assert len(endpoint_server.requests) >= TURNS, _problems(bodies)  # turns that ended early say why
         # ...and a page on the one sync thread answers meanwhile.
         home = requests.get(base + "/", timeout=HANG_S)
         assert home.status_code == 200 and len(endpoint_server.answered) == 0
