@@ -1,0 +1,242 @@
+"""AI validators: a round's judge votes on each example as it enters the validation queue.
+
+``set_judge`` is the owner's choice (the console's *AI help* page calls it); ``on_example_saved`` queues
+the voting job when an example that goes to the validators is written; ``judge_examples`` is the RQ job
+(a plain function that reports: it returns a one-line summary), and ``manage.py``-free callers (tests,
+benchmarks) call it directly.
+
+The request and its parsing belong to the task kind (``TaskKindSpec.judge_messages`` /
+``judge_verdict``, ``tasks/kinds/judge.py``). Every call passes the gate (``tasks/loop/gate.py``,
+purpose ``judge``): the submitter's consent, one call and its tokens reserved from the round's endpoint
+budget before each request, one ``ModelCall`` per request. A spent budget or a revoked consent stops the
+job, keeping the votes it stored. A vote is an ``AIVote``, never a ``Validation``: no validator sees it,
+it pays no one and it does not count toward consensus.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+
+from asgiref.sync import async_to_sync
+from django.db import transaction
+
+from annotation import assist
+from annotation.models import Example
+from annotation.selectors import awaits_validation
+from dynabench.errors import NotAllowed, RuleError
+from tasks.kinds.judge import VerdictError
+from tasks.loop import gate
+from tasks.loop.endpoints.base import EndpointCode, EndpointError
+from tasks.models import MLModel, Purpose, Round
+from validation.error_codes import ValidationErrorCode as Code
+from validation.judge_models import AIVote, RoundJudge
+
+logger = logging.getLogger(__name__)
+
+#: Examples one job asks about before it stores their votes (the votes of a stopped job up to then stay).
+CHUNK = 64
+#: The most characters of an unreadable answer kept on its vote.
+RAW_MAX = 2000
+
+
+def judges_for(task) -> list[MLModel]:
+    """The models an owner of ``task`` may pick as its rounds' judge: the same as for the writing
+    assistant (``annotation.assist.generators_for``: the task's endpoint models, local causal language
+    models the task's owners own)."""
+    return assist.generators_for(task)
+
+
+def judge_of(round) -> RoundJudge | None:
+    """The round's enabled judge (with its model), or None."""
+    return RoundJudge.objects.select_related("model").filter(round=round, enabled=True).first()
+
+
+def set_judge(*, round: Round, model: MLModel | None, acting_user, enabled: bool = True) -> RoundJudge | None:
+    """Turn ``round``'s AI validator on (``model``) or off (``model`` None: the record is deleted; the
+    votes it cast stay). Turning it on queues a vote on every example of the round already waiting for
+    validation that this model has not voted on (after the transaction commits).
+
+    Raises ``NotAllowed`` (403) for anyone but the task's owners; ``RuleError`` ``not_a_judge`` (400,
+    field ``model``) for a model not in ``judges_for``; ``model_consent_missing`` (400) when another
+    user's endpoint lacks its submitter's consent to ``judge``."""
+    task = round.task
+    if not task.is_owner(acting_user):
+        raise NotAllowed(Code.NOT_OWNER, f"Only owners of {task.name} choose a round's AI validator.")
+    if model is None:
+        RoundJudge.objects.filter(round=round).delete()
+        return None
+    if model.pk not in {m.pk for m in judges_for(task)}:
+        raise RuleError(Code.NOT_A_JUDGE, f"{model.name} cannot judge examples of {task.name}: pick an endpoint model of "
+                        "the task or a local language model you own.", field="model")
+    gate.check_consent([model], Purpose.JUDGE, field="model")
+    judge, _ = RoundJudge.objects.update_or_create(round=round, defaults={"model": model, "enabled": enabled,
+                                                                          "set_by": acting_user})
+    if enabled:
+        round_id = round.pk
+        transaction.on_commit(lambda: enqueue(round_id))
+    return judge
+
+
+def enqueue(round_id: int, example_ids: list[int] | None = None) -> None:
+    """Queue ``judge_examples`` for ``round_id`` (the ``default`` queue, by dotted path)."""
+    import django_rq
+
+    django_rq.get_queue("default").enqueue("validation.judge.judge_examples", round_id, example_ids)
+
+
+def on_example_saved(sender, instance, created, raw=False, **kwargs):
+    """``post_save`` receiver of ``Example``: a new example that goes to the validators
+    (``annotation.selectors.awaits_validation``) in a round with an enabled judge gets a vote, queued
+    after the transaction commits. One query per new example (the round's judge)."""
+    if not created or raw or instance.retracted:
+        return
+    if RoundJudge.objects.filter(round_id=instance.round_id, enabled=True).exists() and awaits_validation(instance):
+        round_id, example_id = instance.round_id, instance.pk
+        transaction.on_commit(lambda: enqueue(round_id, [example_id]))
+
+
+@dataclasses.dataclass
+class _Answer:
+    example_id: int
+    text: str = ""
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+def _pending(round: Round, model: MLModel, example_ids) -> list[int]:
+    """Ids of the round's examples waiting for validation (or settled since) that ``model`` has not voted on."""
+    rows = Example.objects.filter(round=round, retracted=False).exclude(ai_votes__model=model)
+    if not round.task.config.get("validate_non_fooling"):
+        rows = rows.filter(model_wrong=True)
+    if example_ids is not None:
+        rows = rows.filter(pk__in=list(example_ids))
+    return list(rows.order_by("pk").values_list("pk", flat=True))
+
+
+def _checksum(model: MLModel) -> str:
+    if model.is_endpoint:
+        from tasks.loop.endpoints.records import settings_checksum
+
+        return settings_checksum(model.endpoint)
+    return model.checksum or ""
+
+
+def _messages(task, example: Example) -> list[dict]:
+    return task.spec.judge_messages(task.config, context_data=example.context.data if example.context_id else {},
+                                    example_input=example.input, target=example.target, model_output=example.model_output,
+                                    instructions=task.instructions)
+
+
+async def _ask_endpoint(model: MLModel, round: Round, batch: list[tuple[int, list[dict]]]) -> tuple[list[_Answer], RuleError | None]:
+    """Ask ``model`` (an endpoint) about every example of ``batch`` at once, at most its
+    ``max_concurrency`` in flight (the shared slots hold the limit across processes), inside one
+    admission of the gate. Return the answers and the ``RuleError`` that stopped it (budget, consent)."""
+    from tasks.loop.endpoints.aio import acall
+
+    endpoint = model.endpoint
+    answers: list[_Answer] = []
+    stop: list[RuleError] = []
+
+    async def one(example_id, messages):
+        if stop:
+            return
+        try:
+            answer = await acall(endpoint, messages)
+        except RuleError as error:
+            if error.code in (EndpointCode.BUDGET_SPENT, gate.CONSENT_MISSING):
+                stop.append(error)
+            else:
+                logger.info("judge %s on example %s: %s", model.pk, example_id, error.message)
+            return
+        except EndpointError as error:
+            logger.info("judge %s on example %s: %s", model.pk, example_id, error)
+            return
+        answers.append(_Answer(example_id, answer.text, answer.prompt_tokens or 0, answer.completion_tokens or 0))
+
+    async with gate.aadmit(model, Purpose.JUDGE, round=round):
+        limit = asyncio.Semaphore(max(1, endpoint.max_concurrency))
+
+        async def bounded(example_id, messages):
+            async with limit:
+                await one(example_id, messages)
+
+        await asyncio.gather(*(bounded(example_id, messages) for example_id, messages in batch))
+    return answers, (stop[0] if stop else None)
+
+
+def _ask_local(model: MLModel, round: Round, batch) -> tuple[list[_Answer], RuleError | None]:
+    """Ask a local causal language model (in-process, through the gate) about each example in turn."""
+    answers = []
+    for example_id, messages in batch:
+        try:
+            text, tokens = assist.ask_text(model, messages, round=round, purpose=Purpose.JUDGE)
+        except RuleError as error:
+            logger.info("judge %s on example %s: %s", model.pk, example_id, error.message)
+            continue
+        answers.append(_Answer(example_id, text, 0, tokens))
+    return answers, None
+
+
+def _votes(task, round: Round, model: MLModel, checksum: str, answers: list[_Answer]) -> list[AIVote]:
+    votes = []
+    for answer in answers:
+        vote = AIVote(example_id=answer.example_id, round=round, model=model, settings_checksum=checksum,
+                      prompt_tokens=answer.prompt_tokens, completion_tokens=answer.completion_tokens)
+        try:
+            verdict = task.spec.judge_verdict(task.config, answer.text)
+        except VerdictError as error:
+            vote.parsed, vote.reason, vote.raw = False, str(error), answer.text[:RAW_MAX]
+        else:
+            vote.label, vote.reason, vote.confidence = verdict.label, verdict.reason, verdict.confidence
+        votes.append(vote)
+    return votes
+
+
+def judge_examples(round_id: int, example_ids: list[int] | None = None) -> str:
+    """The job: the round's judge votes on each example waiting for validation that it has not voted on.
+
+    1. Read the round's enabled judge (none: nothing to do) and the examples still without its vote
+       (``example_ids``: only those; None: all of the round's).
+    2. Per chunk of ``CHUNK`` examples: the kind's spec writes each request (``judge_messages``); the
+       judge answers through the gate (purpose ``judge``), an endpoint concurrently up to its
+       ``max_concurrency``, a local model in turn; the kind's spec reads each answer (``judge_verdict``):
+       an unreadable one is stored unparsed. The chunk's votes are stored at once (an existing vote of the
+       same model is kept: reruns never duplicate).
+    3. A spent budget or a revoked consent stops the job, keeping the stored votes; a failed request
+       is skipped (a later run asks again).
+
+    Returns ``"judge of <task> round <n>: <v> votes (<u> unparsed) of <e> examples, done|stopped: <why>"``.
+    """
+    judge = RoundJudge.objects.select_related("model", "round__task").filter(round_id=round_id, enabled=True).first()
+    if judge is None:
+        return f"judge of round {round_id}: no judge, nothing to do"
+    round, model, task = judge.round, judge.model, judge.round.task
+    if model.is_endpoint:
+        model = MLModel.objects.select_related("endpoint").get(pk=model.pk)
+    pending = _pending(round, model, example_ids)
+    checksum = _checksum(model)
+    stored = unparsed = 0
+    stopped = ""
+    for start in range(0, len(pending), CHUNK):
+        examples = Example.objects.select_related("context").in_bulk(pending[start:start + CHUNK])
+        batch = [(pk, _messages(task, examples[pk])) for pk in pending[start:start + CHUNK] if pk in examples]
+        try:
+            if model.is_endpoint:
+                answers, stop = async_to_sync(_ask_endpoint)(model, round, batch)
+            else:
+                answers, stop = _ask_local(model, round, batch)
+        except RuleError as error:  # consent refused at admission
+            answers, stop = [], error
+        votes = _votes(task, round, model, checksum, answers)
+        AIVote.objects.bulk_create(votes, ignore_conflicts=True)
+        stored += len(votes)
+        unparsed += sum(not v.parsed for v in votes)
+        if stop is not None:
+            stopped = stop.message
+            break
+    state = f"stopped: {stopped}" if stopped else "done"
+    return (f"judge of {task.code} round {round.number}: {stored} votes ({unparsed} unparsed) of {len(pending)} examples, "
+            f"{state}")
+
