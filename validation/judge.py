@@ -167,14 +167,14 @@ async def _ask_endpoint(model: MLModel, round: Round, batch: list[tuple[int, lis
 
 
 def _ask_local(model: MLModel, round: Round, batch) -> tuple[list[_Answer], RuleError | None]:
-    """Ask a local causal language model (in-process, through the gate) about each example in turn."""
+    """Ask a local causal language model (in-process, through the gate) about each example in turn; its
+    first failure stops the batch (returned as the ``RuleError``)."""
     answers = []
     for example_id, messages in batch:
         try:
             text, tokens = assist.ask_text(model, messages, round=round, purpose=Purpose.JUDGE)
-        except RuleError as error:
-            logger.info("judge %s on example %s: %s", model.pk, example_id, error.message)
-            continue
+        except RuleError as error:  # a model that does not load or generate fails the same way on every example
+            return answers, error
         answers.append(_Answer(example_id, text, 0, tokens))
     return answers, None
 
@@ -204,8 +204,8 @@ def judge_examples(round_id: int, example_ids: list[int] | None = None) -> str:
        ``max_concurrency``, a local model in turn; the kind's spec reads each answer (``judge_verdict``):
        an unreadable one is stored unparsed. The chunk's votes are stored at once (an existing vote of the
        same model is kept: reruns never duplicate).
-    3. A spent budget or a revoked consent stops the job, keeping the stored votes; a failed request
-       is skipped (a later run asks again).
+    3. A spent budget, a revoked consent or a local model that fails stops the job, keeping the stored
+       votes; an endpoint's failed request is skipped (a later run asks again).
 
     Returns ``"judge of <task> round <n>: <v> votes (<u> unparsed) of <e> examples, done|stopped: <why>"``.
     """
