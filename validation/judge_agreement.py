@@ -63,7 +63,7 @@ def rater_agreement(pairs: Sequence[tuple[str, str]], labels: Sequence[str], *, 
     Returns ``{"n", "accuracy": Estimate-dict, "kappa": Estimate-dict, "per_label": {label: {"n"
     (reference count), "kappa": Estimate-dict}}, "confusion": {"labels", "matrix"}}`` where ``matrix[i][j]``
     counts pairs whose reference is ``labels[i]`` and rater's label ``labels[j]``. Figures are None when
-    there are no pairs (or κ is undefined); intervals need ``MIN_PAIRS_FOR_INTERVAL`` pairs. The
+    there are no pairs (or κ is undefined); ``confusion["rows"]`` pairs each reference label with its row; intervals need ``MIN_PAIRS_FOR_INTERVAL`` pairs. The
     bootstrap draws ``resamples`` resamples of the pairs with a ``numpy`` generator seeded by ``seed``.
     """
     from sklearn.metrics import cohen_kappa_score
@@ -79,7 +79,7 @@ def rater_agreement(pairs: Sequence[tuple[str, str]], labels: Sequence[str], *, 
     if n == 0:
         return {"n": 0, "accuracy": empty, "kappa": empty,
                 "per_label": {label: {"n": 0, "kappa": empty} for label in labels},
-                "confusion": {"labels": labels, "matrix": matrix.tolist()}}
+                "confusion": _confusion(labels, matrix)}
     rater = np.array([r for r, _ in kept])
     ref = np.array([g for _, g in kept])
     kappa = cohen_kappa_score(ref, rater, labels=list(range(k))) if len(set(ref) | set(rater)) > 1 else float("nan")
@@ -106,8 +106,14 @@ def rater_agreement(pairs: Sequence[tuple[str, str]], labels: Sequence[str], *, 
         "accuracy": estimate(float(np.trace(matrix)) / n, accuracy_samples),
         "kappa": estimate(kappa, _kappa_from_counts(boot) if boot is not None else None),
         "per_label": per_label,
-        "confusion": {"labels": labels, "matrix": matrix.tolist()},
+        "confusion": _confusion(labels, matrix),
     }
+
+
+def _confusion(labels: list[str], matrix: np.ndarray) -> dict:
+    """``{"labels", "matrix", "rows": [{"label", "counts"}]}`` (rows: the reference's labels)."""
+    rows = matrix.tolist()
+    return {"labels": labels, "matrix": rows, "rows": [{"label": label, "counts": row} for label, row in zip(labels, rows)]}
 
 
 def _binary(matrix: np.ndarray, i: int) -> np.ndarray:
