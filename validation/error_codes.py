@@ -30,3 +30,4 @@ class ValidationErrorCode(StrEnum):
     BAD_NEXT_LOOP = "bad_next_loop"
     IMPORT_FORMAT = "import_format"
     NOT_A_JUDGE = "not_a_judge"
+    BAD_JUDGE_POLICY = "bad_judge_policy"

@@ -30,6 +30,7 @@ from tasks.kinds.judge import VerdictError
 from tasks.loop import gate
 from tasks.loop.endpoints.base import EndpointCode, EndpointError
 from tasks.models import MLModel, Purpose, Round
+from validation import judge_policy
 from validation.error_codes import ValidationErrorCode as Code
 from validation.judge_models import AIVote, RoundJudge
 
@@ -53,26 +54,42 @@ def judge_of(round) -> RoundJudge | None:
     return RoundJudge.objects.select_related("model").filter(round=round, enabled=True).first()
 
 
-def set_judge(*, round: Round, model: MLModel | None, acting_user, enabled: bool = True) -> RoundJudge | None:
-    """Turn ``round``'s AI validator on (``model``) or off (``model`` None: the record is deleted; the
-    votes it cast stay). Turning it on queues a vote on every example of the round already waiting for
-    validation that this model has not voted on (after the transaction commits).
+def set_judge(*, round: Round, model: MLModel | None, acting_user, enabled: bool = True, policy: str = "off",
+              kappa_threshold: float = 0.6, min_settled: int = 50, triage_confidence: float = 0.9,
+              ab_split: bool = False) -> RoundJudge | None:
+    """Turn ``round``'s AI validator on (``model``, its ``policy`` and thresholds: ``RoundJudge``) or off
+    (``model`` None: the record is deleted; the votes it cast stay, those on pending examples stop
+    counting). Turning it on queues a vote on every example of the round already waiting for validation
+    that this model has not voted on (after the transaction commits). A change of model or policy makes
+    the votes on pending examples stop counting (``judge_policy.release_pending``) until the new policy
+    counts them; settled examples are never rewritten.
 
     Raises ``NotAllowed`` (403) for anyone but the task's owners; ``RuleError`` ``not_a_judge`` (400,
-    field ``model``) for a model not in ``judges_for``; ``model_consent_missing`` (400) when another
+    field ``model``) for a model not in ``judges_for``, ``bad_judge_policy`` (400) for a policy or threshold
+    out of range (κ threshold −1 to 1, confidence 0 to 1); ``model_consent_missing`` (400) when another
     user's endpoint lacks its submitter's consent to ``judge``."""
     task = round.task
     if not task.is_owner(acting_user):
         raise NotAllowed(Code.NOT_OWNER, f"Only owners of {task.name} choose a round's AI validator.")
     if model is None:
         RoundJudge.objects.filter(round=round).delete()
+        judge_policy.release_pending(round)
         return None
     if model.pk not in {m.pk for m in judges_for(task)}:
         raise RuleError(Code.NOT_A_JUDGE, f"{model.name} cannot judge examples of {task.name}: pick an endpoint model of "
                         "the task or a local language model you own.", field="model")
+    if policy not in RoundJudge.Policy.values or not -1 <= kappa_threshold <= 1 or not 0 <= triage_confidence <= 1 \
+            or int(min_settled) < 1:
+        raise RuleError(Code.BAD_JUDGE_POLICY, "The policy is off, one_vote or triage; the κ threshold lies in [-1, 1], the "
+                        "triage confidence in [0, 1], and at least one settled example is needed.", field="policy")
     gate.check_consent([model], Purpose.JUDGE, field="model")
-    judge, _ = RoundJudge.objects.update_or_create(round=round, defaults={"model": model, "enabled": enabled,
-                                                                          "set_by": acting_user})
+    before = RoundJudge.objects.filter(round=round).values_list("model_id", "policy", "ab_split").first()
+    judge, _ = RoundJudge.objects.update_or_create(round=round, defaults={
+        "model": model, "enabled": enabled, "set_by": acting_user, "policy": policy, "kappa_threshold": kappa_threshold,
+        "min_settled": int(min_settled), "triage_confidence": triage_confidence, "ab_split": ab_split})
+    if before is not None and before != (model.pk, policy, ab_split):
+        judge_policy.release_pending(round)
+    judge_policy.check_counting(judge)
     if enabled:
         round_id = round.pk
         transaction.on_commit(lambda: enqueue(round_id))
@@ -202,8 +219,10 @@ def judge_examples(round_id: int, example_ids: list[int] | None = None) -> str:
     2. Per chunk of ``CHUNK`` examples: the kind's spec writes each request (``judge_messages``); the
        judge answers through the gate (purpose ``judge``), an endpoint concurrently up to its
        ``max_concurrency``, a local model in turn; the kind's spec reads each answer (``judge_verdict``):
-       an unreadable one is stored unparsed. The chunk's votes are stored at once (an existing vote of the
-       same model is kept: reruns never duplicate).
+       an unreadable one is stored unparsed. Whether the judge counts is checked again
+       (``judge_policy.check_counting``) and each vote marked under the round's policy
+       (``judge_policy.mark_votes``); the chunk's votes are stored at once (an existing vote of the same
+       model is kept: reruns never duplicate), and examples where a vote counts are settled again.
     3. A spent budget, a revoked consent or a local model that fails stops the job, keeping the stored
        votes; an endpoint's failed request is skipped (a later run asks again).
 
@@ -230,7 +249,11 @@ def judge_examples(round_id: int, example_ids: list[int] | None = None) -> str:
         except RuleError as error:  # consent refused at admission
             answers, stop = [], error
         votes = _votes(task, round, model, checksum, answers)
+        judge_policy.check_counting(judge)
+        counting = judge_policy.mark_votes(judge, votes)
         AIVote.objects.bulk_create(votes, ignore_conflicts=True)
+        if counting:  # its vote may complete a consensus
+            judge_policy.resettle([v.example_id for v in votes if v.counted_as])
         stored += len(votes)
         unparsed += sum(not v.parsed for v in votes)
         if stop is not None:

@@ -148,3 +148,14 @@ def expected_kappa(prevalence: Sequence[float], confusion: Sequence[Sequence[flo
     distribution ``prevalence[i] · confusion[i][j]`` (used to script a judge of known κ)."""
     joint = np.asarray(prevalence, dtype=float)[:, None] * np.asarray(confusion, dtype=float)
     return float(_kappa_from_counts(joint))
+
+
+def policy_arm(*, secret: str, example_id: int) -> str:
+    """``"policy"`` or ``"control"`` for one example of a round with the judge's A/B split on: the parity
+    of the first byte of sha256(``secret``:judge:``example_id``), ``secret`` the round's own
+    (``Round.secret``). Stable (the same example always lands in the same arm), about half each, and chosen
+    by no one."""
+    import hashlib
+
+    digest = hashlib.sha256(f"{secret}:judge:{example_id}".encode()).digest()
+    return "policy" if digest[0] % 2 == 0 else "control"
