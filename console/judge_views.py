@@ -16,10 +16,20 @@ from dynabench.errors import RuleError
 from tasks.loop import gate
 from tasks.models import Purpose, Round
 from validation import judge
+from validation.judge_models import RoundJudge
+
+#: The ``RoundJudge`` settings the form edits (``validation.judge.set_judge``'s keywords).
+SETTINGS = ("policy", "kappa_threshold", "min_settled", "triage_confidence", "ab_split")
 
 
 class JudgeForm(forms.Form):
     model = forms.TypedChoiceField(coerce=int, required=False, empty_value=None, label="AI validator model")
+    policy = forms.ChoiceField(choices=RoundJudge.Policy.choices, initial=RoundJudge.Policy.OFF, label="Does its vote count?")
+    kappa_threshold = forms.FloatField(min_value=-1, max_value=1, initial=0.6,
+                                       label="It counts while its κ against people is above")
+    min_settled = forms.IntegerField(min_value=1, initial=50, label="…on at least this many settled examples")
+    triage_confidence = forms.FloatField(min_value=0, max_value=1, initial=0.9, label="Triage: confidence that saves one vote")
+    ab_split = forms.BooleanField(required=False, label="A/B split: only a stable half of the examples is under the policy")
 
     def __init__(self, *args, choices, **kwargs):
         super().__init__(*args, **kwargs)
@@ -38,7 +48,8 @@ def judge_form_for(round, data=None) -> JudgeForm:
     """The AI help page's judge form, set to the round's current judge."""
     _, choices = judge_choices(round.task)
     current = judge.judge_of(round)
-    return JudgeForm(data, initial={"model": current.model_id} if current else {}, choices=choices)
+    initial = {name: getattr(current, name) for name in SETTINGS} | {"model": current.model_id} if current else {}
+    return JudgeForm(data, initial=initial, choices=choices)
 
 
 @require_POST
@@ -50,11 +61,13 @@ def set_judge(request, task, number):
     models, choices = judge_choices(task, consented_only=False)
     form = JudgeForm(request.POST, choices=choices)
     if not form.is_valid():
-        messages.error(request, "Pick one of the listed models, or none.")
+        messages.error(request, " ".join(f"{form.fields[name].label}: {' '.join(errors)}" if name in form.fields else
+                                         " ".join(errors) for name, errors in form.errors.items()))
         return redirect("console:ai_help", code=task.code, number=number)
     model = next((m for m in models if m.pk == form.cleaned_data["model"]), None)
     try:
-        judge.set_judge(round=round, model=model, acting_user=request.user)
+        judge.set_judge(round=round, model=model, acting_user=request.user,
+                        **{name: form.cleaned_data[name] for name in SETTINGS})
     except RuleError as error:
         messages.error(request, error.message)
     else:

@@ -40,9 +40,12 @@ def test_the_owner_turns_the_judge_on_and_the_dashboard_shows_it_beside_each_val
 
     page = client.get(f"/tasks/{round.task.code}/console/rounds/{round.number}/ai/")
     assert 'action="/tasks/sentiment/console/rounds/1/ai/judge"' in page.content.decode()
-    saved = client.post(f"/tasks/{round.task.code}/console/rounds/{round.number}/ai/judge", {"model": judge.pk})
+    saved = client.post(f"/tasks/{round.task.code}/console/rounds/{round.number}/ai/judge", {"model": judge.pk, "policy": "one_vote", "kappa_threshold": 0.5,
+                                                                                          "min_settled": 10, "triage_confidence": 0.9})
     assert saved.status_code == 302
     assert RoundJudge.objects.get(round=round).model == judge
+    page = client.get(f"/tasks/{round.task.code}/console/rounds/{round.number}/ai/").content.decode()
+    assert "Counting: its κ against people is 0.62 on 12 settled examples" in page, page[page.find("data-judge-counting"):][:200]
 
     html = client.get(f"/tasks/{round.task.code}/console/rounds/{round.number}/dashboard").content.decode()
     assert 'data-rater="judge" data-model="judge-model"' in html
