@@ -17,6 +17,8 @@ are listed with its reason. Computed once per change of the round's votes (cache
 
 from __future__ import annotations
 
+import dataclasses
+
 from django.core.cache import cache
 from django.db.models import Max
 
@@ -40,7 +42,8 @@ def judge_report(round, *, seed: int = 0) -> dict:
         {"round": id, "judge": {"model_id", "model", "enabled"} | None, "settled": n,
          "judges": [{"model_id", "model", "votes", "unparsed", "tokens", "vs_consensus": figures,
                      "vs_gold": figures, "disagreements": [{"example_id", "judge", "consensus", "reason"}]}],
-         "validators": [{"validator_id", "validator", "vs_consensus": figures, "vs_gold": figures}]}
+         "validators": [{"validator_id", "validator", "vs_consensus": figures, "vs_gold": figures}],
+         "ab": ab_comparison(...)}
 
     ``figures`` is ``rater_agreement``'s dict; intervals are seeded by ``seed``. Cached by the round's
     vote counts and latest ids, so a new vote or validation gives new figures at once."""
@@ -90,7 +93,47 @@ def _compute(round, seed: int) -> dict:
         "settled": len(consensus),
         "judges": judges,
         "validators": _people(round, consensus, gold, seed),
+        "ab": ab_comparison(round, consensus, gold, seed=seed),
     }
+
+
+def ab_comparison(round, consensus: dict, gold: dict, *, seed: int = 0) -> list[dict] | None:
+    """The judge's A/B split compared, arm by arm (``policy``: under the round's judge policy;
+    ``control``: without), over the examples its votes put in an arm; None when no vote has an arm.
+
+    Per arm: ``examples``, ``settled``, and means with 95 % bootstrap intervals
+    (``annotation.calculations.mean_interval``, ``{"n", "mean", "low", "high"}``): ``validations``
+    (people's counted votes per settled example, gold checks left out), ``hours_to_settle`` (from the
+    example's creation to the last of people's votes on it, settled examples), ``gold_agreement`` (1 when
+    a gold item's settled state matches the owner's verdict, else 0) and ``tokens`` (the judge's tokens per
+    example: its cost)."""
+    from annotation.calculations import mean_interval
+
+    votes = list(AIVote.objects.filter(round=round).exclude(arm="").values_list(
+        "example_id", "arm", "prompt_tokens", "completion_tokens", "example__created_at"))
+    if not votes:
+        return None
+    last_vote: dict[int, object] = {}
+    counted: dict[int, int] = {}
+    for example_id, created_at in (Validation.objects.filter(example__round=round, gold_check=False, counts=True)
+                                   .values_list("example_id", "created_at")):
+        counted[example_id] = counted.get(example_id, 0) + 1
+        last_vote[example_id] = max(created_at, last_vote.get(example_id, created_at))
+    arms = []
+    for arm in ("policy", "control"):
+        rows = [v for v in votes if v[1] == arm]
+        settled = [v for v in rows if v[0] in consensus]
+        hours = [(last_vote[v[0]] - v[4]).total_seconds() / 3600 for v in settled if v[0] in last_vote]
+        agree = [float(consensus[v[0]] == gold[v[0]]) for v in settled if v[0] in gold]
+
+        def interval(values):
+            return dataclasses.asdict(mean_interval(values, seed=seed))
+
+        arms.append({"arm": arm, "examples": len(rows), "settled": len(settled),
+                     "validations": interval([counted.get(v[0], 0) for v in settled]),
+                     "hours_to_settle": interval(hours), "gold_agreement": interval(agree),
+                     "tokens": interval([v[2] + v[3] for v in rows])})
+    return arms
 
 
 def _people(round, consensus: dict, gold: dict, seed: int) -> list[dict]:
