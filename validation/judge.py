@@ -15,11 +15,9 @@ it pays no one and it does not count toward consensus.
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import logging
 
-from asgiref.sync import async_to_sync
 from django.db import transaction
 
 from annotation import assist
@@ -37,7 +35,7 @@ from validation.judge_models import AIVote, RoundJudge
 logger = logging.getLogger(__name__)
 
 #: Examples one job asks about before it stores their votes (the votes of a stopped job up to then stay).
-CHUNK = 64
+CHUNK = 500
 #: The most characters of an unreadable answer kept on its vote.
 RAW_MAX = 2000
 
@@ -146,41 +144,50 @@ def _messages(task, example: Example) -> list[dict]:
                                     instructions=task.instructions)
 
 
-async def _ask_endpoint(model: MLModel, round: Round, batch: list[tuple[int, list[dict]]]) -> tuple[list[_Answer], RuleError | None]:
-    """Ask ``model`` (an endpoint) about every example of ``batch`` at once, at most its
-    ``max_concurrency`` in flight (the shared slots hold the limit across processes), inside one
-    admission of the gate. Return the answers and the ``RuleError`` that stopped it (budget, consent)."""
-    from tasks.loop.endpoints.aio import acall
+def _ask_endpoint(model: MLModel, round: Round, batch: list[tuple[int, list[dict]]]) -> tuple[list[_Answer], RuleError | None]:
+    """Ask ``model`` (an endpoint) about every example of ``batch``, at most its ``max_concurrency`` at once
+    (a pool of threads; the shared slots hold the limit across processes), inside one admission of the
+    gate, as ``EndpointPredictor`` does: the breaker is read and the URL checked once, every request's
+    share of the round's budget is reserved (and settled) in this thread, each request sent as soon as its
+    share is reserved; the pool's threads only send.
+    Return the answers and the ``RuleError`` that stopped it (a spent budget: the requests reserved
+    before it are still sent; an open breaker or a refused URL: nothing is sent)."""
+    from concurrent.futures import ThreadPoolExecutor, as_completed
+
+    from tasks.loop.endpoints.breaker import breaker_state
+    from tasks.loop.endpoints.calls import call
+    from tasks.loop.endpoints.urls import check_url
 
     endpoint = model.endpoint
+    state = breaker_state(model)
+    if state["open"]:
+        return [], RuleError(EndpointCode.UNAVAILABLE, "The judge's circuit breaker is open after repeated failures.",
+                             status_code=503)
+    check_url(endpoint.base_url)
     answers: list[_Answer] = []
-    stop: list[RuleError] = []
-
-    async def one(example_id, messages):
-        if stop:
-            return
-        try:
-            answer = await acall(endpoint, messages)
-        except RuleError as error:
-            if error.code in (EndpointCode.BUDGET_SPENT, gate.CONSENT_MISSING):
-                stop.append(error)
-            else:
-                logger.info("judge %s on example %s: %s", model.pk, example_id, error.message)
-            return
-        except EndpointError as error:
-            logger.info("judge %s on example %s: %s", model.pk, example_id, error)
-            return
-        answers.append(_Answer(example_id, answer.text, answer.prompt_tokens or 0, answer.completion_tokens or 0))
-
-    async with gate.aadmit(model, Purpose.JUDGE, round=round):
-        limit = asyncio.Semaphore(max(1, endpoint.max_concurrency))
-
-        async def bounded(example_id, messages):
-            async with limit:
-                await one(example_id, messages)
-
-        await asyncio.gather(*(bounded(example_id, messages) for example_id, messages in batch))
-    return answers, (stop[0] if stop else None)
+    stop = None
+    with gate.admit(model, Purpose.JUDGE, round=round) as admission, ThreadPoolExecutor(
+            max_workers=max(1, endpoint.max_concurrency), thread_name_prefix=f"judge-{model.pk}") as pool:
+        reserved, futures = {}, {}
+        for example_id, messages in batch:  # each request is sent as soon as its share is reserved
+            try:
+                reserved[example_id] = admission.reserve(messages, endpoint.params)
+            except RuleError as refused:
+                stop = refused
+                break
+            futures[pool.submit(call, endpoint, messages, checked=True, failures_known=state["failures"] > 0,
+                                admission=admission, reserved=True)] = example_id
+        for future in as_completed(futures):
+            example_id = futures[future]
+            try:
+                answer = future.result()
+            except EndpointError as error:  # skipped: a later run asks again
+                admission.settle(reserved[example_id], None)
+                logger.info("judge %s on example %s: %s", model.pk, example_id, error)
+                continue
+            admission.settle(reserved[example_id], answer)
+            answers.append(_Answer(example_id, answer.text, answer.prompt_tokens or 0, answer.completion_tokens or 0))
+    return answers, stop
 
 
 def _ask_local(model: MLModel, round: Round, batch) -> tuple[list[_Answer], RuleError | None]:
@@ -243,10 +250,10 @@ def judge_examples(round_id: int, example_ids: list[int] | None = None) -> str:
         batch = [(pk, _messages(task, examples[pk])) for pk in pending[start:start + CHUNK] if pk in examples]
         try:
             if model.is_endpoint:
-                answers, stop = async_to_sync(_ask_endpoint)(model, round, batch)
+                answers, stop = _ask_endpoint(model, round, batch)
             else:
                 answers, stop = _ask_local(model, round, batch)
-        except RuleError as error:  # consent refused at admission
+        except RuleError as error:  # consent refused at admission, a URL the allow-list refuses
             answers, stop = [], error
         votes = _votes(task, round, model, checksum, answers)
         judge_policy.check_counting(judge)
