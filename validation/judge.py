@@ -18,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 
+from django.core.cache import cache
 from django.db import transaction
 
 from annotation import assist
@@ -69,6 +70,7 @@ def set_judge(*, round: Round, model: MLModel | None, acting_user, enabled: bool
     task = round.task
     if not task.is_owner(acting_user):
         raise NotAllowed(Code.NOT_OWNER, f"Only owners of {task.name} choose a round's AI validator.")
+    _forget_flag(round.pk)
     if model is None:
         RoundJudge.objects.filter(round=round).delete()
         judge_policy.release_pending(round)
@@ -94,6 +96,12 @@ def set_judge(*, round: Round, model: MLModel | None, acting_user, enabled: bool
     return judge
 
 
+def _forget_flag(round_id: int) -> None:
+    """Forget the cached ``round_has_judge`` now and again once the transaction commits."""
+    cache.delete(_flag_key(round_id))
+    transaction.on_commit(lambda: cache.delete(_flag_key(round_id)))
+
+
 def enqueue(round_id: int, example_ids: list[int] | None = None) -> None:
     """Queue ``judge_examples`` for ``round_id`` (the ``default`` queue, by dotted path)."""
     import django_rq
@@ -101,13 +109,32 @@ def enqueue(round_id: int, example_ids: list[int] | None = None) -> None:
     django_rq.get_queue("default").enqueue("validation.judge.judge_examples", round_id, example_ids)
 
 
+#: Seconds a round's "has an enabled judge" answer stays in the shared cache (``set_judge`` forgets it at once).
+JUDGE_FLAG_S = 300
+
+
+def _flag_key(round_id: int) -> str:
+    return f"judge-on:{round_id}"
+
+
+def round_has_judge(round_id: int) -> bool:
+    """Whether round ``round_id`` has an enabled judge, from the shared cache (one query on a miss), so that
+    writing an example costs no statement in rounds without one."""
+    on = cache.get(_flag_key(round_id))
+    if on is None:
+        on = RoundJudge.objects.filter(round_id=round_id, enabled=True).exists()
+        cache.set(_flag_key(round_id), on, JUDGE_FLAG_S)
+    return on
+
+
 def on_example_saved(sender, instance, created, raw=False, **kwargs):
     """``post_save`` receiver of ``Example``: a new example that goes to the validators
     (``annotation.selectors.awaits_validation``) in a round with an enabled judge gets a vote, queued
-    after the transaction commits. One query per new example (the round's judge)."""
+    after the transaction commits. No database statement while the round's answer is cached
+    (``round_has_judge``)."""
     if not created or raw or instance.retracted:
         return
-    if RoundJudge.objects.filter(round_id=instance.round_id, enabled=True).exists() and awaits_validation(instance):
+    if round_has_judge(instance.round_id) and awaits_validation(instance):
         round_id, example_id = instance.round_id, instance.pk
         transaction.on_commit(lambda: enqueue(round_id, [example_id]))
 
