@@ -2,15 +2,16 @@
 
 ``set_judge`` is the owner's choice (the console's *AI help* page calls it); ``on_example_saved`` queues
 the voting job when an example that goes to the validators is written; ``judge_examples`` is the RQ job
-(a plain function that reports: it returns a one-line summary), and ``manage.py``-free callers (tests,
-benchmarks) call it directly.
+(a plain function that reports: it returns a one-line summary; tests and ``benchmarks/judge.py`` call it
+directly).
 
 The request and its parsing belong to the task kind (``TaskKindSpec.judge_messages`` /
 ``judge_verdict``, ``tasks/kinds/judge.py``). Every call passes the gate (``tasks/loop/gate.py``,
 purpose ``judge``): the submitter's consent, one call and its tokens reserved from the round's endpoint
 budget before each request, one ``ModelCall`` per request. A spent budget or a revoked consent stops the
-job, keeping the votes it stored. A vote is an ``AIVote``, never a ``Validation``: no validator sees it,
-it pays no one and it does not count toward consensus.
+job, keeping the votes it stored. A vote is an ``AIVote``, never a ``Validation``: no validator sees it
+and it pays no one; it counts toward consensus only under the round's policy (``validation/judge_policy.py``,
+off by default).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import logging
 
 from django.core.cache import cache
 from django.db import transaction
+from django.utils import timezone
 
 from annotation import assist
 from annotation.models import Example
@@ -53,6 +55,7 @@ def judge_of(round) -> RoundJudge | None:
     return RoundJudge.objects.select_related("model").filter(round=round, enabled=True).first()
 
 
+@transaction.atomic
 def set_judge(*, round: Round, model: MLModel | None, acting_user, enabled: bool = True, policy: str = "off",
               kappa_threshold: float = 0.6, min_settled: int = 50, triage_confidence: float = 0.9,
               ab_split: bool = False) -> RoundJudge | None:
@@ -148,7 +151,8 @@ class _Answer:
 
 
 def _pending(round: Round, model: MLModel, example_ids) -> list[int]:
-    """Ids of the round's examples waiting for validation (or settled since) that ``model`` has not voted on."""
+    """Ids of the round's examples that went to the validators (pending, or settled already: their votes
+    measure the judge) and that ``model`` has not voted on, retracted ones left out."""
     rows = Example.objects.filter(round=round, retracted=False).exclude(ai_votes__model=model)
     if not round.task.config.get("validate_non_fooling"):
         rows = rows.filter(model_wrong=True)
@@ -260,6 +264,8 @@ def judge_examples(round_id: int, example_ids: list[int] | None = None) -> str:
     3. A spent budget, a revoked consent or a local model that fails stops the job, keeping the stored
        votes; an endpoint's failed request is skipped (a later run asks again).
 
+    4. The summary is stored on the judge (``last_summary``, ``last_run_at``) for the owner's page.
+
     Returns ``"judge of <task> round <n>: <v> votes (<u> unparsed) of <e> examples, done|stopped: <why>"``.
     """
     judge = RoundJudge.objects.select_related("model", "round__task").filter(round_id=round_id, enabled=True).first()
@@ -294,6 +300,8 @@ def judge_examples(round_id: int, example_ids: list[int] | None = None) -> str:
             stopped = stop.message
             break
     state = f"stopped: {stopped}" if stopped else "done"
-    return (f"judge of {task.code} round {round.number}: {stored} votes ({unparsed} unparsed) of {len(pending)} examples, "
-            f"{state}")
+    summary = (f"judge of {task.code} round {round.number}: {stored} votes ({unparsed} unparsed) of {len(pending)} "
+               f"examples, {state}")
+    RoundJudge.objects.filter(pk=judge.pk).update(last_summary=summary, last_run_at=timezone.now())
+    return summary
 

@@ -25,7 +25,8 @@ class RoundJudge(models.Model):
     ``counting``: its Cohen's κ against the consensus on at least ``min_settled`` settled examples is
     above ``kappa_threshold``; ``counting_reason`` says why it counts or not, for the owner.
     ``ab_split``: only the examples of the ``policy`` arm (a stable seeded half, ``judge_agreement.policy_arm``)
-    are under the policy, so that the dashboard compares the two halves.
+    are under the policy, so that the dashboard compares the two halves. ``last_summary``/``last_run_at``:
+    what the last voting job (``validation.judge.judge_examples``) did, and when it ended.
     """
 
     class Policy(models.TextChoices):
@@ -44,6 +45,8 @@ class RoundJudge(models.Model):
     counting = models.BooleanField(default=False)
     counting_reason = models.TextField(blank=True, default="")
     checked_at = models.DateTimeField(null=True, blank=True)
+    last_summary = models.TextField(blank=True, default="", help_text="The last voting job's one-line summary.")
+    last_run_at = models.DateTimeField(null=True, blank=True)
     set_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
     updated_at = models.DateTimeField(auto_now=True)
 

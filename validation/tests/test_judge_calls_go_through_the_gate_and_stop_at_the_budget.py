@@ -10,7 +10,7 @@ import pytest
 from dynabench.errors import RuleError
 from tasks.loop.gate_models import ModelCall
 from validation.judge import judge_examples, set_judge
-from validation.judge_models import AIVote
+from validation.judge_models import AIVote, RoundJudge
 from validation.tests.conftest import make_example, make_user
 
 
@@ -42,6 +42,7 @@ def test_the_job_stops_at_the_round_budget_and_keeps_its_votes(round_with_exampl
     assert calls.filter(purpose="judge", status=ModelCall.Status.REFUSED_BUDGET).exists()
     assert not calls.exclude(purpose="judge").exists()
     assert len(endpoint_server.requests) == 3
+    assert RoundJudge.objects.get(round=round).last_summary == summary
 
 
 def test_a_rerun_adds_no_second_vote(round_with_examples, make_endpoint_model, endpoint_server, owner):
