@@ -14,13 +14,16 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 
-from tasks.kinds.assist import INSTRUCTIONS_MAX, _first_json_object
+from tasks.kinds.assist import INSTRUCTIONS_MAX
 
 #: The verdicts a judge may give (the labels of ``validation.models.Validation.Label``).
 VERDICTS = ("correct", "incorrect", "flagged")
 #: The most characters of the judge's reason kept.
 REASON_MAX = 500
+#: The most characters of an answer searched for the verdict (a verdict is short; this bounds the search).
+PARSE_MAX = 20000
 #: The most characters of one field's text written into the request.
 FIELD_MAX = 2000
 
@@ -37,6 +40,23 @@ class JudgeVerdict:
     label: str
     reason: str
     confidence: float | None
+
+
+def _verdict_object(text: str) -> dict | None:
+    """The first ``{...}`` of ``text`` that parses as a JSON object holding ``verdict`` (a fenced block's
+    too), else the first JSON object, else None."""
+    decoder = json.JSONDecoder()
+    first = None
+    for match in re.finditer(r"\{", text):
+        try:
+            value, _ = decoder.raw_decode(text, match.start())
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(value, dict):
+            if "verdict" in value:
+                return value
+            first = first if first is not None else value
+    return first
 
 
 def _shown(value) -> str:
@@ -80,12 +100,12 @@ class JudgePrompts:
         return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
     def judge_verdict(self, config: dict, text: str) -> JudgeVerdict:
-        """Read the judge's answer ``text``: the first JSON object in it (a fenced block's too) whose
-        ``verdict`` is one of ``VERDICTS`` (case and spaces ignored). Raise ``VerdictError`` when there is
+        """Read the judge's answer ``text`` (its first ``PARSE_MAX`` characters): the first JSON object in it
+        (a fenced block's too) holding ``verdict``, which must be one of ``VERDICTS`` (case and spaces ignored). Raise ``VerdictError`` when there is
         none. ``reason`` is cut at ``REASON_MAX`` characters; ``confidence`` is clipped to [0, 1]."""
-        data = _first_json_object(text or "")
+        data = _verdict_object((text or "")[:PARSE_MAX])
         if data is None:
-            raise VerdictError("The judge's answer holds no JSON object.")
+            raise VerdictError("The judge's answer holds no JSON object with a verdict.")
         verdict = data.get("verdict")
         verdict = verdict.strip().lower() if isinstance(verdict, str) else None
         if verdict not in VERDICTS:
