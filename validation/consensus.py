@@ -6,8 +6,9 @@ change after a validation: the state comes from the validations that count
 latest owner decision decides outright, else the first label to reach ``needed`` votes, or early
 agreement), the round's and author's tallies move with it (``validation.tallies``), the lease is cleared once it is settled,
 and ``example_settled`` is sent when the transaction commits. An AI validator's vote counts only
-as its ``AIVote.counted_as`` says (``validation/judge_policy.py``): ``vote`` adds one counted vote,
-``triage`` lowers the votes needed by one; the ``*_count`` columns count people's votes only. Recording a verdict
+as its ``AIVote.counted_as`` says (``validation/judge_policy.py``): ``vote`` adds one counted vote once a
+person has voted (an AI vote never settles an example alone), ``triage`` lowers the votes needed by one
+(never below one); the ``*_count`` columns count people's votes only. Recording a verdict
 (``validation.services``), a validator's standing changing (``validation.standing``), an owner's
 gold item and the vote importer all call it.
 """
@@ -37,7 +38,7 @@ def settle_example(example, *, release_lease_of=None) -> str:
     rows = list(Validation.objects.filter(example_id=example.pk, counts=True).order_by("id").values_list("label", "mode"))
     policy = ConsensusPolicy.from_config(example.round.task.config)
     ai = AIVote.objects.filter(example_id=example.pk).exclude(counted_as=AIVote.CountedAs.NOT).values_list("label", "counted_as")
-    ai_rows = [(label, Validation.Mode.USER) for label, how in ai if how == AIVote.CountedAs.VOTE]
+    ai_rows = [(label, Validation.Mode.USER) for label, how in ai if how == AIVote.CountedAs.VOTE and rows]
     if any(how == AIVote.CountedAs.TRIAGE for _, how in ai):
         policy = dataclasses.replace(policy, needed=max(1, policy.needed - 1))
     state = derive_state(rows + ai_rows, policy)

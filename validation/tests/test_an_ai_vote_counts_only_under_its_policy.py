@@ -106,3 +106,17 @@ def test_not_enough_settled_examples_means_it_does_not_count(trusted, sentiment_
 
     assert AIVote.objects.get(example=example).counted_as == ""
     assert "4 of the 50" in RoundJudge.objects.get(round=round).counting_reason
+
+
+def test_an_ai_vote_never_settles_an_example_before_a_person_votes(trusted, sentiment_task, annotator, owner, judge_server):
+    sentiment_task.config = {**sentiment_task.config, "validations_needed": 1}
+    sentiment_task.save()
+    round, judge = trusted
+    alone = _pending_with_votes(sentiment_task, annotator, judge_server, "k4-0")
+    set_judge(round=round, model=judge, acting_user=owner, policy="one_vote", kappa_threshold=0.5, min_settled=4)
+
+    judge_examples(round.pk)
+
+    alone.refresh_from_db()
+    assert AIVote.objects.get(example=alone).counted_as == "vote"
+    assert alone.validation_state == ValidationState.PENDING
