@@ -13,6 +13,7 @@ from django.views.decorators.http import require_POST
 from annotation import assist, generation
 from annotation.models import GenerationRun, RoundAssistant
 from console import ai_selectors
+from console.judge_views import judge_form_for
 from console.views import _page, owner_console
 from dynabench.errors import RuleError
 from tasks.loop import gate
@@ -57,7 +58,8 @@ def _ai_page(request, task, round, *, assistant_form=None, generate_form=None, s
                  assistant=current, assistant_form=assistant_form or AssistantForm(initial=initial, choices=choices),
                  generate_form=generate_form or GenerateForm(choices=generate_choices),
                  runs=GenerationRun.objects.filter(round=round).select_related("model"),
-                 assisted=ai_selectors.assist_comparison(round), generated=ai_selectors.generated_comparison(round))
+                 assisted=ai_selectors.assist_comparison(round), generated=ai_selectors.generated_comparison(round),
+                 judge_form=judge_form_for(round))
 
 
 @owner_console

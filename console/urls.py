@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from console import ai_views, audio_views, crowd_views, endpoint_views, image_views, transfer_views, views
+from console import ai_views, judge_views, audio_views, crowd_views, endpoint_views, image_views, transfer_views, views
 
 app_name = "console"
 urlpatterns = [
@@ -23,6 +23,7 @@ urlpatterns = [
     path("tasks/<slug:code>/console/rounds/<int:number>/ai/", ai_views.ai_page, name="ai_help"),
     path("tasks/<slug:code>/console/rounds/<int:number>/ai/assistant", ai_views.set_assistant, name="ai_assistant"),
     path("tasks/<slug:code>/console/rounds/<int:number>/ai/generate", ai_views.generate, name="ai_generate"),
+    path("tasks/<slug:code>/console/rounds/<int:number>/ai/judge", judge_views.set_judge, name="ai_judge"),
     path("tasks/<slug:code>/console/rounds/<int:number>/ai/runs/<int:run_id>", ai_views.run_progress, name="generation_run"),
     path("tasks/<slug:code>/console/uploads/", views.uploads_page, name="uploads"),
     path("tasks/<slug:code>/console/images/", image_views.images_page, name="images"),

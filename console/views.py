@@ -46,6 +46,7 @@ from leaderboard.selectors import board_standings
 from tasks.selectors import model_name_taken
 from validation import image_judgments, round_close, transfer_selectors
 from validation.forms import CloseRoundForm
+from validation.judge_selectors import judge_report
 
 def owner_console(view):
     """Log-in required; the task named by ``code`` must be owned by the user (or they are an
@@ -496,4 +497,5 @@ def dashboard(request, task, number=None):
     return _page(request, task, "dashboard.html", "dashboard", round=round, board=board, counts=counts,
                  per_hour_svg=per_hour_svg, vmer_svg=vmer_svg, rounds=task.rounds.order_by("-number"),
                  endpoint_use=round_usage(round), unsafe=unsafe, transfer=transfer, transfer_svg=transfer_svg,
-                 assisted=ai_selectors.assist_comparison(round), generated=ai_selectors.generated_comparison(round))
+                 assisted=ai_selectors.assist_comparison(round), generated=ai_selectors.generated_comparison(round),
+                 judge=judge_report(round))

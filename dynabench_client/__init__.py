@@ -235,6 +235,13 @@ class DynabenchClient(ChatMixin):
         """Return round ``round`` of ``task``: status, models in the loop, counts and vMER."""
         return self._request("GET", f"/tasks/{task}/rounds/{int(round)}")
 
+    def judge_agreement(self, round_id: int) -> dict:
+        """A round's AI validators measured against people (``GET /api/v1/rounds/{round_id}/judge``, the
+        task's owners only): per judge and per validator, ``vs_consensus`` and ``vs_gold`` with ``n``,
+        ``accuracy`` and ``kappa`` (``{"value", "low", "high"}``: 95 % bootstrap intervals), ``per_label``
+        and ``confusion``; each judge's ``disagreements`` with its reasons."""
+        return self._request("GET", f"/rounds/{int(round_id)}/judge")
+
     def datasets(self, task: str | None = None, round: int | None = None, access: str | None = None) -> list[dict]:
         params = {k: v for k, v in {"task": task, "round": round, "access": access}.items() if v is not None}
         return list(self._pages("/datasets", params))

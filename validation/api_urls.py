@@ -5,6 +5,7 @@ from django.urls import path
 from rest_framework.routers import DefaultRouter
 
 from validation import api_views
+from validation.judge_api_views import RoundJudgeView
 
 router = DefaultRouter(trailing_slash=False)
 router.include_root_view = False
@@ -17,5 +18,6 @@ router.register(
 )
 urlpatterns = [
     path("me", api_views.MeView.as_view(), name="api-me"),
+    path("rounds/<int:round_id>/judge", RoundJudgeView.as_view(), name="api-round-judge"),
     *router.urls,
 ]

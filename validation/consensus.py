@@ -5,10 +5,15 @@ change after a validation: the state comes from the validations that count
 (``Validation.counts``) under the task's ``ConsensusPolicy`` (``calculations.derive_state``: the
 latest owner decision decides outright, else the first label to reach ``needed`` votes, or early
 agreement), the round's and author's tallies move with it (``validation.tallies``), the lease is cleared once it is settled,
-and ``example_settled`` is sent when the transaction commits. Recording a verdict
+and ``example_settled`` is sent when the transaction commits. An AI validator's vote counts only
+as its ``AIVote.counted_as`` says (``validation/judge_policy.py``): ``vote`` adds one counted vote once a
+person has voted (an AI vote never settles an example alone), ``triage`` lowers the votes needed by one
+(never below one); the ``*_count`` columns count people's votes only. Recording a verdict
 (``validation.services``), a validator's standing changing (``validation.standing``), an owner's
 gold item and the vote importer all call it.
 """
+
+import dataclasses
 
 from django.db import transaction
 
@@ -16,6 +21,7 @@ from annotation.models import Example, ValidationState
 from tasks.signals import example_settled
 from validation import tallies
 from validation.calculations import ConsensusPolicy, derive_state, tally
+from validation.judge_models import AIVote
 from validation.models import Validation
 
 
@@ -30,7 +36,12 @@ def settle_example(example, *, release_lease_of=None) -> str:
     once the example is settled, or when it is held by ``release_lease_of`` (the validator who just judged it).
     """
     rows = list(Validation.objects.filter(example_id=example.pk, counts=True).order_by("id").values_list("label", "mode"))
-    state = derive_state(rows, ConsensusPolicy.from_config(example.round.task.config))
+    policy = ConsensusPolicy.from_config(example.round.task.config)
+    ai = AIVote.objects.filter(example_id=example.pk).exclude(counted_as=AIVote.CountedAs.NOT).values_list("label", "counted_as")
+    ai_rows = [(label, Validation.Mode.USER) for label, how in ai if how == AIVote.CountedAs.VOTE and rows]
+    if any(how == AIVote.CountedAs.TRIAGE for _, how in ai):
+        policy = dataclasses.replace(policy, needed=max(1, policy.needed - 1))
+    state = derive_state(rows + ai_rows, policy)
     fields = {**tally(label for label, _ in rows), "validation_state": state}
     if state != ValidationState.PENDING or (release_lease_of is not None and example.leased_to_id == release_lease_of.pk):
         fields.update(leased_to=None, leased_until=None)

@@ -45,6 +45,8 @@ FIELDS = [
     ("validation_state", "sc:Text", "Where validation stands (e.g. verified_correct)."),
     ("created_at", "sc:Date", "When it was written (ISO 8601 in the file)."),
     ("time_spent", "sc:Float", "Seconds the annotator spent on it."),
+    ("ai_vote_counted", "sc:Boolean", "Whether an AI validator's vote counted toward its consensus (the round's judge "
+     "policy); the AI votes themselves, with their reasons, are the list column ai_votes, apart from the validations."),
 ]
 
 #: The export's object columns: each scalar inside them (found in the export's lines) is a field.

@@ -29,3 +29,5 @@ class ValidationErrorCode(StrEnum):
     SMALL_SPLIT = "small_split"
     BAD_NEXT_LOOP = "bad_next_loop"
     IMPORT_FORMAT = "import_format"
+    NOT_A_JUDGE = "not_a_judge"
+    BAD_JUDGE_POLICY = "bad_judge_policy"

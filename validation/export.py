@@ -11,12 +11,13 @@ import json
 from collections.abc import Iterator
 
 from django.db import connection
-from django.db.models import QuerySet
+from django.db.models import Prefetch, QuerySet
 
 from annotation.models import Example, TransferRate, ValidationState
-from tasks.models import Context, Round, Task
+from tasks.models import Context, MLModel, Round, Task
 from validation import own_answers
 from validation.calculations import anonymise
+from validation.judge_models import AIVote
 from validation.models import Validation
 from validation.selectors import final_target
 from validation.transfer_selectors import transfer_of
@@ -29,8 +30,12 @@ def export_rows(examples: QuerySet):
     Shape: ``{"id", "task", "round", "context": {"uid", "data", "tag"}, "annotator", "input",
     "target", "model_output", "model_wrong", "origin", "suggestion_distance", "metadata", "tag", "retracted", "flagged",
     "split", "validation_state", "final_target", "transfer", "created_at", "time_spent", "validations":
-    [{"validator", "label", "mode", "counts", "gold_check", "metadata", "created_at"}]}``
-    (``counts``: the vote counted toward consensus; ``gold_check``: an answer to a gold item); ``final_target`` is the
+    [{"validator", "label", "mode", "counts", "gold_check", "metadata", "created_at"}], "ai_vote_counted",
+    "ai_votes": [{"model", "label", "parsed", "reason", "confidence", "counted_as", "arm", "settings_checksum",
+    "created_at"}]}`` (``counts``: the vote counted toward consensus; ``gold_check``: an answer to a gold item;
+    ``ai_votes``: AI validators' votes, a column group of their own, never among ``validations``;
+    ``ai_vote_counted``: whether one of them counted toward this example's consensus,
+    ``validation/judge_policy.py``); ``final_target`` is the
     final label of a validated example (``final_target``), on a kind that keeps validators' own answers (VQA)
     with every counted validator's answer after it up to the kind's ``answers_wanted``
     (``validation.own_answers``, as the round's datasets keep them), null for the others; ``transfer`` is a
@@ -40,7 +45,7 @@ def export_rows(examples: QuerySet):
     """
     examples = (
         examples.select_related("round__task", "context", "transfer")
-        .prefetch_related("validations")
+        .prefetch_related("validations", Prefetch("ai_votes", queryset=AIVote.objects.select_related("model")))
         .order_by("round_id", "pk")
     )
     for e in examples.iterator(chunk_size=500):
@@ -83,6 +88,21 @@ def export_rows(examples: QuerySet):
                     "created_at": v.created_at.isoformat(),
                 }
                 for v in validations
+            ],
+            "ai_vote_counted": any(a.counted_as for a in e.ai_votes.all()),
+            "ai_votes": [
+                {
+                    "model": a.model.name,
+                    "label": a.label,
+                    "parsed": a.parsed,
+                    "reason": a.reason,
+                    "confidence": a.confidence,
+                    "counted_as": a.counted_as,
+                    "arm": a.arm,
+                    "settings_checksum": a.settings_checksum,
+                    "created_at": a.created_at.isoformat(),
+                }
+                for a in sorted(e.ai_votes.all(), key=lambda a: a.pk)
             ],
         }
 
@@ -196,6 +216,7 @@ def _export_sql() -> str:
     round_t, task_t = q(Round._meta.db_table), q(Task._meta.db_table)
     context_t = q(Context._meta.db_table)
     transfer_t = q(TransferRate._meta.db_table)
+    ai_vote, model_t = q(AIVote._meta.db_table), q(MLModel._meta.db_table)
     return f"""
         WITH v AS (
             SELECT vv.example_id,
@@ -211,6 +232,17 @@ def _export_sql() -> str:
             WHERE ee.id > %(after)s AND ee.id <= %(last)s AND ee.round_id = ANY(%(rounds)s)
               AND vv.example_id > %(after)s AND vv.example_id <= %(last)s
             GROUP BY vv.example_id
+        ), ai AS (
+            SELECT av.example_id,
+                   json_agg(json_build_object(
+                       'model', mm.name, 'label', av.label, 'parsed', av.parsed, 'reason', av.reason,
+                       'confidence', av.confidence, 'counted_as', av.counted_as, 'arm', av.arm,
+                       'settings_checksum', av.settings_checksum, 'created_at', {_iso("av.created_at")}) ORDER BY av.id) AS rows,
+                   bool_or(av.counted_as <> '') AS counted
+            FROM {ai_vote} av
+            JOIN {model_t} mm ON mm.id = av.model_id
+            WHERE av.example_id > %(after)s AND av.example_id <= %(last)s
+            GROUP BY av.example_id
         )
         SELECT json_build_object(
             'id', e.id, 'task', t.code, 'round', r.number,
@@ -231,13 +263,16 @@ def _export_sql() -> str:
                 json_build_object('rate', tr.fooled::float8 / tr.tried, 'fooled', tr.fooled, 'tried', tr.tried)
             END,
             'created_at', {_iso("e.created_at")}, 'time_spent', e.time_spent,
-            'validations', COALESCE(v.rows, '[]'::json)
+            'validations', COALESCE(v.rows, '[]'::json),
+            'ai_vote_counted', COALESCE(ai.counted, false),
+            'ai_votes', COALESCE(ai.rows, '[]'::json)
         )::text
         FROM {example} e
         JOIN {round_t} r ON r.id = e.round_id
         JOIN {task_t} t ON t.id = r.task_id
         JOIN {context_t} c ON c.id = e.context_id
         LEFT JOIN v ON v.example_id = e.id
+        LEFT JOIN ai ON ai.example_id = e.id
         LEFT JOIN {transfer_t} tr ON tr.example_id = e.id
         CROSS JOIN LATERAL (SELECT
             CASE WHEN v.owner ? 'corrected_label' THEN jsonb_build_object('label', v.owner -> 'corrected_label')

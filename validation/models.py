@@ -193,3 +193,6 @@ class RoundPay(models.Model):
 
     def __str__(self):
         return f"pay of {self.round}"
+
+
+from validation.judge_models import AIVote, RoundJudge  # noqa: E402,F401  (models of their own module)

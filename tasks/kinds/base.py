@@ -11,6 +11,7 @@ import numpy as np
 
 from dynabench.errors import RuleError
 from tasks.kinds.assist import AssistantPrompts
+from tasks.kinds.judge import JudgePrompts
 
 
 class TargetError(ValueError):
@@ -87,7 +88,7 @@ class ItemScores:
         return self._metrics(rows)
 
 
-class TaskKindSpec(AssistantPrompts):
+class TaskKindSpec(AssistantPrompts, JudgePrompts):
     """Base class of a task kind. Subclasses set the class attributes and implement the methods.
 
     Methods take the task's ``config`` (a dict, ``Task.config``) rather than the ``Task``, so

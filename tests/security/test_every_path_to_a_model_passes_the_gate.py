@@ -2,8 +2,8 @@
 called for a purpose only with their consent to it, whoever acts; the calls that are made are recorded
 with their purpose; and nothing reaches an endpoint outside the gate.
 
-The table: each path (the loop's answer, a chat turn's model, Suggest, generation, transfer,
-evaluation, *Test connection*) x each acting role x consented or not -> whether the call reaches the
+The table: each path (the loop's answer, a chat turn's model, Suggest, generation, transfer, the AI
+validator's vote, evaluation, *Test connection*) x each acting role x consented or not -> whether the call reaches the
 real local endpoint (its recorded requests) and the audit row it leaves."""
 
 import asyncio
@@ -54,10 +54,26 @@ def _by_path(path, model, user, client):
         if gate.CONSENT_MISSING in answer.content.decode() or "Only the submitter" in answer.content.decode():
             raise RuleError(gate.CONSENT_MISSING, f"{model.name}: refused at the gate")
         return answer
+    if path == "judge":  # the AI validator's job (the platform's, for no one) votes on a new example
+        return _judge_once(model, user)
     purpose = {"loop": Purpose.LOOP, "assist": Purpose.ASSIST, "generate": Purpose.GENERATE,
                "transfer": Purpose.TRANSFER, "evaluation": Purpose.EVALUATION}[path]
     with gate.admit(model, purpose, user=user, round=round):
         return get_predictor(model).predict([{"text": f"{path} by {getattr(user, 'username', '')}"}])
+
+
+def _judge_once(model, user):
+    from validation.judge import judge_examples
+    from validation.judge_models import RoundJudge
+    from validation.tests.conftest import make_example
+
+    round = model.task.current_round()
+    RoundJudge.objects.update_or_create(round=round, defaults={"model": model})
+    example = make_example(model.task, user, text=f"judge by {user.username}")
+    summary = judge_examples(round.pk, [example.pk])
+    if "stopped" in summary:
+        raise RuleError(gate.CONSENT_MISSING, summary)
+    return summary
 
 
 def _expected(path, role, consented) -> bool:
@@ -69,7 +85,7 @@ def _expected(path, role, consented) -> bool:
 
 
 @pytest.mark.parametrize("consented", [False, True])
-@pytest.mark.parametrize("path", ["loop", "assist", "generate", "transfer", "evaluation", "test"])
+@pytest.mark.parametrize("path", ["loop", "assist", "generate", "transfer", "judge", "evaluation", "test"])
 def test_a_researchers_endpoint_is_called_only_with_their_consent(path, consented, people, researchers_endpoint, endpoint_server,
                                                                   client):
     _consent(researchers_endpoint, gate.CONSENTABLE if consented else [])

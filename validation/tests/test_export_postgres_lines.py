@@ -8,6 +8,8 @@ from django.db import connection
 
 from annotation.models import Example
 from annotation.services import retract_example
+from tasks.models import MLModel
+from validation.judge_models import AIVote
 from validation.models import Validation
 from validation.export import _postgres_lines, export_rows
 from validation.services import record_validation
@@ -37,6 +39,10 @@ def test_sql_lines_equal_the_python_rows(sentiment_task, qa_task, annotator, own
     Validation.objects.filter(example=plain).update(created_at=datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc))
     Example.objects.filter(pk=pending.pk).update(created_at=datetime(2026, 1, 2, 3, 4, 5, 120000, tzinfo=timezone.utc))
     ids = [plain.pk, corrected.pk, pending.pk, retracted.pk, answer.pk]
+    judge = MLModel.objects.create(task=sentiment_task, name="judge \"ai\"", kind=MLModel.Kind.ENDPOINT)
+    AIVote.objects.create(example=plain, round=plain.round, model=judge, label="correct", reason="fits 😀", confidence=0.9,
+                          counted_as="vote", arm="policy", settings_checksum="c" * 64)
+    AIVote.objects.create(example=pending, round=pending.round, model=judge, parsed=False, reason="no JSON", raw="??")
 
     rounds = sorted({sentiment_task.current_round().pk, qa_task.current_round().pk})
     lines = _postgres_lines(rounds, 0, max(ids)).decode("utf-8").splitlines()
@@ -44,4 +50,6 @@ def test_sql_lines_equal_the_python_rows(sentiment_task, qa_task, annotator, own
     expected = sorted(export_rows(Example.objects.filter(pk__in=ids)), key=lambda row: row["id"])
     assert [json.loads(line) for line in lines] == expected
     assert [row["final_target"] for row in expected[1:2]] == [{"label": "negative"}]
+    assert [row["ai_vote_counted"] for row in expected] == [True, False, False, False, False]
+    assert [len(row["ai_votes"]) for row in expected] == [1, 0, 1, 0, 0]
     assert expected[4]["final_target"] == {"answers": [{"text": word, "answer_start": passage.find(word)}]}
