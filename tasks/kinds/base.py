@@ -172,6 +172,21 @@ class TaskKindSpec(AssistantPrompts):
         record = record or {}
         return {name: record.get(name, "") for name in config["model_inputs"]}
 
+    def release_columns(self, config: dict) -> list[dict]:
+        """The columns this kind's dataset releases carry after ``uid``, ``round``, ``split`` and ``tag``
+        (``releases/``: JSONL and Parquet), one ``{"name", "source", "key", "type"}`` per column: ``source``
+        is the ``DatasetItem`` field read (``input`` or ``target``), ``key`` the key in it, ``type`` one of
+        ``string`` (text), ``label`` (one of ``"names"``, a Hugging Face ``ClassLabel``: its index in
+        Parquet, its name in JSONL) or ``json`` (any value, as JSON text). Default: each model input as
+        text, then the target's ``target_field`` as JSON text."""
+        columns = [{"name": name, "source": "input", "key": name, "type": "string"} for name in config.get("model_inputs", [])]
+        key = self.target_field or "target"
+        return [*columns, {"name": key if key not in config.get("model_inputs", []) else f"target_{key}",
+                           "source": "target", "key": key, "type": "json"}]
+
+    release_task_category: str = ""
+    """The Hugging Face hub's ``task_categories`` value a release's dataset card gives (``releases/card.py``); empty: none."""
+
     perturbations: str = "text"
     """How the leaderboard measures robustness and fairness (``leaderboard/scoring.py``): ``text`` perturbations of ``perturbable_fields``, or ``audio`` (noise, speed; speaker groups)."""
 

@@ -1,0 +1,153 @@
+"""Writing a release's data files: for each round and split, one JSON Lines file and one Parquet
+file with the schema the task's kind declares (``TaskKindSpec.release_columns``), stored through
+Django's default storage and never written again.
+
+Columns: ``uid`` (string), ``round`` (int32), ``split`` (string), ``tag`` (string), then the kind's
+columns: ``string`` as string, ``label`` as a Hugging Face ``ClassLabel`` (int64 index into the
+task's labels in Parquet, the label's name in JSONL; -1 / null for an item without one), ``json``
+as JSON text. The Parquet schema carries the Hugging Face ``datasets`` features under the
+``huggingface`` metadata key, so ``datasets.load_dataset("parquet", ...)`` gives ``ClassLabel``
+names without a loading script.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+from django.core.files import File
+from django.core.files.storage import default_storage
+
+from releases.selectors import Group, group_rows
+
+#: Rows per Parquet row group (and per batch held in memory while writing).
+BATCH_ROWS = 50_000
+FIXED = [("uid", pa.string(), {"dtype": "string", "_type": "Value"}),
+         ("round", pa.int32(), {"dtype": "int32", "_type": "Value"}),
+         ("split", pa.string(), {"dtype": "string", "_type": "Value"}),
+         ("tag", pa.string(), {"dtype": "string", "_type": "Value"})]
+
+
+class StoredFileExists(RuntimeError):
+    """A release file's name is already taken in storage: release files are never overwritten."""
+
+
+def features(columns: list[dict]) -> dict:
+    """The Hugging Face ``datasets`` features (``Features.to_dict()`` shape) of a release's files."""
+    out = {name: feature for name, _, feature in FIXED}
+    for column in columns:
+        if column["type"] == "label":
+            out[column["name"]] = {"names": list(column["names"]), "_type": "ClassLabel"}
+        else:
+            out[column["name"]] = {"dtype": "string", "_type": "Value"}
+    return out
+
+
+def arrow_schema(columns: list[dict]) -> pa.Schema:
+    """The Parquet schema of a release's files, with ``features`` as ``huggingface`` metadata."""
+    fields = [pa.field(name, kind) for name, kind, _ in FIXED]
+    fields += [pa.field(c["name"], pa.int64() if c["type"] == "label" else pa.string()) for c in columns]
+    metadata = {"huggingface": json.dumps({"info": {"features": features(columns)}})}
+    return pa.schema(fields, metadata=metadata)
+
+
+def _cells(columns: list[dict]) -> list[Callable]:
+    """Per column: raw database value → (JSONL value, Parquet value)."""
+    def text(value):
+        return value, value
+
+    def json_text(value):
+        encoded = None if value is None else json.dumps(value, ensure_ascii=False, sort_keys=True)
+        return encoded, encoded
+
+    def label_of(names):
+        index = {name: i for i, name in enumerate(names)}
+        return lambda value: (value, index.get(value, -1))
+
+    return [label_of(c["names"]) if c["type"] == "label" else json_text if c["type"] == "json" else text for c in columns]
+
+
+def write_group(group: Group, columns: list[dict], *, directory: Path,
+                index: dict | None, on_rows: Callable[[int], None]) -> list[dict]:
+    """Write ``group``'s rows to ``<directory>/<stem>.jsonl`` and ``.parquet`` (local files) and
+    return their manifest entries ``{"name", "path", "rows", "round", "split", "format", "size",
+    "sha256"}``. Adds each row's ``(round, split, uid) → target`` to ``index`` when given (the
+    changelog's input); calls ``on_rows(n)`` after each batch of ``n`` rows."""
+    cells = _cells(columns)
+    schema = arrow_schema(columns)
+    target_at = [i for i, c in enumerate(columns) if c["source"] == "target"]
+    jsonl_path = directory / f"{group.stem}.jsonl"
+    parquet_path = directory / f"{group.stem}.parquet"
+    jsonl_path.parent.mkdir(parents=True, exist_ok=True)
+    names = [c["name"] for c in columns]
+    rows = 0
+    with open(jsonl_path, "wb") as jsonl, pq.ParquetWriter(parquet_path, schema, compression="zstd") as parquet:
+        for batch in _batches(group_rows(group, columns), BATCH_ROWS):
+            arrays: list[list] = [[] for _ in range(4 + len(columns))]
+            lines = []
+            for uid, tag, *values in batch:
+                record = {"uid": uid, "round": group.round, "split": group.split, "tag": tag or ""}
+                arrays[0].append(uid)
+                arrays[3].append(tag or "")
+                for i, (cell, value) in enumerate(zip(cells, values)):
+                    record[names[i]], stored = cell(value)
+                    arrays[4 + i].append(stored)
+                if index is not None:
+                    index[(group.round, group.split, uid)] = tuple(record[names[i]] for i in target_at)
+                lines.append(json.dumps(record, ensure_ascii=False))
+            n = len(batch)
+            arrays[1] = [group.round] * n
+            arrays[2] = [group.split] * n
+            parquet.write_batch(pa.record_batch([pa.array(a, type=f.type) for a, f in zip(arrays, schema)], schema=schema),
+                                row_group_size=BATCH_ROWS)
+            jsonl.write(("\n".join(lines) + "\n").encode("utf-8"))
+            rows += n
+            on_rows(n)
+    base = {"rows": rows, "round": group.round, "split": group.split}
+    return [{**base, "name": f"{group.stem}.jsonl", "path": str(jsonl_path), "format": "jsonl"},
+            {**base, "name": f"{group.stem}.parquet", "path": str(parquet_path), "format": "parquet"}]
+
+
+def _batches(rows: Iterator[tuple], size: int) -> Iterator[list[tuple]]:
+    batch = []
+    for row in rows:
+        batch.append(row)
+        if len(batch) >= size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def file_digest(path: Path | str) -> tuple[int, str]:
+    """``(size in bytes, sha256 hex)`` of a local file, read in 1 MiB blocks."""
+    digest, size = hashlib.sha256(), 0
+    with open(path, "rb") as handle:
+        while block := handle.read(1 << 20):
+            digest.update(block)
+            size += len(block)
+    return size, digest.hexdigest()
+
+
+def store(local: Path | str, name: str) -> str:
+    """Save the local file ``local`` as ``name`` in the default storage and return ``name``. Raises
+    ``StoredFileExists`` when ``name`` is taken (a release's files are written once)."""
+    if default_storage.exists(name):
+        raise StoredFileExists(name)
+    with open(local, "rb") as handle:
+        saved = default_storage.save(name, File(handle, name=os.path.basename(name)))
+    if saved != name:  # the storage picked another name: someone wrote ``name`` meanwhile
+        default_storage.delete(saved)
+        raise StoredFileExists(name)
+    return saved
+
+
+def scratch() -> tempfile.TemporaryDirectory:
+    """A local folder for building one release's files before they are stored."""
+    return tempfile.TemporaryDirectory(prefix="release-")
