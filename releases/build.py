@@ -12,7 +12,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from releases import files as release_files
-from releases.calculations import changes_between, content_digest, next_version
+from releases.calculations import changes_between, content_digest, first_changelog, next_version
 from releases.card import render_card
 from releases.citation import bibtex, citation_cff
 from releases.croissant import release_croissant
@@ -28,7 +28,7 @@ def build(release_id: int) -> Release:
     2. take the datasets (public ones for the release, hidden ones for the owner-only artefact);
     3. write one JSONL and one Parquet file per round and split (``releases.files``), indexing each
        example's target; progress on the row after each batch;
-    4. compare with the previous published release: changelog and version (nothing changed: failed);
+    4. compare with the previous published release: changelog and version (the first: 1.0.0; nothing changed: failed);
     5. write the card (README.md), Croissant, CITATION.cff, BibTeX and manifest.json;
     6. write the hidden sets, labels included, under the owner-only prefix;
     7. store everything and publish.
@@ -64,21 +64,26 @@ def _build(release: Release, folder: Path, stored: list[str]) -> None:
         Release.objects.filter(pk=release.pk).update(progress=min(done / total, 0.99))
 
     previous = latest_published(task)
-    index: dict = {}
+    index: dict | None = {} if previous else None  # a first release needs no comparison
     data = []
     for group in groups_of(public):
         data += release_files.write_group(group, columns, directory=folder / "public", index=index, on_rows=on_rows)
     for entry in data:
         entry["size"], entry["sha256"] = release_files.file_digest(entry["path"])
 
-    changes = changes_between(_index_of(previous, columns) if previous else None, index)
-    text_changed = previous is not None and (previous.card_text != release.card_text or previous.license != release.license)
-    try:
-        version = next_version(previous.version if previous else None, changes, text_changed=text_changed)
-    except ValueError:
-        raise ValueError(f"Nothing changed since {previous.version}: no new release is needed.") from None
+    if previous is None:
+        version = "1.0.0"
+        changelog = first_changelog(examples=sum(e["rows"] for e in data if e["format"] == "jsonl"),
+                                    rounds=[e["round"] for e in data])
+    else:
+        changes = changes_between(_index_of(previous, columns), index)
+        text_changed = previous.card_text != release.card_text or previous.license != release.license
+        try:
+            version = next_version(previous.version, changes, text_changed=text_changed)
+        except ValueError:
+            raise ValueError(f"Nothing changed since {previous.version}: no new release is needed.") from None
+        changelog = changes.as_changelog(previous.version)
     release.version = version
-    changelog = changes.as_changelog(previous.version if previous else None)
     sha256 = content_digest(data)
     published = timezone.now()
     url = reverse("releases:release", args=[task.code, version])

@@ -33,6 +33,12 @@ class Changes:
                 "removed": part(self.removed), "relabelled": part(self.relabelled)}
 
 
+def first_changelog(*, examples: int, rounds: list[int]) -> dict:
+    """The changelog of a task's first release (every example added, uids not listed: all of them are new)."""
+    return {"previous": None, "new_rounds": sorted(rounds), "added": {"count": examples, "uids": []},
+            "removed": {"count": 0, "uids": []}, "relabelled": {"count": 0, "uids": []}}
+
+
 def changes_between(old: dict[tuple, object] | None, new: dict[tuple, object]) -> Changes:
     """Return the ``Changes`` from ``old`` to ``new``: each a ``{(round, split, uid): target
     fingerprint}`` index of a release's examples (``old`` None: no previous release, everything is

@@ -48,14 +48,15 @@ def groups_of(datasets: list[Dataset]) -> list[Group]:
 
 
 def group_rows(group: Group, columns: list[dict], *, chunk: int = 10_000) -> Iterator[tuple]:
-    """Yield ``(uid, tag, value per column)`` of each item of ``group``'s datasets, in dataset and
-    item order. ``columns``: the kind's ``release_columns``; a ``string`` or ``label`` column is read
+    """Yield ``(uid, tag, value per column)`` of each item of ``group``'s datasets, by dataset id then
+    uid (the order of the unique index on ``(dataset, uid)``: no sort on the database, and the same
+    order whatever order the items were written in). ``columns``: the kind's ``release_columns``; a ``string`` or ``label`` column is read
     as text by the database (``KT``), a ``json`` column as its JSON value (None when absent)."""
     names = {}
     for i, column in enumerate(columns):
         path = f"{column['source']}__{column['key']}"
         names[f"c{i}"] = KT(path) if column["type"] in ("string", "label") else F(path)
-    items = (DatasetItem.objects.filter(dataset_id__in=group.dataset_ids).order_by("dataset_id", "pk")
+    items = (DatasetItem.objects.filter(dataset_id__in=group.dataset_ids).order_by("dataset_id", "uid")
              .annotate(**names).values_list("uid", "tag", *names))
     yield from items.iterator(chunk_size=chunk)
 
