@@ -68,8 +68,6 @@ def _build(release: Release, folder: Path, stored: list[str]) -> None:
     data = []
     for group in groups_of(public):
         data += release_files.write_group(group, columns, directory=folder / "public", index=index, on_rows=on_rows)
-    for entry in data:
-        entry["size"], entry["sha256"] = release_files.file_digest(entry["path"])
 
     if previous is None:
         version = "1.0.0"
@@ -116,8 +114,6 @@ def _build(release: Release, folder: Path, stored: list[str]) -> None:
     for group in groups_of(hidden):
         hidden_files += [e for e in release_files.write_group(group, columns, directory=folder / "hidden", index=None, on_rows=on_rows)
                          if e["format"] == "jsonl"]
-    for entry in hidden_files:
-        entry["size"], entry["sha256"] = release_files.file_digest(entry["path"])
 
     for entry in data:
         stored.append(release_files.store(entry.pop("path"), release.storage_prefix + entry["name"]))

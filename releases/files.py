@@ -73,7 +73,8 @@ def _column_values(column: dict, raw: tuple) -> tuple[list, list]:
 def write_group(group: Group, columns: list[dict], *, directory: Path,
                 index: dict | None, on_rows: Callable[[int], None]) -> list[dict]:
     """Write ``group``'s rows to ``<directory>/<stem>.jsonl`` and ``.parquet`` (local files) and
-    return their manifest entries ``{"name", "path", "rows", "round", "split", "format"}``. Adds each
+    return their manifest entries ``{"name", "path", "rows", "round", "split", "format", "size", "sha256"}``
+    (the JSONL's digest taken as it is written). Adds each
     row's ``(round, split, uid) → target values`` to ``index`` when given (the changelog's input);
     calls ``on_rows(n)`` after each batch of ``n`` rows. Works a batch of ``BATCH_ROWS`` at a time,
     column by column (JSONL lines by orjson: compact, UTF-8, keys in column order)."""
@@ -83,7 +84,8 @@ def write_group(group: Group, columns: list[dict], *, directory: Path,
     jsonl_path = directory / f"{group.stem}.jsonl"
     parquet_path = directory / f"{group.stem}.parquet"
     jsonl_path.parent.mkdir(parents=True, exist_ok=True)
-    rows = 0
+    rows = size = 0
+    digest = hashlib.sha256()
     with open(jsonl_path, "wb") as jsonl, pq.ParquetWriter(parquet_path, schema, compression="zstd") as parquet:
         for batch in _batches(group_rows(group, columns), BATCH_ROWS):
             n = len(batch)
@@ -95,14 +97,20 @@ def write_group(group: Group, columns: list[dict], *, directory: Path,
             parquet.write_batch(pa.record_batch([pa.array(a, type=f.type) for a, f in zip(arrays, schema)], schema=schema),
                                 row_group_size=BATCH_ROWS)
             lines = zip(uids, rounds, splits, tags, *(v[0] for v in values))
-            jsonl.write(b"".join(orjson.dumps(dict(zip(keys, line)), option=orjson.OPT_APPEND_NEWLINE) for line in lines))
+            block = b"".join(orjson.dumps(dict(zip(keys, line)), option=orjson.OPT_APPEND_NEWLINE) for line in lines)
+            jsonl.write(block)
+            digest.update(block)
+            size += len(block)
             if index is not None:
                 index.update(zip(zip(rounds, splits, uids), zip(*(values[i][0] for i in targets)) if targets else repeat(())))
             rows += n
             on_rows(n)
     base = {"rows": rows, "round": group.round, "split": group.split}
-    return [{**base, "name": f"{group.stem}.jsonl", "path": str(jsonl_path), "format": "jsonl"},
-            {**base, "name": f"{group.stem}.parquet", "path": str(parquet_path), "format": "parquet"}]
+    parquet_size, parquet_sha256 = file_digest(parquet_path)
+    return [{**base, "name": f"{group.stem}.jsonl", "path": str(jsonl_path), "format": "jsonl", "size": size,
+             "sha256": digest.hexdigest()},
+            {**base, "name": f"{group.stem}.parquet", "path": str(parquet_path), "format": "parquet", "size": parquet_size,
+             "sha256": parquet_sha256}]
 
 
 def _batches(rows: Iterator[tuple], size: int) -> Iterator[list[tuple]]:
@@ -126,13 +134,21 @@ def file_digest(path: Path | str) -> tuple[int, str]:
     return size, digest.hexdigest()
 
 
+class _LocalFile(File):
+    """A built file that the file-system storage may move into place instead of copying (Django's
+    ``FileSystemStorage`` moves a file that has a ``temporary_file_path``; other storages stream it)."""
+
+    def temporary_file_path(self) -> str:
+        return self.file.name
+
+
 def store(local: Path | str, name: str) -> str:
     """Save the local file ``local`` as ``name`` in the default storage and return ``name``. Raises
     ``StoredFileExists`` when ``name`` is taken (a release's files are written once)."""
     if default_storage.exists(name):
         raise StoredFileExists(name)
     with open(local, "rb") as handle:
-        saved = default_storage.save(name, File(handle, name=os.path.basename(name)))
+        saved = default_storage.save(name, _LocalFile(handle, name=os.path.basename(name)))
     if saved != name:  # the storage picked another name: someone wrote ``name`` meanwhile
         default_storage.delete(saved)
         raise StoredFileExists(name)

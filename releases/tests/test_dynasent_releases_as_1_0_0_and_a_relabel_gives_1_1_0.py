@@ -9,7 +9,7 @@ from django.core.files.storage import default_storage
 from releases.build import build
 from releases.models import Release
 from releases.services import request_release
-from tasks.models import DatasetItem
+from tasks.models import Dataset, DatasetItem, Round
 
 
 def _release(task, owner) -> Release:
@@ -61,3 +61,16 @@ def test_nothing_changed_is_refused_and_the_failed_build_stores_nothing(dynasent
     assert again.version == ""
     _, stored = default_storage.listdir(again.storage_prefix + "data") if default_storage.exists(again.storage_prefix + "data") else ([], [])
     assert stored == []
+
+
+def test_a_third_closed_round_gives_2_0_0(dynasent_task, owner):
+    _release(dynasent_task, owner)
+    round_three = Round.objects.create(task=dynasent_task, number=3, status=Round.Status.CLOSED)
+    dataset = Dataset.objects.create(task=dynasent_task, round=round_three, name="r3-dev", split="dev", access="standard",
+                                     label_visibility="public")
+    DatasetItem.objects.create(dataset=dataset, uid="r3-1", input={"text": "Lovely."}, target={"label": "positive"})
+
+    third = _release(dynasent_task, owner)
+
+    assert third.version == "2.0.0" and third.changelog["new_rounds"] == [3]
+    assert third.changelog["added"] == {"count": 1, "uids": ["r3-1"]}
