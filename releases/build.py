@@ -16,6 +16,7 @@ from releases.calculations import changes_between, content_digest, first_changel
 from releases.card import render_card
 from releases.citation import bibtex, citation_cff
 from releases.croissant import release_croissant
+from releases.media import release_media
 from releases.models import Release
 from releases.selectors import groups_of, item_count, latest_published, release_datasets
 from releases.stats import release_stats
@@ -29,9 +30,9 @@ def build(release_id: int) -> Release:
     3. write one JSONL and one Parquet file per round and split (``releases.files``), indexing each
        example's target; progress on the row after each batch;
     4. compare with the previous published release: changelog and version (the first: 1.0.0; nothing changed: failed);
-    5. write the card (README.md), Croissant, CITATION.cff, BibTeX and manifest.json;
+    5. write the card (README.md), Croissant, CITATION.cff and BibTeX;
     6. write the hidden sets, labels included, under the owner-only prefix;
-    7. store everything and publish.
+    7. store everything, the media files the items name once each, and publish.
     """
     if Release.objects.filter(pk=release_id, status=Release.Status.QUEUED).update(status=Release.Status.BUILDING) != 1:
         return Release.objects.get(pk=release_id)
@@ -66,8 +67,9 @@ def _build(release: Release, folder: Path, stored: list[str]) -> None:
     previous = latest_published(task)
     index: dict | None = {} if previous else None  # a first release needs no comparison
     data = []
+    media = release_media(task, public, columns)
     for group in groups_of(public):
-        data += release_files.write_group(group, columns, directory=folder / "public", index=index, on_rows=on_rows)
+        data += release_files.write_group(group, columns, directory=folder / "public", index=index, on_rows=on_rows, media=media)
 
     if previous is None:
         version = "1.0.0"
@@ -117,6 +119,11 @@ def _build(release: Release, folder: Path, stored: list[str]) -> None:
 
     for entry in data:
         stored.append(release_files.store(entry.pop("path"), release.storage_prefix + entry["name"]))
+    for source, path, ext in media.files:  # each once, straight from storage to storage
+        with default_storage.open(source, "rb") as handle:
+            size, digest = release_files.stream_digest(handle)
+        stored.append(release_files.copy_stored(source, release.storage_prefix + path))
+        data.append({"name": path, "format": ext, "rows": None, "round": None, "split": None, "size": size, "sha256": digest})
     for entry in hidden_files:
         stored.append(release_files.store(entry.pop("path"), release.hidden_prefix + entry["name"]))
     manifest = {"task": task.code, "version": version, "sha256": sha256, "files": data}

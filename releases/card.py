@@ -131,8 +131,10 @@ Consensus rule: {stats.get("consensus", {}).get("rule", "")} Annotators are name
 
 ## Distribution
 
-Licence: {license}. Every file is listed with its sha256 in `manifest.json`; the release's
-content digest (sha256 of the sorted `sha256sum` lines of its data files) is in the manifest.
+Licence: {license}. Every file (media files too) is listed with its size and sha256 on the
+release's page and by the API (`dynabench release download` saves that list as `manifest.json` and
+checks every file against it). The release's content digest is the sha256 of the sorted `sha256sum`
+lines of its data files.
 The files of a release never change: a new release gets a new version.
 
 ## Maintenance

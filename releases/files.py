@@ -59,8 +59,12 @@ def arrow_schema(columns: list[dict]) -> pa.Schema:
     return pa.schema(fields, metadata=metadata)
 
 
-def _column_values(column: dict, raw: tuple) -> tuple[list, list]:
-    """``(JSONL values, Parquet values)`` of one kind column over a batch of raw database values."""
+def _column_values(column: dict, raw: tuple, media_paths: dict[str, str] | None = None) -> tuple[list, list]:
+    """``(JSONL values, Parquet values)`` of one kind column over a batch of raw database values
+    (a media column: ``media_paths`` maps each sha256 to its file's path in the release)."""
+    if media_paths is not None:
+        paths = [media_paths.get(value, value) for value in raw]
+        return paths, paths
     if column["type"] == "label":
         index = {name: i for i, name in enumerate(column["names"])}
         return list(raw), [index.get(value, -1) for value in raw]
@@ -70,13 +74,14 @@ def _column_values(column: dict, raw: tuple) -> tuple[list, list]:
     return list(raw), list(raw)
 
 
-def write_group(group: Group, columns: list[dict], *, directory: Path,
-                index: dict | None, on_rows: Callable[[int], None]) -> list[dict]:
+def write_group(group: Group, columns: list[dict], *, directory: Path, index: dict | None,
+                on_rows: Callable[[int], None], media=None) -> list[dict]:
     """Write ``group``'s rows to ``<directory>/<stem>.jsonl`` and ``.parquet`` (local files) and
     return their manifest entries ``{"name", "path", "rows", "round", "split", "format", "size", "sha256"}``
     (the JSONL's digest taken as it is written). Adds each
     row's ``(round, split, uid) → target values`` to ``index`` when given (the changelog's input);
-    calls ``on_rows(n)`` after each batch of ``n`` rows. Works a batch of ``BATCH_ROWS`` at a time,
+    calls ``on_rows(n)`` after each batch of ``n`` rows; ``media`` (``releases.media.ReleaseMedia``):
+    its columns hold the media files' paths in the release instead of their sha256. Works a batch of ``BATCH_ROWS`` at a time,
     column by column (JSONL lines by orjson: compact, UTF-8, keys in column order)."""
     schema = arrow_schema(columns)
     keys = [name for name, _, _ in FIXED] + [c["name"] for c in columns]
@@ -92,7 +97,8 @@ def write_group(group: Group, columns: list[dict], *, directory: Path,
             uids, raw_tags, *raw = zip(*batch)
             tags = [t or "" for t in raw_tags]
             rounds, splits = [group.round] * n, [group.split] * n
-            values = [_column_values(column, r) for column, r in zip(columns, raw)]
+            values = [_column_values(column, r, media.paths if media and column["name"] in media.columns else None)
+                      for column, r in zip(columns, raw)]
             arrays = [list(uids), rounds, splits, tags, *(v[1] for v in values)]
             parquet.write_batch(pa.record_batch([pa.array(a, type=f.type) for a, f in zip(arrays, schema)], schema=schema),
                                 row_group_size=BATCH_ROWS)
@@ -124,14 +130,32 @@ def _batches(rows: Iterator[tuple], size: int) -> Iterator[list[tuple]]:
         yield batch
 
 
-def file_digest(path: Path | str) -> tuple[int, str]:
-    """``(size in bytes, sha256 hex)`` of a local file, read in 1 MiB blocks."""
+def stream_digest(handle) -> tuple[int, str]:
+    """``(size in bytes, sha256 hex)`` of what an open binary file has left, read in 1 MiB blocks."""
     digest, size = hashlib.sha256(), 0
-    with open(path, "rb") as handle:
-        while block := handle.read(1 << 20):
-            digest.update(block)
-            size += len(block)
+    while block := handle.read(1 << 20):
+        digest.update(block)
+        size += len(block)
     return size, digest.hexdigest()
+
+
+def file_digest(path: Path | str) -> tuple[int, str]:
+    """``(size in bytes, sha256 hex)`` of a local file."""
+    with open(path, "rb") as handle:
+        return stream_digest(handle)
+
+
+def copy_stored(source: str, name: str) -> str:
+    """Copy the stored file ``source`` to ``name`` in the default storage and return ``name``; raises
+    ``StoredFileExists`` when ``name`` is taken."""
+    if default_storage.exists(name):
+        raise StoredFileExists(name)
+    with default_storage.open(source, "rb") as handle:
+        saved = default_storage.save(name, File(handle, name=os.path.basename(name)))
+    if saved != name:
+        default_storage.delete(saved)
+        raise StoredFileExists(name)
+    return saved
 
 
 class _LocalFile(File):
