@@ -11,6 +11,7 @@ import numpy as np
 
 from dynabench.errors import RuleError
 from tasks.kinds.assist import AssistantPrompts
+from tasks.kinds.release import ReleaseSchema
 
 
 class TargetError(ValueError):
@@ -87,7 +88,7 @@ class ItemScores:
         return self._metrics(rows)
 
 
-class TaskKindSpec(AssistantPrompts):
+class TaskKindSpec(AssistantPrompts, ReleaseSchema):
     """Base class of a task kind. Subclasses set the class attributes and implement the methods.
 
     Methods take the task's ``config`` (a dict, ``Task.config``) rather than the ``Task``, so
@@ -144,8 +145,7 @@ class TaskKindSpec(AssistantPrompts):
         return 0
 
     def checked_item_fields(self, config: dict) -> list[str]:
-        """Fields of a dataset item's input that a predictions-file line may repeat and must then
-        match (a generation item's language pair); default none."""
+        """Fields of an item's input that a predictions-file line may repeat and must then match (a generation item's language pair)."""
         return []
 
     # --- config ---------------------------------------------------------------------------
@@ -171,21 +171,6 @@ class TaskKindSpec(AssistantPrompts):
         """Return ``{field: text}`` for each of ``config["model_inputs"]`` from an example's or an item's input."""
         record = record or {}
         return {name: record.get(name, "") for name in config["model_inputs"]}
-
-    def release_columns(self, config: dict) -> list[dict]:
-        """The columns this kind's dataset releases carry after ``uid``, ``round``, ``split`` and ``tag``
-        (``releases/``: JSONL and Parquet), one ``{"name", "source", "key", "type"}`` per column: ``source``
-        is the ``DatasetItem`` field read (``input`` or ``target``), ``key`` the key in it, ``type`` one of
-        ``string`` (text), ``label`` (one of ``"names"``, a Hugging Face ``ClassLabel``: its index in
-        Parquet, its name in JSONL) or ``json`` (any value, as JSON text). Default: each model input as
-        text, then the target's ``target_field`` as JSON text."""
-        columns = [{"name": name, "source": "input", "key": name, "type": "string"} for name in config.get("model_inputs", [])]
-        key = self.target_field or "target"
-        return [*columns, {"name": key if key not in config.get("model_inputs", []) else f"target_{key}",
-                           "source": "target", "key": key, "type": "json"}]
-
-    release_task_category: str = ""
-    """The Hugging Face hub's ``task_categories`` value a release's dataset card gives (``releases/card.py``); empty: none."""
 
     perturbations: str = "text"
     """How the leaderboard measures robustness and fairness (``leaderboard/scoring.py``): ``text`` perturbations of ``perturbable_fields``, or ``audio`` (noise, speed; speaker groups)."""
