@@ -40,31 +40,44 @@ class StoredFileExists(RuntimeError):
     """A release file's name is already taken in storage: release files are never overwritten."""
 
 
-def features(columns: list[dict]) -> dict:
-    """The Hugging Face ``datasets`` features (``Features.to_dict()`` shape) of a release's files."""
+MEDIA_TYPE = pa.struct([("bytes", pa.binary()), ("path", pa.string())])
+"""The Parquet type of a media column: Hugging Face ``datasets``' storage of ``Image`` and ``Audio``."""
+
+
+def features(columns: list[dict], media_columns: dict[str, str] | None = None) -> dict:
+    """The Hugging Face ``datasets`` features (``Features.to_dict()`` shape) of a release's files;
+    ``media_columns``: ``{column name: "Image" | "Audio"}``."""
     out = {name: feature for name, _, feature in FIXED}
     for column in columns:
-        if column["type"] == "label":
+        if column["name"] in (media_columns or {}):
+            out[column["name"]] = {"_type": media_columns[column["name"]]}
+        elif column["type"] == "label":
             out[column["name"]] = {"names": list(column["names"]), "_type": "ClassLabel"}
         else:
             out[column["name"]] = {"dtype": "string", "_type": "Value"}
     return out
 
 
-def arrow_schema(columns: list[dict]) -> pa.Schema:
+def arrow_schema(columns: list[dict], media_columns: dict[str, str] | None = None) -> pa.Schema:
     """The Parquet schema of a release's files, with ``features`` as ``huggingface`` metadata."""
-    fields = [pa.field(name, kind) for name, kind, _ in FIXED]
-    fields += [pa.field(c["name"], pa.int64() if c["type"] == "label" else pa.string()) for c in columns]
-    metadata = {"huggingface": json.dumps({"info": {"features": features(columns)}})}
+    def kind(column):
+        if column["name"] in (media_columns or {}):
+            return MEDIA_TYPE
+        return pa.int64() if column["type"] == "label" else pa.string()
+
+    fields = [pa.field(name, kind_) for name, kind_, _ in FIXED] + [pa.field(c["name"], kind(c)) for c in columns]
+    metadata = {"huggingface": json.dumps({"info": {"features": features(columns, media_columns)}})}
     return pa.schema(fields, metadata=metadata)
 
 
-def _column_values(column: dict, raw: tuple, media_paths: dict[str, str] | None = None) -> tuple[list, list]:
+def _column_values(column: dict, raw: tuple, media=None) -> tuple[list, list]:
     """``(JSONL values, Parquet values)`` of one kind column over a batch of raw database values
-    (a media column: ``media_paths`` maps each sha256 to its file's path in the release)."""
-    if media_paths is not None:
-        paths = [media_paths.get(value, value) for value in raw]
-        return paths, paths
+    (a media column, ``media`` given: its file's path in the release; in Parquet ``{"bytes", "path"}``,
+    each file read once per batch)."""
+    if media is not None:
+        paths = [media.paths.get(value, value) for value in raw]
+        content = {sha: media.read(sha) for sha in set(raw) if sha}
+        return paths, [{"bytes": content.get(sha), "path": path} for sha, path in zip(raw, paths)]
     if column["type"] == "label":
         index = {name: i for i, name in enumerate(column["names"])}
         return list(raw), [index.get(value, -1) for value in raw]
@@ -76,14 +89,14 @@ def _column_values(column: dict, raw: tuple, media_paths: dict[str, str] | None 
 
 def write_group(group: Group, columns: list[dict], *, directory: Path, index: dict | None,
                 on_rows: Callable[[int], None], media=None) -> list[dict]:
-    """Write ``group``'s rows to ``<directory>/<stem>.jsonl`` and ``.parquet`` (local files) and
-    return their manifest entries ``{"name", "path", "rows", "round", "split", "format", "size", "sha256"}``
-    (the JSONL's digest taken as it is written). Adds each
-    row's ``(round, split, uid) → target values`` to ``index`` when given (the changelog's input);
-    calls ``on_rows(n)`` after each batch of ``n`` rows; ``media`` (``releases.media.ReleaseMedia``):
-    its columns hold the media files' paths in the release instead of their sha256. Works a batch of ``BATCH_ROWS`` at a time,
-    column by column (JSONL lines by orjson: compact, UTF-8, keys in column order)."""
-    schema = arrow_schema(columns)
+    """Write ``group``'s rows to ``<directory>/<stem>.jsonl`` and ``.parquet`` (local files) and return
+    their manifest entries ``{"name", "path", "rows", "round", "split", "format", "size", "sha256"}`` (the
+    JSONL's digest taken as it is written). Adds each row's ``(round, split, uid) → target values`` to
+    ``index`` when given (the changelog's input); calls ``on_rows(n)`` after each batch of ``n`` rows.
+    ``media`` (``releases.media.ReleaseMedia``): its columns hold each file's path in the release (JSONL)
+    and its bytes with that path (Parquet, ``Image``/``Audio``) instead of its sha256. Works a batch of
+    ``BATCH_ROWS`` at a time, column by column (JSONL lines by orjson: compact, UTF-8, keys in column order)."""
+    schema = arrow_schema(columns, media.columns if media else None)
     keys = [name for name, _, _ in FIXED] + [c["name"] for c in columns]
     targets = [i for i, c in enumerate(columns) if c["source"] == "target"]
     jsonl_path = directory / f"{group.stem}.jsonl"
@@ -97,7 +110,7 @@ def write_group(group: Group, columns: list[dict], *, directory: Path, index: di
             uids, raw_tags, *raw = zip(*batch)
             tags = [t or "" for t in raw_tags]
             rounds, splits = [group.round] * n, [group.split] * n
-            values = [_column_values(column, r, media.paths if media and column["name"] in media.columns else None)
+            values = [_column_values(column, r, media if media and column["name"] in media.columns else None)
                       for column, r in zip(columns, raw)]
             arrays = [list(uids), rounds, splits, tags, *(v[1] for v in values)]
             parquet.write_batch(pa.record_batch([pa.array(a, type=f.type) for a, f in zip(arrays, schema)], schema=schema),

@@ -1,8 +1,11 @@
 """A release of an image task carries every image its items name once, as ``images/<sha256>.<ext>``
-listed with its sha256; the rows name the image by that path, so it opens beside the files."""
+listed with its sha256; the JSONL rows name the image by that path, so it opens beside the files, and
+the Parquet files load with ``datasets`` as ``Image`` features that decode to the pictures."""
 
 import hashlib
 import json
+
+import datasets
 
 from django.core.files.storage import default_storage
 
@@ -36,3 +39,10 @@ def test_each_image_is_in_the_release_once_and_the_rows_name_it(db, owner, priva
                                           f"images/{circle.sha256}.{circle.ext}"]
     assert all((folder / r["image"]).is_file() for r in rows)
     assert default_storage.exists(release.storage_prefix + images[0]["name"])
+
+    loaded = datasets.load_dataset("parquet", data_files={"dev": str(folder / "data" / "round1-dev.parquet")},
+                                   cache_dir=str(tmp_path / "hf-cache"))["dev"]
+    assert isinstance(loaded.features["image"], datasets.Image)
+    assert loaded.features["label"].names == ["circle", "square", "triangle"]
+    assert [row["image"].size for row in loaded] == [(64, 64)] * 3
+    assert loaded[1]["image"].tobytes() != loaded[0]["image"].tobytes() == loaded[2]["image"].tobytes()
