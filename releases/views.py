@@ -6,6 +6,7 @@ from functools import wraps
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.core.files.storage import default_storage
 from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
@@ -30,8 +31,6 @@ def _published(task: Task, version: str) -> Release:
 
 def card_body(release: Release) -> str:
     """The card's Markdown without its YAML header, read from the release's stored README.md."""
-    from django.core.files.storage import default_storage
-
     with default_storage.open(release.storage_prefix + "README.md", "rb") as handle:
         text = handle.read().decode("utf-8")
     return text.split("\n---\n", 1)[1] if text.startswith("---\n") and "\n---\n" in text else text
@@ -58,8 +57,6 @@ def release_page(request, code, version):
 
 
 def _text(release: Release, name: str) -> str:
-    from django.core.files.storage import default_storage
-
     with default_storage.open(release.storage_prefix + name, "rb") as handle:
         return handle.read().decode("utf-8")
 
