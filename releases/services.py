@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import uuid
+from datetime import timedelta
 
 import django_rq
 from django.db import transaction
+from django.utils import timezone
 
 from dynabench.errors import NotAllowed, RuleError
 from releases.error_codes import ReleaseErrorCode
@@ -15,6 +17,8 @@ from tasks.data.croissant import dataset_license_of_task
 from tasks.models import Task
 
 QUEUE = "default"
+JOB_TIMEOUT_S = 6 * 3600
+"""Seconds a release's job may run; a release queued or building for longer is failed by the next request."""
 CARD_FIELDS = ("motivation", "intended_uses", "limitations")
 
 
@@ -47,10 +51,14 @@ def request_release(*, task: Task, acting_user, dataset_ids: list[int] | None = 
     transaction commits; without, the caller builds it (``manage.py release_task``).
 
     Raises ``NotAllowed`` (not an owner), ``RuleError`` ``release_in_progress`` (one is queued or
-    building), ``release_unknown_dataset`` (a picked id is not a dataset of a closed round of the
+    building; one older than ``JOB_TIMEOUT_S`` is marked failed first: its job died), ``release_unknown_dataset`` (a picked id is not a dataset of a closed round of the
     task) or ``release_no_datasets`` (nothing public to release)."""
     _check_owner(task, acting_user)
     Task.objects.select_for_update().filter(pk=task.pk).first()  # one request at a time per task
+    Release.objects.filter(  # a job that died (its worker killed) never blocks the next release
+        task=task, status__in=[Release.Status.QUEUED, Release.Status.BUILDING],
+        created_at__lt=timezone.now() - timedelta(seconds=JOB_TIMEOUT_S),
+    ).update(status=Release.Status.FAILED, failure_reason="The job did not finish in time (its worker stopped).")
     if Release.objects.filter(task=task, status__in=[Release.Status.QUEUED, Release.Status.BUILDING]).exists():
         raise RuleError(ReleaseErrorCode.IN_PROGRESS, "A release of this task is being built; wait for it to finish.", status_code=409)
     picked = sorted({int(i) for i in dataset_ids or []})
@@ -66,5 +74,5 @@ def request_release(*, task: Task, acting_user, dataset_ids: list[int] | None = 
     if queue:
         release_id, job_id = release.pk, release.job_id
         transaction.on_commit(lambda: django_rq.get_queue(QUEUE).enqueue(
-            "releases.jobs.build_release", release_id, job_id=job_id, job_timeout=6 * 3600))
+            "releases.jobs.build_release", release_id, job_id=job_id, job_timeout=JOB_TIMEOUT_S))
     return release
