@@ -11,5 +11,6 @@ urlpatterns = [
     path("", include("validation.api_urls")),
     path("", include("console.api_urls")),
     path("", include("leaderboard.api_urls")),
+    path("", include("releases.api_urls")),
     re_path(r"", api_views.not_found),
 ]

@@ -76,6 +76,7 @@ INSTALLED_APPS = [
     "console",
     "cycle",
     "community",
+    "releases",
     "axes",  # login lockout; keep last (its checks look at the other apps' settings)
 ]
 

@@ -35,6 +35,7 @@ urlpatterns = [
     path("", include("leaderboard.urls")),
     path("", include("console.urls")),
     path("", include("community.urls")),
+    path("", include("releases.urls")),
     path("", include("tasks.urls")),
 ]
 

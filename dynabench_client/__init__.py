@@ -32,6 +32,7 @@ from typing import IO, Any, Callable, Iterator
 import requests
 
 from dynabench_client.chat import ChatMixin, TurnStream
+from dynabench_client.releases import ReleasesMixin
 from dynabench_client.errors import (
     ERRORS as _ERRORS,
     AuthenticationError,
@@ -149,7 +150,7 @@ def pack_model_directory(directory: str | os.PathLike, *, weights: bool = True) 
 
 
 
-class DynabenchClient(ChatMixin):
+class DynabenchClient(ChatMixin, ReleasesMixin):
     """Talks to one Dynabench server with one API token.
 
     ``api_key``: the token from ``POST /api/v1/auth/token`` (or the ``DYNABENCH_API_KEY``

@@ -8,7 +8,7 @@ copy here.
 
 Commands: ``login``, ``tasks``, ``download ROUND``, ``check FILE``, ``submit predictions FILE``,
 ``submit model DIR``, ``submit selection FILE``, ``submit endpoint URL``, ``status MODEL``, ``wait MODEL``,
-``leaderboard TASK``, ``chat TASK PROMPTS`` (``dynabench_client/chat_cli.py``). Results go to standard output (``--json`` for JSON); messages and
+``leaderboard TASK``, ``chat TASK PROMPTS`` (``dynabench_client/chat_cli.py``), ``release list TASK`` and ``release download TASK VERSION`` (``dynabench_client/release_cli.py``). Results go to standard output (``--json`` for JSON); messages and
 progress bars to standard error. The exit status says what happened (``EXIT_CODES``)::
 
     id=$(dynabench submit predictions preds.jsonl --task nli) && dynabench wait "$id" && echo ranked
@@ -31,7 +31,7 @@ from typing import Iterator
 
 import requests
 
-from dynabench_client import chat_cli
+from dynabench_client import chat_cli, release_cli
 from dynabench_client import (
     AuthenticationError,
     BadRequest,
@@ -452,6 +452,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     chat_cli.add_parser(commands)
     commands.choices["chat"].set_defaults(run=cmd_chat)
+    release_cli.add_parser(commands)
+    commands.choices["release"].set_defaults(run=lambda args: release_cli.run_release(args, _client(args)))
     return parser
 
 

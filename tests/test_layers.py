@@ -27,7 +27,8 @@ def test_an_upward_import_inside_a_function_breaks_the_layers(tmp_path):
     """The project's own contracts, run over a copy of the root packages reduced to empty
     modules plus one function-local upward import (the working tree is left untouched)."""
     config = (ROOT / ".importlinter").read_text()
-    for package in ("dynabench", "tasks", "annotation", "validation", "leaderboard", "console", "cycle", "community", "dynabench_client"):
+    for package in ("dynabench", "tasks", "annotation", "validation", "leaderboard", "console", "cycle", "community", "releases",
+                    "dynabench_client"):
         assert f"    {package}\n" in config
         (tmp_path / package).mkdir()
         (tmp_path / package / "__init__.py").write_text("")
@@ -47,7 +48,7 @@ def test_an_upward_import_inside_a_function_breaks_the_layers(tmp_path):
 
 
 def test_the_console_sits_on_top_beside_the_cycle():
-    """The owner's console is above every app (like Django's admin) and independent of ``cycle`` and
-    ``community`` (notifications), which sit beside it."""
+    """The owner's console is above every app (like Django's admin) and independent of ``cycle``,
+    ``community`` (notifications) and ``releases`` (dataset releases), which sit beside it."""
     config = (ROOT / ".importlinter").read_text()
-    assert "layers =\n    console | cycle | community\n    leaderboard\n" in config
+    assert "layers =\n    console | cycle | community | releases\n    leaderboard\n" in config

@@ -16,7 +16,9 @@ Every other module asks the spec (``task.spec.<method>``) instead of branching o
 - how an example and the model's answer are shown (``display_name``, ``has_labels``,
   ``answer_display``);
 - its part of the task config's JSON Schema (``config_properties``) and the rules between
-  config fields (``config_errors``).
+  config fields (``config_errors``);
+- the columns of its dataset releases and their hub category (``release_columns``,
+  ``release_task_category``; defaults in ``release.py``).
 
 The package holds the protocol and registry (``base.py``) and one module per kind
 (``classification.py``, ``extractive_qa.py``, ``generation.py``, ``data_centric.py``,

@@ -52,6 +52,7 @@ class AudioClassificationSpec(ClassificationSpec):
 
     name = "audio_classification"
     display_name = "Audio classification"
+    release_task_category = "audio-classification"
     architecture_suffix = ("ForAudioClassification", "ForSequenceClassification")
     predictor_class = "tasks.loop.audio.AudioClassificationPredictor"
     processor_files = ("preprocessor_config.json",)

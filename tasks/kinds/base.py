@@ -1,5 +1,4 @@
-"""The task-kind protocol and its registry: ``TaskKindSpec`` (what every kind answers), the target
-errors, the shared helpers, ``register``/``get_spec``/``kind_choices``; see ``tasks/kinds/__init__.py``."""
+"""The task-kind protocol and registry: ``TaskKindSpec``, target errors, shared helpers, ``register``, ``get_spec``."""
 
 from __future__ import annotations
 
@@ -12,6 +11,7 @@ import numpy as np
 from dynabench.errors import RuleError
 from tasks.kinds.assist import AssistantPrompts
 from tasks.kinds.judge import JudgePrompts
+from tasks.kinds.release import ReleaseSchema
 
 
 class TargetError(ValueError):
@@ -88,7 +88,7 @@ class ItemScores:
         return self._metrics(rows)
 
 
-class TaskKindSpec(AssistantPrompts, JudgePrompts):
+class TaskKindSpec(AssistantPrompts, JudgePrompts, ReleaseSchema):
     """Base class of a task kind. Subclasses set the class attributes and implement the methods.
 
     Methods take the task's ``config`` (a dict, ``Task.config``) rather than the ``Task``, so
@@ -145,8 +145,7 @@ class TaskKindSpec(AssistantPrompts, JudgePrompts):
         return 0
 
     def checked_item_fields(self, config: dict) -> list[str]:
-        """Fields of a dataset item's input that a predictions-file line may repeat and must then
-        match (a generation item's language pair); default none."""
+        """Fields of an item's input that a predictions-file line may repeat and must then match (a generation item's language pair)."""
         return []
 
     # --- config ---------------------------------------------------------------------------

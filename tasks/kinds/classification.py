@@ -44,6 +44,7 @@ class ClassificationSpec(TaskKindSpec):
     display_name = "Classification"
     has_labels = True
     target_field = "label"
+    release_task_category = "text-classification"
     prediction_field = "label"
     score_key = "correct"
     correction_field = "corrected_label"
@@ -65,6 +66,11 @@ class ClassificationSpec(TaskKindSpec):
         if config["perf_metric"] not in self.perf_metrics:
             errors.append(f"config.perf_metric: a classification task uses one of {', '.join(self.perf_metrics)}")
         return errors
+
+    def release_columns(self, config):
+        """Each model input as text, then ``label``: one of the task's labels (a ``ClassLabel``)."""
+        inputs = [c for c in super().release_columns(config) if c["source"] == "input"]
+        return [*inputs, {"name": "label", "source": "target", "key": "label", "type": "label", "names": list(config.get("labels", []))}]
 
     def _choices(self, config) -> list[tuple[str, str]]:
         descriptions = config.get("label_descriptions", {})

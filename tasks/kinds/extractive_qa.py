@@ -97,6 +97,7 @@ class ExtractiveQASpec(TaskKindSpec):
     display_name = "Extractive question answering"
     has_labels = False
     target_field = "answers"
+    release_task_category = "question-answering"
     prediction_field = "answer"
     score_key = "squad_f1"
     correction_field = "corrected_answer"

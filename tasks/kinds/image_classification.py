@@ -34,6 +34,7 @@ class ImageClassificationSpec(ClassificationSpec):
 
     name = "image_classification"
     display_name = "Image classification"
+    release_task_category = "image-classification"
     architecture_suffix = "ForImageClassification"
     predictor_class = "tasks.loop.vision.ImageClassificationPredictor"
     processor_files = ("preprocessor_config.json",)
