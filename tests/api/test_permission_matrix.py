@@ -166,6 +166,11 @@ MATRIX = [
     ("POST", "/api/v1/tasks/{task_code}/rounds/{round_number}/close", {}, _ten_validated_examples, (401, 403, 403, 403, 403, 200, 200)),
     ("GET", "/api/v1/tasks/{task_code}/rounds/{round_number}/examples", None, None, OWNERS_ONLY_READ),
     ("GET", "/api/v1/tasks/{task_code}/rounds/{round_number}/examples", None, _close_round_one, ALL_200),
+    # the round's AI validator: owners only, whether or not a judge is set (none is here)
+    ("GET", "/api/v1/rounds/{round_id}/judge", None, None, OWNERS_ONLY_READ),
+    # dataset releases are public; sentiment has published none, so a version is 404 for everyone
+    ("GET", "/api/v1/tasks/{task_code}/releases", None, None, ALL_200),
+    ("GET", "/api/v1/tasks/{task_code}/releases/{version}", None, None, (404,) * 7),
     ("GET", "/api/v1/examples", None, None, SIGNED_IN_200),
     ("POST", "/api/v1/examples", _new_example, None, (401, 201, 403, 403, 201, 201, 201)),
     ("GET", "/api/v1/examples/{id}", None, None, (401, 200, 404, 404, 404, 200, 200)),
@@ -334,7 +339,8 @@ def _url(path, world):
     for prefix, pk in ids.items():
         if path.startswith(prefix):
             path = path.replace("{id}", str(pk))
-    return path.format(task_code=world["task_code"], round_number=world["round_number"], upload_id=world["upload_id"])
+    return path.format(task_code=world["task_code"], round_number=world["round_number"], upload_id=world["upload_id"],
+                       round_id=world["context"].round_id, version="1.0.0")
 
 
 CASES = [
