@@ -19,6 +19,7 @@ examples (``judge_agreement.policy_arm``) are under the policy.
 from __future__ import annotations
 
 from django.db import transaction
+from django.template.defaultfilters import floatformat
 from django.utils import timezone
 
 from annotation.models import Example, ValidationState
@@ -40,18 +41,24 @@ def check_counting(judge: RoundJudge) -> bool:
             counting, reason = False, (f"Not counting yet: {n} of the {judge.min_settled} settled examples with its vote "
                                        "needed to trust its κ.")
         elif kappa is None or kappa <= judge.kappa_threshold:
-            shown = "undefined" if kappa is None else f"{kappa:.2f}"
+            shown = "undefined" if kappa is None else _two_places(kappa)
             counting, reason = False, (f"Not counting: its κ against people is {shown} on {n} settled examples, not above "
-                                       f"the threshold {judge.kappa_threshold:.2f}.")
+                                       f"the threshold {_two_places(judge.kappa_threshold)}.")
         else:
-            counting, reason = True, (f"Counting: its κ against people is {kappa:.2f} on {n} settled examples, above the "
-                                      f"threshold {judge.kappa_threshold:.2f}.")
+            counting, reason = True, (f"Counting: its κ against people is {_two_places(kappa)} on {n} settled examples, above "
+                                      f"the threshold {_two_places(judge.kappa_threshold)}.")
     was = judge.counting
     RoundJudge.objects.filter(pk=judge.pk).update(counting=counting, counting_reason=reason, checked_at=timezone.now())
     judge.counting, judge.counting_reason = counting, reason
     if was and not counting:
         release_pending(judge.round)
     return counting
+
+
+def _two_places(x: float) -> str:
+    """``x`` to two places as the round dashboard's table shows κ (Django's ``floatformat``: half up), so that
+    the card's sentence and the table never differ on one κ (``f"{0.625:.2f}"`` is 0.62, the table's 0.63)."""
+    return str(floatformat(x, 2))
 
 
 def judge_kappa(judge: RoundJudge) -> tuple[int, float | None]:
