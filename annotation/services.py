@@ -21,6 +21,7 @@ from asgiref.sync import sync_to_async
 from django.db import IntegrityError, transaction
 
 from annotation import assist, counters, example_checks, limits, loop_choice, model_answer, qualification, saving
+from annotation.diversity import embeddings as diversity_embeddings, encoder as diversity_encoder, rules as diversity_rules
 from annotation.error_codes import AnnotationErrorCode as Code
 from annotation.models import Example
 from dynabench import idempotency
@@ -104,6 +105,7 @@ class Draft:
     model: object
     model_input: dict
     origin: dict = dataclasses.field(default_factory=dict)
+    embedding: object = None
 
 
 def check_example(
@@ -131,12 +133,14 @@ def check_example(
     time_spent = example_checks._clean_time_spent(time_spent)
     tag = example_checks.clean_tag(tag, context=context)
     origin = assist.origin_fields(user=user, context=context, suggestion_token=suggestion_token, example_input=example_input)
+    # 4b. Not a near-copy of the round's examples, under the round's rule (``annotation/diversity/rules.py``).
+    embedding = diversity_rules.check_near_duplicate(round=round, user=user, task=task, example_input=example_input)
     # 5. How often: the submission rate, before the model runs.
     limits.check_submission_rate(key=f"user:{user.pk}")
     model = loop_choice.model_in_loop(round)
     return Draft(user=user, context=context, input=example_input, target=example_target, explanations=explanations,
                  time_spent=time_spent, tag=tag, submission_key=submission_key, model=model,
-                 model_input=task.spec.model_input(task.config, example_input), origin=origin)
+                 model_input=task.spec.model_input(task.config, example_input), origin=origin, embedding=embedding)
 
 
 def store_example(draft: Draft, *, output: dict, inference_s: float) -> Example:
@@ -160,8 +164,18 @@ def store_example(draft: Draft, *, output: dict, inference_s: float) -> Example:
         if (first := saving._replayed(user=draft.user, submission_key=draft.submission_key)) is not None:
             return first
         raise
+    _store_embedding(example, draft.embedding)
     example.inference_s = inference_s  # not stored: the page reports it in a Server-Timing header
     return example
+
+
+def _store_embedding(example: Example, vector) -> None:
+    """Store the embedding computed by the near-duplicate check, else queue the task's embedding job."""
+    if vector is None:
+        diversity_embeddings.queue_embedding(example.round.task_id)
+        return
+    encoder = diversity_encoder.get_encoder()
+    diversity_embeddings.store_vectors([(example, diversity_embeddings.written_text(example), vector)], encoder=encoder)
 
 
 def _check_author(example: Example, user) -> None:
