@@ -15,6 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+from django.core.cache import cache
+from django.db import transaction
 
 from annotation.diversity import embeddings, encoder as encoders, index
 from annotation.diversity_models import RoundSimilarity, SimilarityMode
@@ -28,10 +30,25 @@ OWN_SHOWN = 3
 """The annotator's own closest examples shown on the create page."""
 
 
+RULE_CACHE_S = 300
+
+
+def _rule_key(round_id: int) -> str:
+    return f"diversity:rule:{round_id}"
+
+
 def round_rule(round) -> RoundSimilarity:
-    """Return the round's rule, or an unsaved default (``off`` at ``RoundSimilarity.DEFAULT_THRESHOLD``)."""
-    rule = RoundSimilarity.objects.filter(round=round).first()
-    return rule or RoundSimilarity(round=round)
+    """Return the round's rule, or an unsaved default (``off`` at ``RoundSimilarity.DEFAULT_THRESHOLD``).
+
+    Read through the cache (``RULE_CACHE_S``; ``set_round_rule`` replaces the entry), so the create page
+    and the submission pay no database statement for it (``annotation/tests/test_submit_statement_budget.py``)."""
+    cached = cache.get(_rule_key(round.pk))
+    if cached is None:
+        rule = RoundSimilarity.objects.filter(round=round).first() or RoundSimilarity(round=round)
+        cache.set(_rule_key(round.pk), (rule.threshold, rule.mode), RULE_CACHE_S)
+        return rule
+    threshold, mode = cached
+    return RoundSimilarity(round=round, threshold=threshold, mode=mode)
 
 
 def set_round_rule(*, round, acting_user, threshold: float, mode: str) -> RoundSimilarity:
@@ -52,6 +69,8 @@ def set_round_rule(*, round, acting_user, threshold: float, mode: str) -> RoundS
     if mode not in SimilarityMode.values:
         raise RuleError(Code.INVALID_SIMILARITY_RULE, f"The mode is one of {', '.join(SimilarityMode.values)}.", field="mode")
     rule, _ = RoundSimilarity.objects.update_or_create(round=round, defaults={"threshold": threshold, "mode": mode})
+    transaction.on_commit(lambda: cache.delete(_rule_key(round.pk)))
+    cache.delete(_rule_key(round.pk))
     if mode != SimilarityMode.OFF:
         embeddings.queue_embedding(round.task_id)
     return rule
