@@ -72,6 +72,19 @@ def encoder_location() -> tuple[Path, str]:
     return Path(MODEL_DIR), "all-MiniLM-L6-v2"
 
 
+_sha256: dict[str, str] = {}
+
+
+def encoder_sha256() -> str:
+    """The sha256 of the configured encoder's ``model.safetensors`` (hashed once per process and
+    directory), without loading the model: to read stored embeddings of the current encoder."""
+    path, _ = encoder_location()
+    key = str(path)
+    if key not in _sha256:
+        _sha256[key] = file_sha256(path / WEIGHTS_FILE)
+    return _sha256[key]
+
+
 def get_encoder() -> Encoder:
     """Return the configured encoder, loaded once per process and directory (thread-safe).
     Raises ``OSError`` when the directory has no loadable safetensors model."""
