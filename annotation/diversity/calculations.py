@@ -57,6 +57,21 @@ def vendi_interval(X: np.ndarray, *, resamples: int = 200, level: float = 0.95, 
     return float(np.quantile(scores, tail)), float(np.quantile(scores, 1 - tail))
 
 
+def vendi_at(X: np.ndarray, *, size: int, draws: int = 50, level: float = 0.95, seed: int = 0) -> tuple[float, float, float] | None:
+    """Return ``(mean, low, high)`` of ``vendi_score`` over ``draws`` subsamples of ``size`` rows drawn
+    without replacement, with the percentile interval at ``level``; None when ``X`` has fewer rows.
+
+    The Vendi score grows with the number of rows, so rounds or annotators of different sizes are
+    compared at one ``size``; unlike the bootstrap, this interval brackets its own mean."""
+    X = np.asarray(X)
+    if X.shape[0] < size or size < 1:
+        return None
+    rng = np.random.default_rng(seed)
+    scores = np.array([vendi_score(X[rng.choice(X.shape[0], size, replace=False)]) for _ in range(draws)])
+    tail = (1 - level) / 2
+    return float(scores.mean()), float(np.quantile(scores, tail)), float(np.quantile(scores, 1 - tail))
+
+
 def distinct_n(texts: list[str], n: int) -> float:
     """Return distinct-n: distinct word n-grams over all word n-grams of ``texts`` (Li et al., "A
     Diversity-Promoting Objective Function for Neural Conversation Models", NAACL 2016). 0.0 when
@@ -165,17 +180,31 @@ class Cluster:
     terms: list[str]
 
 
-def clusters(X: np.ndarray, texts: list[str], *, min_cluster_size: int = 5) -> tuple[list[Cluster], list[int]]:
-    """Cluster the rows of ``X`` with HDBSCAN (Campello et al. 2013; ``sklearn.cluster.HDBSCAN``,
-    Euclidean distance on unit vectors, which orders pairs as cosine does), largest first, with their
-    ``class_tfidf_terms``. Returns ``(clusters, labels)``, label -1 for rows in no cluster (noise).
-    Fewer than ``min_cluster_size`` rows: no cluster."""
+CLUSTER_COMPONENTS = 10
+"""Principal components kept before clustering."""
+
+
+def clusters(X: np.ndarray, texts: list[str], *, min_cluster_size: int = 5,
+             components: int = CLUSTER_COMPONENTS) -> tuple[list[Cluster], list[int]]:
+    """Cluster the rows of ``X`` with HDBSCAN (Campello et al. 2013; ``sklearn.cluster.HDBSCAN``, excess
+    of mass), largest first, with their ``class_tfidf_terms``. Returns ``(clusters, labels)``, label -1
+    for rows in no cluster (noise). Fewer than ``min_cluster_size`` rows: no cluster.
+
+    The unit vectors are first reduced to their first ``components`` principal components (PCA,
+    deterministic), as BERTopic reduces embeddings before HDBSCAN (it uses UMAP): in the full 384
+    dimensions distances concentrate and HDBSCAN finds one large cluster and noise (on ANLI R1 dev:
+    2 clusters, 790 of 1,000 rows noise, against 8 clusters and 732 after PCA to 10).
+    """
     from sklearn.cluster import HDBSCAN
+    from sklearn.decomposition import PCA
 
     n = len(texts)
     if n < max(min_cluster_size, 2):
         return [], [-1] * n
-    labels = HDBSCAN(min_cluster_size=min_cluster_size, copy=True).fit_predict(np.asarray(X, dtype=np.float64)).tolist()
+    X = np.asarray(X, dtype=np.float64)
+    if X.shape[1] > components and n > components:
+        X = PCA(n_components=components, random_state=0).fit_transform(X)
+    labels = HDBSCAN(min_cluster_size=min_cluster_size, copy=True).fit_predict(X).tolist()
     terms = class_tfidf_terms(texts, labels)
     found = [Cluster(label=c, members=[i for i, label in enumerate(labels) if label == c], share=0.0, terms=terms.get(c, []))
              for c in sorted(set(labels) - {-1})]

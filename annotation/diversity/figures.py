@@ -12,6 +12,8 @@ MIN_AUTHOR_EXAMPLES = 5
 SHOWN_EXAMPLES = 3
 """Examples listed per cluster."""
 SHOWN_PAIRS = 20
+COMPARED_AT = 500
+"""Rows per subsample of ``vendi_at_500``: rounds of different sizes compared at one size."""
 
 
 def round_figures(
@@ -25,6 +27,7 @@ def round_figures(
     ``ids[i]`` its id (default ``i``). Clusters (HDBSCAN) are of the validated fooling examples; every
     example of the round is then assigned to the cluster of the nearest centroid (cosine), and a
     cluster's ``vmer`` is its validated fooling examples over the examples assigned to it.
+    ``vendi_at_500`` is ``[mean, low, high]`` over subsamples of 500 (None for fewer rows).
     ``near_duplicate_pairs`` counts pairs at cosine ≥ ``threshold`` (``pairs`` lists the closest
     ``SHOWN_PAIRS`` as ``[id, id, cosine]``); ``lexical_pairs`` counts pairs at word 3-shingle Jaccard ≥ 0.8.
     """
@@ -42,6 +45,7 @@ def round_figures(
     return {
         "examples": len(texts),
         "vendi": calculations.vendi_score(X), "vendi_low": low, "vendi_high": high,
+        "vendi_at_500": calculations.vendi_at(X, size=COMPARED_AT),
         "distinct_1": calculations.distinct_n(texts, 1), "distinct_2": calculations.distinct_n(texts, 2),
         "self_bleu": calculations.self_bleu(texts),
         "per_author": sorted(per_author, key=lambda a: a["vendi"]),

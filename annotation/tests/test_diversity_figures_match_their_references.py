@@ -58,3 +58,10 @@ def test_clusters_group_close_rows_and_name_their_terms():
     found, labels = calculations.clusters(X, texts, min_cluster_size=5)
     assert sorted(len(c.members) for c in found) == [10, 10]
     assert {tuple(sorted(c.terms)) for c in found} == {("breed", "penguins", "winter"), ("cold", "soup")}
+
+
+def test_vendi_at_a_size_brackets_its_mean_and_needs_that_many_rows():
+    X = np.random.default_rng(2).normal(size=(80, 16))
+    mean, low, high = calculations.vendi_at(X, size=40, draws=20)
+    assert low <= mean <= high
+    assert calculations.vendi_at(X, size=81) is None
