@@ -27,7 +27,9 @@ import django  # noqa: E402
 
 django.setup()
 
-from annotation.diversity import encoder as encoders, figures  # noqa: E402
+import numpy as np  # noqa: E402
+
+from annotation.diversity import calculations, encoder as encoders, figures  # noqa: E402
 
 DATA = Path(os.environ.get("DYNABENCH_SHARED_DATA", REPO.parent / "shared" / "data"))
 
@@ -54,13 +56,22 @@ def main() -> None:
     parser.add_argument("--threshold", type=float, default=0.9)
     parser.add_argument("--pairs", type=int, default=20, help="near-duplicate pairs printed per round")
     parser.add_argument("--json", type=Path, help="write every round's figures here")
+    parser.add_argument("--read", type=int, default=20, help="closest pairs printed to read (cosine >= 0.8, any threshold)")
+    parser.add_argument("--cache", type=Path, help="a folder keeping each round's embeddings (.npy) between runs")
     args = parser.parse_args()
     encoder = encoders.get_encoder()
     rounds = {"DynaSent R2": dynasent_round2(), "ANLI R1": anli(1), "ANLI R2": anli(2), "ANLI R3": anli(3)}
     results = {}
     for name, data in rounds.items():
         start = time.perf_counter()
-        X = encoder.embed(data["texts"])
+        cached = args.cache / f"{name.replace(' ', '-')}-{encoder.sha256[:12]}.npy" if args.cache else None
+        if cached and cached.exists():
+            X = np.load(cached)
+        else:
+            X = encoder.embed(data["texts"])
+            if cached:
+                cached.parent.mkdir(parents=True, exist_ok=True)
+                np.save(cached, X)
         embed_s = time.perf_counter() - start
         result = figures.round_figures(texts=data["texts"], X=X, authors=data["authors"], fooled=data["fooled"],
                                        ids=data["ids"], threshold=args.threshold)
@@ -85,6 +96,10 @@ def main() -> None:
             print(f"per author (>= 5 examples): {len(authors)}, Vendi from {authors[0]['vendi']:.1f} to {authors[-1]['vendi']:.1f}")
         for a, b, s in result["pair_texts"]:
             print(f"  {s:.3f} | {a[:100]!r} | {b[:100]!r}")
+        if args.read:
+            print(f"closest {args.read} pairs (cosine >= 0.8), to read:")
+            for i, j, s in calculations.cosine_pairs(X, threshold=0.8)[:args.read]:
+                print(f"  {s:.3f} | {data['texts'][i][:110]!r} | {data['texts'][j][:110]!r}")
         print()
     if args.json:
         args.json.write_text(json.dumps(results, indent=1))
