@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 
 import numpy as np
+from django.conf import settings
 from django.core.cache import cache
 from django.db import transaction
 
@@ -87,8 +88,9 @@ def _queued_key(task_id: int) -> str:
 
 def queue_embedding(task_id: int) -> None:
     """Queue ``embed_task(task_id)`` when the current transaction commits, unless one was queued in the
-    last ``QUEUE_DEBOUNCE_S`` seconds and has not started."""
-    transaction.on_commit(lambda: _enqueue(task_id))
+    last ``QUEUE_DEBOUNCE_S`` seconds and has not started, or ``settings.DYNABENCH_EMBED_ON_ARRIVAL`` is off."""
+    if getattr(settings, "DYNABENCH_EMBED_ON_ARRIVAL", True):
+        transaction.on_commit(lambda: _enqueue(task_id))
 
 
 def _enqueue(task_id: int) -> None:
