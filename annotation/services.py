@@ -44,7 +44,10 @@ def create_example(
        ``clean_target``); ``metadata`` may hold the task's explanation fields only. A
        ``suggestion_token`` (the writing assistant's signed suggestion, ``annotation/assist.py``) marks
        the example assisted, with the suggestion and the edit distance from it.
-    5. The per-user submission rate (``limits.check_submission_rate``) is checked before the model runs.
+    5. The per-user submission rate (``limits.check_submission_rate``) is checked before the model runs;
+       then, under the round's near-duplicate rule (``annotation/diversity/rules.py``), the annotator's
+       text is embedded and, in ``refuse`` mode, refused (``near_duplicate``) when an example of the
+       round is within the threshold; the embedding is stored with the example.
     6. The round's model in the loop (``loop_choice.model_in_loop``: with several, the round's rule picks one)
        answers through the registry (``model_answer.ask_model``); the
        server decides ``model_wrong`` (the task spec's ``model_wrong``, ``tasks/kinds/``).
@@ -133,10 +136,11 @@ def check_example(
     time_spent = example_checks._clean_time_spent(time_spent)
     tag = example_checks.clean_tag(tag, context=context)
     origin = assist.origin_fields(user=user, context=context, suggestion_token=suggestion_token, example_input=example_input)
-    # 4b. Not a near-copy of the round's examples, under the round's rule (``annotation/diversity/rules.py``).
-    embedding = diversity_rules.check_near_duplicate(round=round, user=user, task=task, example_input=example_input)
     # 5. How often: the submission rate, before the model runs.
     limits.check_submission_rate(key=f"user:{user.pk}")
+    # 5b. Not a near-copy of the round's examples, under the round's rule (``annotation/diversity/rules.py``):
+    # after the rate, so refused copies count toward it and cannot make the server embed without limit.
+    embedding = diversity_rules.check_near_duplicate(round=round, user=user, task=task, example_input=example_input)
     model = loop_choice.model_in_loop(round)
     return Draft(user=user, context=context, input=example_input, target=example_target, explanations=explanations,
                  time_spent=time_spent, tag=tag, submission_key=submission_key, model=model,

@@ -4,6 +4,7 @@ validated fooling examples). The rules stay in ``annotation/diversity/`` (``rule
 ``report.request_round_diversity``); this module parses and renders."""
 
 from django import forms
+from django.contrib.auth import get_user_model
 from django.contrib import messages
 from django.shortcuts import get_object_or_404, redirect, render
 
@@ -45,5 +46,10 @@ def diversity_page(request, task, number):
             form.add_error(refused.field if refused.field in form.fields else None, refused.message)
             status = refused.status_code
     diversity = RoundDiversity.objects.filter(round=round).first()
-    return render(request, "console/diversity.html",
-                  {"task": task, "section": "dashboard", "round": round, "form": form, "diversity": diversity}, status=status)
+    authors = []
+    if diversity and diversity.status == "done":
+        per_author = diversity.figures.get("per_author", [])
+        names = dict(get_user_model().objects.filter(pk__in=[a["author_id"] for a in per_author]).values_list("pk", "username"))
+        authors = [{**a, "username": names.get(a["author_id"], a["author_id"])} for a in per_author]
+    return render(request, "console/diversity.html", {"task": task, "section": "dashboard", "round": round, "form": form,
+                                                      "diversity": diversity, "authors": authors}, status=status)

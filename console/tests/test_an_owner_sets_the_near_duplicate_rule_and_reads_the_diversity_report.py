@@ -38,11 +38,11 @@ def test_a_threshold_above_one_is_refused(client, owner, sentiment_task):
     assert not RoundSimilarity.objects.exists()
 
 
-def test_the_report_and_the_dashboard_show_the_vendi_score(client, owner, sentiment_task):
+def test_the_report_and_the_dashboard_show_the_vendi_score(client, owner, annotator, sentiment_task):
     round = sentiment_task.current_round()
     RoundDiversity.objects.create(round=round, status="done", figures={
         "examples": 40, "vendi": 12.34, "vendi_low": 10.0, "vendi_high": 11.5, "distinct_1": 0.5, "distinct_2": 0.8,
-        "self_bleu": 20.0, "per_author": [], "threshold": 0.9, "near_duplicate_pairs": 3, "pairs": [], "lexical_pairs": 1,
+        "self_bleu": 20.0, "per_author": [{"author_id": annotator.pk, "examples": 6, "vendi": 2.5}], "threshold": 0.9, "near_duplicate_pairs": 3, "pairs": [], "lexical_pairs": 1,
         "fooling_examples": 12, "noise": 2, "assigned": {},
         "clusters": [{"cluster": 0, "size": 10, "share": 0.83, "terms": ["soup", "cold"], "examples": [[7, "The soup was cold."]],
                       "assigned": 20, "vmer": 0.5}],
@@ -51,6 +51,7 @@ def test_the_report_and_the_dashboard_show_the_vendi_score(client, owner, sentim
     page = client.get(_url(sentiment_task, round)).content.decode()
     dashboard = client.get(f"/tasks/{sentiment_task.code}/console/rounds/{round.number}/dashboard").content.decode()
     assert "12.3" in page and "soup, cold" in page and "#7 The soup was cold." in page
+    assert f">{annotator.username}</a></td><td>6</td><td>2.5</td>" in page
     assert "Vendi score 12.3" in dashboard and "3 near-duplicate pairs" in dashboard
 
 
