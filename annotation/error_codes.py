@@ -47,3 +47,6 @@ class AnnotationErrorCode(StrEnum):
     UNKNOWN_EXPLANATION = "unknown_explanation"
     EXPLANATION_NOT_APPLICABLE = "explanation_not_applicable"
     FLAG_REASON_REQUIRED = "flag_reason_required"
+    # Near-duplicates (annotation/diversity/rules.py)
+    NEAR_DUPLICATE = "near_duplicate"
+    INVALID_SIMILARITY_RULE = "invalid_similarity_rule"

@@ -24,6 +24,7 @@ from django.utils.html import escape
 from django.views.decorators.http import require_GET, require_POST
 
 from annotation import assist, content_warning, contexts, crowd, limits, loop_choice, qualification, services
+from annotation.diversity import rules as diversity_rules
 from annotation.forms import ExampleForm, ExplanationForm, FlagForm, SandboxForm, context_token
 from annotation.models import Example
 from annotation.sandbox import atry_model, sandbox_allowance
@@ -161,6 +162,7 @@ def _workspace(task: Task, context, *, form: ExampleForm | None = None, initial:
         "notice": notice,
         "assistant_offered": assist.offered(round=context.round, user=user),  # *Suggest*: annotation/assist_views.py
         "submit_url": _submit_url(task, context),
+        "closeness_check": diversity_rules.round_rule(context.round).mode != "off",  # annotation/diversity_views.py
     }
 
 

@@ -507,3 +507,4 @@ class TransferRate(models.Model):
 
 from annotation.assist_models import GenerationRun, RoundAssistant  # noqa: E402,F401  (models of their own module)
 from annotation.chat_models import ChatDraft, ChatTurn  # noqa: E402,F401  (models of their own module)
+from annotation.diversity_models import ExampleEmbedding, RoundDiversity, RoundSimilarity  # noqa: E402,F401  (models of their own module)

@@ -21,6 +21,7 @@ from asgiref.sync import sync_to_async
 from django.db import IntegrityError, transaction
 
 from annotation import assist, counters, example_checks, limits, loop_choice, model_answer, qualification, saving
+from annotation.diversity import embeddings as diversity_embeddings, encoder as diversity_encoder, rules as diversity_rules
 from annotation.error_codes import AnnotationErrorCode as Code
 from annotation.models import Example
 from dynabench import idempotency
@@ -43,7 +44,10 @@ def create_example(
        ``clean_target``); ``metadata`` may hold the task's explanation fields only. A
        ``suggestion_token`` (the writing assistant's signed suggestion, ``annotation/assist.py``) marks
        the example assisted, with the suggestion and the edit distance from it.
-    5. The per-user submission rate (``limits.check_submission_rate``) is checked before the model runs.
+    5. The per-user submission rate (``limits.check_submission_rate``) is checked before the model runs;
+       then, under the round's near-duplicate rule (``annotation/diversity/rules.py``), the annotator's
+       text is embedded and, in ``refuse`` mode, refused (``near_duplicate``) when an example of the
+       round is within the threshold; the embedding is stored with the example.
     6. The round's model in the loop (``loop_choice.model_in_loop``: with several, the round's rule picks one)
        answers through the registry (``model_answer.ask_model``); the
        server decides ``model_wrong`` (the task spec's ``model_wrong``, ``tasks/kinds/``).
@@ -104,6 +108,7 @@ class Draft:
     model: object
     model_input: dict
     origin: dict = dataclasses.field(default_factory=dict)
+    embedding: object = None
 
 
 def check_example(
@@ -133,10 +138,13 @@ def check_example(
     origin = assist.origin_fields(user=user, context=context, suggestion_token=suggestion_token, example_input=example_input)
     # 5. How often: the submission rate, before the model runs.
     limits.check_submission_rate(key=f"user:{user.pk}")
+    # 5b. Not a near-copy of the round's examples, under the round's rule (``annotation/diversity/rules.py``):
+    # after the rate, so refused copies count toward it and cannot make the server embed without limit.
+    embedding = diversity_rules.check_near_duplicate(round=round, user=user, task=task, example_input=example_input)
     model = loop_choice.model_in_loop(round)
     return Draft(user=user, context=context, input=example_input, target=example_target, explanations=explanations,
                  time_spent=time_spent, tag=tag, submission_key=submission_key, model=model,
-                 model_input=task.spec.model_input(task.config, example_input), origin=origin)
+                 model_input=task.spec.model_input(task.config, example_input), origin=origin, embedding=embedding)
 
 
 def store_example(draft: Draft, *, output: dict, inference_s: float) -> Example:
@@ -160,8 +168,18 @@ def store_example(draft: Draft, *, output: dict, inference_s: float) -> Example:
         if (first := saving._replayed(user=draft.user, submission_key=draft.submission_key)) is not None:
             return first
         raise
+    _store_embedding(example, draft.embedding)
     example.inference_s = inference_s  # not stored: the page reports it in a Server-Timing header
     return example
+
+
+def _store_embedding(example: Example, vector) -> None:
+    """Store the embedding computed by the near-duplicate check, else queue the task's embedding job."""
+    if vector is None:
+        diversity_embeddings.queue_embedding(example.round.task_id)
+        return
+    encoder = diversity_encoder.get_encoder()
+    diversity_embeddings.store_vectors([(example, diversity_embeddings.written_text(example), vector)], encoder=encoder)
 
 
 def _check_author(example: Example, user) -> None:

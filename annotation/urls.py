@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from annotation import assist_views, chat_views, crowd_views, htmx_views, t2i_views, upload_views
+from annotation import assist_views, chat_views, crowd_views, diversity_views, htmx_views, t2i_views, upload_views
 
 app_name = "annotation"
 urlpatterns = [
@@ -13,6 +13,7 @@ urlpatterns = [
     path("tasks/<slug:code>/write/context", htmx_views.new_context, name="new_context"),
     path("tasks/<slug:code>/write/submit", htmx_views.submit_example, name="submit"),
     path("tasks/<slug:code>/write/submit-waiting", htmx_views.submit_example_waiting, name="submit_waiting"),
+    path("tasks/<slug:code>/write/closeness", diversity_views.closeness, name="closeness"),
     path("tasks/<slug:code>/write/suggest", assist_views.suggest, name="suggest"),
     path("tasks/<slug:code>/chat/", chat_views.chat_page, name="chat"),
     path("tasks/<slug:code>/chat/turn", chat_views.chat_turn, name="chat_turn"),

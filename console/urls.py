@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from console import ai_views, judge_views, audio_views, crowd_views, endpoint_views, image_views, transfer_views, views
+from console import ai_views, audio_views, crowd_views, diversity_views, endpoint_views, image_views, judge_views, transfer_views, views
 
 app_name = "console"
 urlpatterns = [
@@ -20,6 +20,7 @@ urlpatterns = [
     path("tasks/<slug:code>/console/rounds/<int:number>/dashboard", views.dashboard, name="round_dashboard"),
     path("tasks/<slug:code>/console/rounds/<int:number>/transfer", transfer_views.measure_transfer, name="measure_transfer"),
     path("tasks/<slug:code>/console/dashboard/", views.dashboard, name="dashboard"),
+    path("tasks/<slug:code>/console/rounds/<int:number>/diversity/", diversity_views.diversity_page, name="diversity"),
     path("tasks/<slug:code>/console/rounds/<int:number>/ai/", ai_views.ai_page, name="ai_help"),
     path("tasks/<slug:code>/console/rounds/<int:number>/ai/assistant", ai_views.set_assistant, name="ai_assistant"),
     path("tasks/<slug:code>/console/rounds/<int:number>/ai/generate", ai_views.generate, name="ai_generate"),

@@ -431,6 +431,9 @@ DYNABENCH_ENDPOINT_KEY_ENV_PREFIX = os.environ.get("DYNABENCH_ENDPOINT_KEY_ENV_P
 DYNABENCH_REGISTRY_MAX_MODELS = int(os.environ.get("DYNABENCH_REGISTRY_MAX_MODELS", "4"))
 DYNABENCH_REGISTRY_MAX_GIB = float(os.environ.get("DYNABENCH_REGISTRY_MAX_GIB", "4"))
 DYNABENCH_WARM_MODELS = _env_bool("DYNABENCH_WARM_MODELS", False)
+# Diversity (annotation/diversity/): queue the embedding of each new example (the test suite turns it
+# off; its diversity tests embed directly). DYNABENCH_EMBEDDING_ENCODER (tests only) names another encoder.
+DYNABENCH_EMBED_ON_ARRIVAL = _env_bool("DYNABENCH_EMBED_ON_ARRIVAL", True)
 
 # The longest a page waits for a model's answer (s): an endpoint's timeout may not exceed it, a chat
 # turn whose model stalls ends after it, and the pages say it while they wait.

@@ -104,6 +104,8 @@ def _give_this_process_its_own_state() -> None:
 
 
 _give_this_process_its_own_state()
+# No embedding job after each example (their workers would load MiniLM); the diversity tests embed directly.
+os.environ.setdefault("DYNABENCH_EMBED_ON_ARRIVAL", "0")
 
 from dynabench.settings import *  # noqa: E402,F401,F403
 

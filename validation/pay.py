@@ -10,7 +10,10 @@ vote of one person, ``validation/identity.py``) on an example that settled the w
 accepted example that fooled at least ``RoundPay.transfer_min_models`` of the task's other models
 (its stored transfer rate, ``validation/transfer.py``) earns ``RoundPay.transfer_bonus``
 (``transfer_selectors.transfer_earners``, ``calculations.transfer_pay``); the rules above are
-unchanged by it.
+unchanged by it. Under a round's near-duplicate rule (``annotation/diversity/rules.py``, not ``off``), a
+validated fooling example within the round's threshold of an earlier one already paid earns no bonus
+(``annotation.diversity.paid_copies.near_copies_of_earlier``); its base pay is unchanged, and the
+summary names the example it near-copies.
 
 Files (the task owner's only; they carry the platform worker ids the platforms need to pay):
 
@@ -35,6 +38,7 @@ from decimal import Decimal
 from django.db import transaction
 from django.db.models import Count, Q
 
+from annotation.diversity.paid_copies import near_copies_of_earlier
 from annotation.models import CrowdSession, CrowdStudy, ValidationState
 from dynabench.errors import NotAllowed, RuleError
 from validation.calculations import CORRECT, FLAGGED, INCORRECT, transfer_pay, worker_pay
@@ -75,7 +79,8 @@ class PayRow:
     assignment, Prolific's session), ``username`` (pseudonymous), accepted ``examples``,
     accepted ``validations``, validated ``fooling`` examples, ``base``, ``bonus``; ``transfer``: the
     examples that earned the transfer bonus (``EarnedTransfer``) and ``transfer_bonus`` their pay;
-    ``total`` is all three amounts."""
+    ``near_copies``: ``(example id, id of the earlier paid example it near-copies)`` for the fooling
+    examples that earned no bonus for it; ``total`` is all three amounts."""
 
     worker_id: str
     assignment_id: str
@@ -87,6 +92,7 @@ class PayRow:
     bonus: Decimal
     transfer: tuple[EarnedTransfer, ...] = ()
     transfer_bonus: Decimal = Decimal("0.00")
+    near_copies: tuple[tuple[int, int], ...] = ()
 
     @property
     def total(self) -> Decimal:
@@ -164,7 +170,7 @@ def transfer_earned(round) -> dict[int, tuple[EarnedTransfer, ...]]:
 
 def pay_rows(round, *, platform: str) -> list[PayRow]:
     """Return one ``PayRow`` per crowd worker of ``platform`` with a session in ``round``'s study,
-    ordered by username, in five queries (six with a transfer rule)."""
+    ordered by username, in five queries (six with a transfer rule, two more with a near-duplicate rule)."""
     pay = round_pay(round)
     sessions = list(
         CrowdSession.objects.filter(study__round=round, study__platform=platform)
@@ -181,6 +187,7 @@ def pay_rows(round, *, platform: str) -> list[PayRow]:
         .annotate(n=Count("id"), fooling=Count("id", filter=Q(model_wrong=True)))
     }
     earned = transfer_earned(round)
+    copies = near_copies_by_author(round)
     validations = dict(
         Validation.objects.filter(
             _AGREES_WITH_OUTCOME, example__round=round, example__retracted=False, validator_id__in=users,
@@ -195,8 +202,9 @@ def pay_rows(round, *, platform: str) -> list[PayRow]:
     for session in sessions:
         user_id = session.worker.user_id
         written = examples.get(user_id, {"n": 0, "fooling": 0})
+        unpaid = copies.get(user_id, ())
         base, bonus = worker_pay(
-            examples=written["n"], validations=validations.get(user_id, 0), fooling=written["fooling"],
+            examples=written["n"], validations=validations.get(user_id, 0), fooling=written["fooling"] - len(unpaid),
             per_example=pay.per_example, per_validation=pay.per_validation, bonus_per_fooling=pay.bonus_per_fooling,
         )
         rows.append(PayRow(
@@ -204,8 +212,20 @@ def pay_rows(round, *, platform: str) -> list[PayRow]:
             username=session.worker.user.username, examples=written["n"], validations=validations.get(user_id, 0),
             fooling=written["fooling"], base=base, bonus=bonus, transfer=earned.get(user_id, ()),
             transfer_bonus=transfer_pay(earning=len(earned.get(user_id, ())), amount=pay.transfer_bonus),
+            near_copies=unpaid,
         ))
     return rows
+
+
+def near_copies_by_author(round) -> dict[int, tuple[tuple[int, int], ...]]:
+    """``{author id: ((example id, earlier example id), ...)}``: the round's validated fooling examples
+    that near-copy an earlier one already paid (``near_copies_of_earlier``), by author; empty when the
+    round's near-duplicate rule is off."""
+    fooling = dict(validated_queryset(round=round).filter(model_wrong=True).order_by().values_list("pk", "author_id"))
+    found: dict[int, list[tuple[int, int]]] = {}
+    for example_id, earlier in sorted(near_copies_of_earlier(round=round, example_ids=fooling).items()):
+        found.setdefault(fooling[example_id], []).append((example_id, earlier))
+    return {author: tuple(rows) for author, rows in found.items()}
 
 
 def totals(rows: list[PayRow]) -> dict:
@@ -252,19 +272,24 @@ def summary_csv(rows: list[PayRow], *, currency: str, transfer: bool = False) ->
     bonus and total, then a ``TOTAL`` line; cells neutralised against formulas (``safe_cell``).
     ``transfer`` (the round has a transfer rule): two more columns before the total, how many examples
     earned the transfer bonus and its amount: counts in every row, the TOTAL line's their sum (the ids
-    of those examples are in ``transfer_bonus_csv``, one line each)."""
+    of those examples are in ``transfer_bonus_csv``, one line each). When a row has near-copies that
+    earned no bonus, a last column ``near_copies_without_bonus`` names them, e.g. ``12 (near-copy of 7)``."""
     out = io.StringIO()
     writer = _writer(out)
+    copies = any(r.near_copies for r in rows)
     extra = ["transfer_bonus_examples", f"transfer_bonus_{currency}"] if transfer else []
+    marks = ["near_copies_without_bonus"] if copies else []
     _row(writer, ["worker", "examples_accepted", "validations_accepted", "fooling_validated",
-                     f"base_{currency}", f"bonus_{currency}", *extra, f"total_{currency}"])
+                     f"base_{currency}", f"bonus_{currency}", *extra, f"total_{currency}", *marks])
     for r in rows:
         cells = [len(r.transfer), f"{r.transfer_bonus:.2f}"] if transfer else []
-        _row(writer, [r.username, r.examples, r.validations, r.fooling, f"{r.base:.2f}", f"{r.bonus:.2f}", *cells, f"{r.total:.2f}"])
+        marked = ["; ".join(f"{e} (near-copy of {of})" for e, of in r.near_copies)] if copies else []
+        _row(writer, [r.username, r.examples, r.validations, r.fooling, f"{r.base:.2f}", f"{r.bonus:.2f}", *cells, f"{r.total:.2f}",
+                      *marked])
     t = totals(rows)
     cells = [t["transfer"], f"{t['transfer_bonus']:.2f}"] if transfer else []
     _row(writer, ["TOTAL", t["examples"], t["validations"], t["fooling"], f"{t['base']:.2f}", f"{t['bonus']:.2f}", *cells,
-                  f"{t['total']:.2f}"])
+                  f"{t['total']:.2f}", *([sum(len(r.near_copies) for r in rows)] if copies else [])])
     return out.getvalue()
 
 

@@ -75,3 +75,15 @@ def model_label(task, text: str) -> str:
 
 def other_label(task, label: str) -> str:
     return next(candidate for candidate in task.labels if candidate != label)
+
+
+@pytest.fixture
+def tiny_sentence_encoder(tiny_classifier_dir, settings):
+    """The tiny random-weight BERT as the sentence encoder (``annotation/diversity/encoder.py``), with
+    every per-task index of this process forgotten before and after (ids are reused after a rollback)."""
+    from annotation.diversity import index
+
+    settings.DYNABENCH_EMBEDDING_ENCODER = {"path": str(tiny_classifier_dir), "name": "tiny-bert"}
+    index.forget_indexes()
+    yield
+    index.forget_indexes()

@@ -12,6 +12,7 @@ from dynabench.errors import RuleError
 from tasks.kinds.assist import AssistantPrompts
 from tasks.kinds.judge import JudgePrompts
 from tasks.kinds.release import ReleaseSchema
+from tasks.kinds.written import WrittenText
 
 
 class TargetError(ValueError):
@@ -88,11 +89,10 @@ class ItemScores:
         return self._metrics(rows)
 
 
-class TaskKindSpec(AssistantPrompts, JudgePrompts, ReleaseSchema):
+class TaskKindSpec(AssistantPrompts, JudgePrompts, ReleaseSchema, WrittenText):
     """Base class of a task kind. Subclasses set the class attributes and implement the methods.
 
-    Methods take the task's ``config`` (a dict, ``Task.config``) rather than the ``Task``, so
-    they work without the database.
+    Methods take the task's ``config`` (a dict, ``Task.config``), not the ``Task``: no database needed.
     """
 
     name: str = ""

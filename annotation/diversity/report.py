@@ -1,0 +1,80 @@
+"""A round's diversity report (``RoundDiversity``): asked for by the task's owner, computed by an RQ job.
+
+``request_round_diversity`` marks the round's report ``queued`` and queues ``compute_round_diversity``
+when the transaction commits. The job (1) claims the report (``queued`` → ``running``, one conditional
+UPDATE, so two workers never both compute it), (2) embeds the task's examples that lack a current
+embedding (``embeddings.embed_task``), (3) reads the round's examples that are not retracted and have
+written text, (4) computes ``figures.round_figures`` and stores them (``done``), or stores the
+readable reason (``failed``). Rerunning replaces the figures.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from django.db import transaction
+from django.utils import timezone
+
+from annotation.diversity import embeddings, encoder as encoders, figures, rules
+from annotation.diversity_models import ExampleEmbedding, RoundDiversity
+from annotation.models import VALIDATED, Example
+from dynabench.errors import NotAllowed
+
+JOB = "annotation.diversity.report.compute_round_diversity"
+
+
+def request_round_diversity(*, round, acting_user) -> RoundDiversity:
+    """Queue the computation of ``round``'s diversity report. Raises ``NotAllowed`` ``not_task_owner``
+    unless ``acting_user`` owns the task."""
+    if not round.task.is_owner(acting_user):
+        raise NotAllowed("not_task_owner", f"only owners of {round.task.code} may compute its diversity report")
+    with transaction.atomic():
+        report, _ = RoundDiversity.objects.get_or_create(round=round)
+        RoundDiversity.objects.filter(pk=report.pk).update(status="queued", reason="")
+        transaction.on_commit(lambda: _enqueue(round.pk))
+    report.refresh_from_db()
+    return report
+
+
+def _enqueue(round_id: int) -> None:
+    import django_rq
+
+    django_rq.get_queue("default").enqueue(JOB, round_id)
+
+
+def compute_round_diversity(round_id: int) -> str:
+    """RQ job (steps in the module docstring). Returns a one-line summary, e.g.
+    ``"round 4: 120 examples, Vendi 38.2, 3 clusters"``, or says it had nothing to claim."""
+    report, _ = RoundDiversity.objects.get_or_create(round_id=round_id)
+    if RoundDiversity.objects.filter(pk=report.pk, status__in=("queued", "done", "failed")).update(status="running") != 1:
+        return f"round {round_id}: the report is already being computed"
+    try:
+        result = _compute(report)
+    except Exception as error:  # stored for the owner to read, then raised again for RQ to record
+        RoundDiversity.objects.filter(pk=report.pk).update(status="failed", reason=f"{type(error).__name__}: {error}",
+                                                           computed_at=timezone.now())
+        raise
+    RoundDiversity.objects.filter(pk=report.pk).update(status="done", reason="", figures=result, computed_at=timezone.now())
+    return (f"round {round_id}: {result['examples']} examples, Vendi {result['vendi']:.1f}, "
+            f"{len(result['clusters'])} clusters")
+
+
+def _compute(report: RoundDiversity) -> dict:
+    round = report.round
+    embeddings.embed_task(round.task_id)
+    encoder = encoders.get_encoder()
+    vectors = {row.example_id: row for row in ExampleEmbedding.objects.filter(round=round, encoder_sha256=encoder.sha256)}
+    validated = set(Example.objects.filter(VALIDATED, round=round, model_wrong=True).values_list("pk", flat=True))
+    rows = [e for e in Example.objects.filter(round=round, retracted=False).select_related("round__task").order_by("id")
+            if e.pk in vectors]
+    X = np.stack([vectors[e.pk].as_array() for e in rows]) if rows else np.zeros((0, encoder.dim), dtype=np.float32)
+    return figures.round_figures(
+        texts=[embeddings.written_text(e) for e in rows], X=X, authors=[e.author_id for e in rows],
+        fooled=[e.pk in validated for e in rows], ids=[e.pk for e in rows], threshold=rules.round_rule(round).threshold,
+    )
+
+
+def cluster_of(report: RoundDiversity | None, example_id: int) -> int | None:
+    """The cluster number the report assigns ``example_id`` (-1: none), or None without a finished report."""
+    if report is None or report.status != "done":
+        return None
+    return report.figures.get("assigned", {}).get(str(example_id))
