@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from django.conf import settings
 from django.core.files.storage import default_storage
 from django.urls import reverse
 from django.utils import timezone
@@ -86,7 +87,7 @@ def _build(release: Release, folder: Path, stored: list[str]) -> None:
     release.version = version
     sha256 = content_digest(data)
     published = timezone.now()
-    url = reverse("releases:release", args=[task.code, version])
+    url = settings.SITE_URL + reverse("releases:release", args=[task.code, version])  # absolute: it is cited
     split_rows: dict[str, int] = {}
     for entry in data:
         if entry["format"] == "jsonl":
