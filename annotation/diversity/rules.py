@@ -12,6 +12,7 @@ a time, so N is at most ``NEIGHBOURS`` (``Closeness.capped`` says so).
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -91,13 +92,31 @@ class Closeness:
     vector: np.ndarray | None = None
 
 
+VECTOR_CACHE_S = 600
+"""Seconds a text's embedding stays in the cache: the create page's readout embeds the draft while the
+annotator types, and the submission of the same text reads the vector back instead of running the
+encoder again, so the check adds an index query, not a forward pass, to the submission."""
+
+
+def text_vector(encoder, text: str) -> np.ndarray:
+    """``encoder``'s embedding of ``text`` (float32, shape ``(dim,)``), from the cache when the same
+    encoder (by weights' sha256) embedded the same text in the last ``VECTOR_CACHE_S`` seconds."""
+    key = f"diversity:vector:{encoder.sha256[:16]}:{hashlib.sha256(text.encode()).hexdigest()}"
+    cached = cache.get(key)
+    if cached is not None:
+        return np.frombuffer(cached, dtype="<f4").copy()
+    vector = encoder.embed([text])[0]
+    cache.set(key, vector.astype("<f4").tobytes(), VECTOR_CACHE_S)
+    return vector
+
+
 def closeness(*, round, user, text: str, threshold: float | None = None) -> Closeness:
     """Embed ``text`` and compare it with the round's examples (``Closeness``). ``threshold`` defaults to
     the round's rule. The annotator sees counts and their own texts only."""
     if threshold is None:
         threshold = round_rule(round).threshold
     encoder = encoders.get_encoder()
-    vector = encoder.embed([text])[0]
+    vector = text_vector(encoder, text)
     found = index.task_index(round.task_id, encoder_sha256=encoder.sha256).search(vector, k=NEIGHBOURS)
     if not found:
         return Closeness(threshold=threshold, vector=vector)
