@@ -221,4 +221,9 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    finally:
+        from dynabench import embedded_redis
+
+        embedded_redis.stop(Path(VAR) / "redis.sock")  # the embedded Redis Django started in the scratch folder

@@ -130,4 +130,9 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    finally:
+        from dynabench import embedded_redis
+
+        embedded_redis.stop(Path(os.environ["DYNABENCH_VAR_DIR"]) / "redis.sock")  # the embedded Redis Django started in the scratch folder
