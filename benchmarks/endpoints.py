@@ -30,16 +30,16 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
-from concurrent.futures import ThreadPoolExecutor
 from urllib.parse import urlsplit
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from benchmarks._stand_in import bare_chat_per_s, start_stand_in  # noqa: E402
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "dynabench.settings")
 
 import django  # noqa: E402
@@ -52,32 +52,6 @@ from django.db import connection  # noqa: E402
 DYNASENT = ROOT.parent / "shared" / "data" / "dynasent" / "dynasent-v1.1-round01-yelp-dev.jsonl"
 if not DYNASENT.exists():
     DYNASENT = Path("/work/shared/data/dynasent/dynasent-v1.1-round01-yelp-dev.jsonl")
-
-
-def start_server() -> tuple[subprocess.Popen, str]:
-    process = subprocess.Popen([sys.executable, str(ROOT / "tests" / "endpoint_server.py")], stdout=subprocess.PIPE, text=True)
-    line = process.stdout.readline().strip()
-    if not line.startswith("listening "):
-        process.kill()
-        raise SystemExit(f"the endpoint server did not start: {line!r}")
-    return process, line.split(" ", 1)[1]
-
-
-def bare_items_per_s(url: str, bodies: list[dict], concurrency: int) -> float:
-    """Items/s of a bare ``httpx`` client posting ``bodies`` with ``concurrency`` threads (keep-alive pool)."""
-    import httpx
-
-    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
-    with httpx.Client(timeout=60, limits=limits) as client:
-        def one(body):
-            response = client.post(url + "/v1/chat/completions", json=body)
-            response.raise_for_status()
-            return response.json()["choices"][0]["message"]["content"]
-
-        start = time.perf_counter()
-        with ThreadPoolExecutor(max_workers=concurrency) as pool:
-            list(pool.map(one, bodies))
-        return len(bodies) / (time.perf_counter() - start)
 
 
 def texts(n: int, offset: int = 0) -> list[str]:
@@ -106,15 +80,15 @@ def figure_1(url: str, n_items: int, concurrency: int) -> None:
     probe = fresh_model("probe")
     predictor = get_predictor(probe)
     bodies = [request_body(predictor.endpoint, task.spec.endpoint_messages(task.config, i, {})) for i in inputs]
-    bare_items_per_s(url, bodies[:20], concurrency)  # warm both sides' first requests
-    bare_before = bare_items_per_s(url, bodies, concurrency)
+    bare_chat_per_s(url, bodies[:20], concurrency)  # warm both sides' first requests
+    bare_before = bare_chat_per_s(url, bodies, concurrency)
     platform_model = fresh_model("platform")
     platform = get_predictor(platform_model)
     start = time.perf_counter()
     with gate.admit(platform_model, Purpose.EVALUATION):
         outputs = platform.predict(inputs)
     platform_rate = len(inputs) / (time.perf_counter() - start)
-    bare_after = bare_items_per_s(url, bodies, concurrency)
+    bare_after = bare_chat_per_s(url, bodies, concurrency)
     bare = max(bare_before, bare_after)
     assert len(outputs) == len(inputs)
 
@@ -263,7 +237,7 @@ def main() -> None:
     settings.MEDIA_ROOT = Path(tempfile.mkdtemp(prefix="bench-media-"))
     settings.RQ_QUEUES = {name: {**conf, "ASYNC": False} for name, conf in settings.RQ_QUEUES.items()}
     settings.ANNOTATION_SUBMISSIONS_PER_MINUTE = 0
-    process, url = start_server()
+    process, url = start_stand_in("endpoint_server.py")
     settings.DYNABENCH_ENDPOINT_ALLOWLIST = [f"127.0.0.1/32:{urlsplit(url).port}"]
     old_name = connection.creation.create_test_db(verbosity=0, autoclobber=True)
     try:

@@ -22,16 +22,16 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from urllib.parse import urlsplit
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from benchmarks._stand_in import bare_chat_per_s, start_stand_in  # noqa: E402
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "dynabench.settings")
 
 import django  # noqa: E402
@@ -44,33 +44,6 @@ from django.db import connection  # noqa: E402
 DYNASENT = ROOT.parent / "shared" / "data" / "dynasent" / "dynasent-v1.1-round01-yelp-dev.jsonl"
 if not DYNASENT.exists():
     DYNASENT = Path("/work/shared/data/dynasent/dynasent-v1.1-round01-yelp-dev.jsonl")
-
-
-def start_judge(delay: float) -> tuple[subprocess.Popen, str]:
-    process = subprocess.Popen([sys.executable, str(ROOT / "tests" / "judge_server.py"), "--delay", str(delay)],
-                               stdout=subprocess.PIPE, text=True)
-    line = process.stdout.readline().strip()
-    if not line.startswith("listening "):
-        process.kill()
-        raise SystemExit(f"the judge server did not start: {line!r}")
-    return process, line.split(" ", 1)[1]
-
-
-def bare_per_s(url: str, bodies: list[dict], concurrency: int) -> float:
-    """Requests/s of a bare ``httpx`` client posting ``bodies`` from ``concurrency`` threads."""
-    import httpx
-
-    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
-    with httpx.Client(timeout=60, limits=limits) as client:
-        def one(body):
-            response = client.post(url + "/v1/chat/completions", json=body)
-            response.raise_for_status()
-            return response.json()["choices"][0]["message"]["content"]
-
-        start = time.perf_counter()
-        with ThreadPoolExecutor(max_workers=concurrency) as pool:
-            list(pool.map(one, bodies))
-        return len(bodies) / (time.perf_counter() - start)
 
 
 def sentences(n: int, offset: int) -> list[tuple[str, str]]:
@@ -90,7 +63,7 @@ def one_delay(delay: float, n: int, concurrency: int, number: int) -> tuple[floa
     from validation.judge import judge_examples
     from validation.judge_models import AIVote, RoundJudge
 
-    process, url = start_judge(delay)
+    process, url = start_stand_in("judge_server.py", "--delay", str(delay))
     settings.DYNABENCH_ENDPOINT_ALLOWLIST = [f"127.0.0.1/32:{urlsplit(url).port}"]
     try:
         task = Task.objects.get(code="sentiment")
@@ -110,14 +83,14 @@ def one_delay(delay: float, n: int, concurrency: int, number: int) -> tuple[floa
         bodies = [request_body(model.endpoint, task.spec.judge_messages(
             task.config, context_data=e.context.data, example_input=e.input, target=e.target, model_output=e.model_output,
             instructions=task.instructions)) for e in examples]
-        bare_per_s(url, bodies[:20], concurrency)  # warm the server's first requests
-        before = bare_per_s(url, bodies, concurrency)
+        bare_chat_per_s(url, bodies[:20], concurrency)  # warm the server's first requests
+        before = bare_chat_per_s(url, bodies, concurrency)
         # the record set_judge writes, without its queued job (RQ runs synchronously here): the job is timed below
         RoundJudge.objects.create(round=round, model=model, set_by=owner)
         start = time.perf_counter()
         summary = judge_examples(round.pk)
         job = n / (time.perf_counter() - start)
-        after = bare_per_s(url, bodies, concurrency)
+        after = bare_chat_per_s(url, bodies, concurrency)
         assert AIVote.objects.filter(round=round, parsed=True).count() == n, summary
         return before, after, job, summary
     finally:

@@ -1,0 +1,41 @@
+"""What the endpoint benchmarks share: a stand-in OpenAI-compatible server of ``tests/`` in its own
+process, and a bare concurrent ``httpx`` client that is the reference the platform's path is measured against."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def start_stand_in(script: str, *args: str) -> tuple[subprocess.Popen, str]:
+    """Start ``tests/<script>`` (a server that prints ``listening <url>`` once up) with ``args``; return
+    the process and its base URL. Exits the benchmark when the server does not start."""
+    process = subprocess.Popen([sys.executable, str(ROOT / "tests" / script), *args], stdout=subprocess.PIPE, text=True)
+    line = process.stdout.readline().strip()
+    if not line.startswith("listening "):
+        process.kill()
+        raise SystemExit(f"tests/{script} did not start: {line!r}")
+    return process, line.split(" ", 1)[1]
+
+
+def bare_chat_per_s(url: str, bodies: list[dict], concurrency: int) -> float:
+    """Requests/s of a bare ``httpx`` client posting ``bodies`` to ``url``'s ``/v1/chat/completions`` from
+    ``concurrency`` threads over a keep-alive pool."""
+    import httpx
+
+    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+    with httpx.Client(timeout=60, limits=limits) as client:
+        def one(body):
+            response = client.post(url + "/v1/chat/completions", json=body)
+            response.raise_for_status()
+            return response.json()["choices"][0]["message"]["content"]
+
+        start = time.perf_counter()
+        with ThreadPoolExecutor(max_workers=concurrency) as pool:
+            list(pool.map(one, bodies))
+        return len(bodies) / (time.perf_counter() - start)
