@@ -73,3 +73,21 @@ class RoundDiversity(models.Model):
     reason = models.TextField(blank=True)
     figures = models.JSONField(default=dict, blank=True)
     computed_at = models.DateTimeField(null=True, blank=True)
+
+
+class ExampleDiversity(models.Model):
+    """Where the round's last diversity report (``annotation/diversity/report.py``) put one example.
+
+    ``cluster``: the number of the report's cluster (``RoundDiversity.figures["clusters"]``) whose centroid
+    is nearest the example's embedding, -1 for none (a round without clusters). ``representative``: the
+    first-written example of its near-duplicate group (cosine ≥ the round's threshold,
+    ``calculations.leader_groups``), the example itself when it leads its group; ``group_size``: the
+    examples in that group, 1 for an example with no near-copy. Every row of a round is replaced when the
+    report is computed again; an example written since has none.
+    """
+
+    example = models.OneToOneField("annotation.Example", on_delete=models.CASCADE, related_name="diversity")
+    round = models.ForeignKey("tasks.Round", on_delete=models.CASCADE, related_name="+")
+    cluster = models.SmallIntegerField()
+    representative = models.ForeignKey("annotation.Example", on_delete=models.CASCADE, related_name="+")
+    group_size = models.PositiveIntegerField()

@@ -76,6 +76,8 @@ def main() -> None:
         result = figures.round_figures(texts=data["texts"], X=X, authors=data["authors"], fooled=data["fooled"],
                                        ids=data["ids"], threshold=args.threshold)
         result.pop("assigned")
+        leaders = result.pop("leaders")
+        result["groups"] = len(set(leaders.values()))
         text_of = dict(zip(data["ids"], data["texts"]))
         result["pair_texts"] = [[text_of[a], text_of[b], s] for a, b, s in result["pairs"][:args.pairs]]
         results[name] = result
@@ -86,7 +88,8 @@ def main() -> None:
         if result["vendi_at_500"]:
             mean, low, high = result["vendi_at_500"]
             print(f"Vendi at 500 examples: {mean:.1f} [{low:.1f}, {high:.1f}]")
-        print(f"near-duplicate pairs at cosine >= {args.threshold}: {result['near_duplicate_pairs']}; lexical (Jaccard >= 0.8): {result['lexical_pairs']}")
+        print(f"near-duplicate pairs at cosine >= {args.threshold}: {result['near_duplicate_pairs']}; lexical (Jaccard >= 0.8): {result['lexical_pairs']}; "
+              f"deduplicated: {result['groups']} of {result['examples']} examples")
         print(f"clusters: {len(result['clusters'])} ({result['noise']} fooling examples in none)"
               + (f"; largest {largest['size']} ({largest['share']:.1%}): {', '.join(largest['terms'])}" if largest else ""))
         for c in result["clusters"][:6]:

@@ -117,6 +117,29 @@ def cosine_pairs(X: np.ndarray, *, threshold: float, block: int = 2048) -> list[
     return sorted(pairs, key=lambda p: -p[2])
 
 
+def leader_groups(X: np.ndarray, *, threshold: float, pairs: list[tuple[int, int, float]] | None = None) -> np.ndarray:
+    """Return ``leader`` of shape ``(n,)``: for each row of ``X`` (L2-normalised, in the order written), the
+    row that leads its near-duplicate group, itself for a leader.
+
+    Rows are taken in order; a row at cosine ≥ ``threshold`` with one or more leaders taken before it joins
+    the most similar of them, else it leads a group of its own (leader clustering, Hartigan, "Clustering
+    Algorithms", 1975, ch. 3). The pay rule's "near-copy of an example already paid" and the export's
+    deduplicated view are these groups. ``pairs``: ``cosine_pairs(X, threshold=threshold)`` when already
+    computed.
+    """
+    n = np.asarray(X).shape[0]
+    pairs = cosine_pairs(X, threshold=threshold) if pairs is None else pairs
+    earlier: dict[int, list[tuple[int, float]]] = {}
+    for i, j, similarity in pairs:
+        earlier.setdefault(j, []).append((i, similarity))
+    leader = np.arange(n)
+    for row in range(n):
+        candidates = [(similarity, i) for i, similarity in earlier.get(row, ()) if leader[i] == i]
+        if candidates:
+            leader[row] = max(candidates, key=lambda c: (c[0], -c[1]))[1]
+    return leader
+
+
 def shingles(text: str, k: int = 3) -> set[str]:
     """The word ``k``-shingles of ``text`` (the whole text when it has fewer than ``k`` words)."""
     tokens = words(text)

@@ -30,6 +30,9 @@ def round_figures(
     ``vendi_at_500`` is ``[mean, low, high]`` over subsamples of 500 (None for fewer rows).
     ``near_duplicate_pairs`` counts pairs at cosine ≥ ``threshold`` (``pairs`` lists the closest
     ``SHOWN_PAIRS`` as ``[id, id, cosine]``); ``lexical_pairs`` counts pairs at word 3-shingle Jaccard ≥ 0.8.
+    ``assigned`` maps each id to its cluster (-1: none) and ``leaders`` each id to the id leading its
+    near-duplicate group (``calculations.leader_groups``: rows are taken in the order given); the job
+    stores these two per example (``ExampleDiversity``), not in the report.
     """
     ids = list(range(len(texts))) if ids is None else list(ids)
     X = np.asarray(X, dtype=np.float32).reshape(len(texts), -1)
@@ -51,6 +54,7 @@ def round_figures(
         "per_author": sorted(per_author, key=lambda a: a["vendi"]),
         "threshold": threshold,
         "near_duplicate_pairs": len(near),
+        "leaders": {ids[i]: ids[int(leader)] for i, leader in enumerate(calculations.leader_groups(X, threshold=threshold, pairs=near))},
         "pairs": [[ids[i], ids[j], round(s, 4)] for i, j, s in near[:SHOWN_PAIRS]],
         "lexical_pairs": len(calculations.lexical_pairs(texts)),
         **cluster_figures(texts=texts, X=X, fooled=fooled, ids=ids, min_cluster_size=min_cluster_size),

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from annotation.diversity import encoder as encoders, rules
+from annotation.diversity import calculations, encoder as encoders, rules
 from annotation.diversity_models import ExampleEmbedding, SimilarityMode
 
 
@@ -14,7 +14,8 @@ def near_copies_of_earlier(*, round, example_ids) -> dict[int, int]:
 
     Examples are taken in id order (the order they were written); each is compared with the ones
     taken before it that were not themselves near-copies (the ones paid): at cosine similarity ≥ the
-    round's threshold (``rules.round_rule``) with one of them, it maps to the most similar. Empty when
+    round's threshold (``rules.round_rule``) with one of them, it maps to the most similar
+    (``calculations.leader_groups``). Empty when
     the round's rule is off. An example without a stored embedding of the current encoder is not
     compared (it counts as paid only when it has one).
     """
@@ -23,17 +24,9 @@ def near_copies_of_earlier(*, round, example_ids) -> dict[int, int]:
         return {}
     rows = dict(ExampleEmbedding.objects.filter(example_id__in=list(example_ids), encoder_sha256=encoders.encoder_sha256())
                 .values_list("example_id", "vector"))
-    paid_ids: list[int] = []
-    paid: list[np.ndarray] = []
-    copies = {}
-    for example_id in sorted(rows):
-        vector = np.frombuffer(bytes(rows[example_id]), dtype="<f4")
-        if paid:
-            similarity = np.stack(paid) @ vector
-            best = int(np.argmax(similarity))
-            if similarity[best] >= rule.threshold:
-                copies[example_id] = paid_ids[best]
-                continue
-        paid_ids.append(example_id)
-        paid.append(vector)
-    return copies
+    ordered = sorted(rows)
+    if not ordered:
+        return {}
+    X = np.stack([np.frombuffer(bytes(rows[example_id]), dtype="<f4") for example_id in ordered])
+    leader = calculations.leader_groups(X, threshold=rule.threshold)
+    return {ordered[i]: ordered[int(leader[i])] for i in range(len(ordered)) if leader[i] != i}

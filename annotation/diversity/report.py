@@ -4,8 +4,9 @@
 when the transaction commits. The job (1) claims the report (``queued`` → ``running``, one conditional
 UPDATE, so two workers never both compute it), (2) embeds the task's examples that lack a current
 embedding (``embeddings.embed_task``), (3) reads the round's examples that are not retracted and have
-written text, (4) computes ``figures.round_figures`` and stores them (``done``), or stores the
-readable reason (``failed``). Rerunning replaces the figures.
+written text, (4) computes ``figures.round_figures`` and stores them (``done``) with each example's
+cluster and near-duplicate group (``ExampleDiversity``), or stores the readable reason (``failed``).
+Rerunning replaces the figures and the examples' places.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotation.diversity import embeddings, encoder as encoders, figures, rules
-from annotation.diversity_models import ExampleEmbedding, RoundDiversity
+from annotation.diversity_models import ExampleDiversity, ExampleEmbedding, RoundDiversity
 from annotation.models import VALIDATED, Example
 from dynabench.errors import NotAllowed
 
@@ -53,7 +54,9 @@ def compute_round_diversity(round_id: int) -> str:
         RoundDiversity.objects.filter(pk=report.pk).update(status="failed", reason=f"{type(error).__name__}: {error}",
                                                            computed_at=timezone.now())
         raise
-    RoundDiversity.objects.filter(pk=report.pk).update(status="done", reason="", figures=result, computed_at=timezone.now())
+    with transaction.atomic():
+        _store_places(report.round_id, assigned=result.pop("assigned"), leaders=result.pop("leaders"))
+        RoundDiversity.objects.filter(pk=report.pk).update(status="done", reason="", figures=result, computed_at=timezone.now())
     return (f"round {round_id}: {result['examples']} examples, Vendi {result['vendi']:.1f}, "
             f"{len(result['clusters'])} clusters")
 
@@ -73,8 +76,20 @@ def _compute(report: RoundDiversity) -> dict:
     )
 
 
-def cluster_of(report: RoundDiversity | None, example_id: int) -> int | None:
-    """The cluster number the report assigns ``example_id`` (-1: none), or None without a finished report."""
-    if report is None or report.status != "done":
-        return None
-    return report.figures.get("assigned", {}).get(str(example_id))
+def _store_places(round_id: int, *, assigned: dict, leaders: dict) -> None:
+    """Replace the round's ``ExampleDiversity`` rows: each example's cluster and near-duplicate group."""
+    sizes: dict = {}
+    for leader in leaders.values():
+        sizes[leader] = sizes.get(leader, 0) + 1
+    ExampleDiversity.objects.filter(round_id=round_id).delete()
+    ExampleDiversity.objects.bulk_create([
+        ExampleDiversity(example_id=example_id, round_id=round_id, cluster=assigned[example_id], representative_id=leader,
+                         group_size=sizes[leader])
+        for example_id, leader in leaders.items()
+    ], batch_size=1000)
+
+
+def clusters_of(example_ids) -> dict[int, int]:
+    """``{example id: cluster number}`` (-1: in no cluster) that the rounds' last diversity reports gave the
+    examples of ``example_ids``; an example no report has placed is left out."""
+    return dict(ExampleDiversity.objects.filter(example_id__in=list(example_ids)).values_list("example_id", "cluster"))

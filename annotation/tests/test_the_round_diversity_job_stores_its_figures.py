@@ -1,10 +1,10 @@
 """The round diversity job embeds what is missing, computes the round's figures and clusters, and
-stores them on the round's report; only the task's owners may ask for it."""
+stores them on the round's report and each example's cluster and near-duplicate group beside it; only the task's owners may ask for it."""
 
 import pytest
 
 from annotation.diversity import report
-from annotation.diversity_models import RoundDiversity
+from annotation.diversity_models import ExampleDiversity, RoundDiversity
 from annotation.models import Example
 from annotation.services import create_example
 from dynabench.errors import NotAllowed
@@ -33,7 +33,13 @@ def test_it_computes_the_figures_of_the_rounds_examples(annotator, owner, sentim
     assert figures["per_author"][0]["author_id"] == annotator.pk and figures["per_author"][0]["examples"] == 7
     # "the soup was cold" twice: identical tokens for the lower-casing tokenizer, so one pair at cosine 1
     assert [examples[0].pk, examples[1].pk] in [pair[:2] for pair in figures["pairs"]]
-    assert set(figures["assigned"]) == {str(e.pk) for e in examples}
+    places = {d.example_id: d for d in ExampleDiversity.objects.filter(round=sentiment_context.round)}
+    assert set(places) == {e.pk for e in examples} and "assigned" not in figures
+    # the second "soup was cold" is in the first one's near-duplicate group, which the first leads
+    assert places[examples[1].pk].representative_id == places[examples[0].pk].representative_id == examples[0].pk
+    for place in places.values():
+        members = [p for p in places.values() if p.representative_id == place.representative_id]
+        assert place.group_size == len(members) and places[place.representative_id].representative_id == place.representative_id
 
 
 def test_an_outsider_cannot_ask_for_it(outsider, sentiment_context):
