@@ -100,7 +100,7 @@ class ExampleViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, AsyncGene
         if getattr(self, "swagger_fake_view", False):  # drf-spectacular reading the types
             return Example.objects.none()
         user = self.request.user
-        examples = Example.objects.select_related("round__task", "transfer").order_by("-created_at", "-id")
+        examples = Example.objects.select_related("round__task", "transfer", "diversity").order_by("-created_at", "-id")
         if self.action == "list":
             return self._filter(examples.filter(author=user))
         if user.is_superuser:

@@ -9,6 +9,7 @@ owners and admins (``tasks.selectors.example_labels_hidden``).
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from annotation.diversity_models import ExampleDiversity
 from annotation.models import Example, TransferRate, ValidationState
 from dynabench.api import StrictSerializerMixin
 from tasks import access
@@ -49,6 +50,14 @@ class ExampleSerializer(serializers.ModelSerializer):
         "how many the validated example fools (`validation/transfer.py`); null until measured, for an example not "
         "validated, or in a hidden split."
     )
+    cluster = serializers.SerializerMethodField(
+        help_text="The cluster the round's last diversity report put the example in (-1: none); null before a report "
+        "placed it, or in a hidden split. The round's clusters: `GET /rounds/{round_id}/diversity` (owners)."
+    )
+    near_duplicate_of = serializers.SerializerMethodField(
+        help_text="The id of the first-written example of its near-duplicate group (cosine at or above the round's "
+        "threshold); null when it leads its group, before a report placed it, or in a hidden split."
+    )
     labels_hidden = serializers.SerializerMethodField(
         help_text="True when the example went into a hidden dataset, whoever asks; its target, the model's answer, "
         "model_wrong and metadata are then null for everyone but the task's owners and admins."
@@ -59,7 +68,7 @@ class ExampleSerializer(serializers.ModelSerializer):
         fields = [
             "id", "task", "round", "context", "input", "target", "model", "model_output", "model_wrong", "metadata",
             "tag", "retracted", "flagged", "split", "time_spent", "validation_state", "validation_count",
-            "transfer", "labels_hidden", "origin", "created_at",
+            "transfer", "cluster", "near_duplicate_of", "labels_hidden", "origin", "created_at",
         ]
 
     def _hidden(self, example) -> bool:
@@ -95,6 +104,24 @@ class ExampleSerializer(serializers.ModelSerializer):
             return example.transfer.as_dict()
         except TransferRate.DoesNotExist:
             return None
+
+    def _place(self, example) -> ExampleDiversity | None:
+        if self._hidden(example):
+            return None
+        try:
+            return example.diversity
+        except ExampleDiversity.DoesNotExist:
+            return None
+
+    @extend_schema_field({"type": "integer", "nullable": True})
+    def get_cluster(self, example):
+        place = self._place(example)
+        return None if place is None else place.cluster
+
+    @extend_schema_field({"type": "integer", "nullable": True})
+    def get_near_duplicate_of(self, example):
+        place = self._place(example)
+        return None if place is None or place.representative_id == example.pk else place.representative_id
 
     def get_labels_hidden(self, example) -> bool:
         self._hidden(example)  # looks the hidden splits up once for the whole page

@@ -243,6 +243,13 @@ class DynabenchClient(ChatMixin, ReleasesMixin):
         and ``confusion``; each judge's ``disagreements`` with its reasons."""
         return self._request("GET", f"/rounds/{int(round_id)}/judge")
 
+    def round_diversity(self, round_id: int) -> dict:
+        """A round's diversity report and near-duplicate rule (``GET /api/v1/rounds/{round_id}/diversity``, the
+        task's owners only): ``threshold``, ``mode``, ``status`` and ``figures`` (``vendi`` with ``vendi_low`` and
+        ``vendi_high``, ``distinct_1``, ``distinct_2``, ``self_bleu``, ``near_duplicate_pairs`` and ``clusters``:
+        ``[{"cluster", "size", "share", "terms", "examples", "vmer"}]``)."""
+        return self._request("GET", f"/rounds/{int(round_id)}/diversity")
+
     def datasets(self, task: str | None = None, round: int | None = None, access: str | None = None) -> list[dict]:
         params = {k: v for k, v in {"task": task, "round": round, "access": access}.items() if v is not None}
         return list(self._pages("/datasets", params))

@@ -43,6 +43,11 @@ FIELDS = [
     ("flagged", "sc:Boolean", "Flagged by a validator."),
     ("split", "sc:Text", "The split the round's close put it in (train, dev, test), or empty."),
     ("validation_state", "sc:Text", "Where validation stands (e.g. verified_correct)."),
+    ("cluster", "sc:Integer", "The cluster the round's diversity report put it in (HDBSCAN over the validated examples that "
+     "fooled the model, each example then in the cluster of the nearest centroid); -1: none; null: not yet placed."),
+    ("near_duplicate_of", "sc:Integer", "The id of the first-written example of its near-duplicate group (cosine of the "
+     "sentence embeddings at or above the round's threshold); null when it leads its group or is not yet placed."),
+    ("group_size", "sc:Integer", "How many examples its near-duplicate group holds (1: no near-copy); null: not yet placed."),
     ("created_at", "sc:Date", "When it was written (ISO 8601 in the file)."),
     ("time_spent", "sc:Float", "Seconds the annotator spent on it."),
     ("ai_vote_counted", "sc:Boolean", "Whether an AI validator's vote counted toward its consensus (the round's judge "
@@ -76,9 +81,10 @@ def _leaves(value, path: str, out: dict) -> None:
         out[path] = kind if known in (None, kind) else ("sc:Float" if {known, kind} <= {"sc:Integer", "sc:Float"} else "sc:Text")
 
 
-def export_file_name(round: Round) -> str:
-    """The round export's file name, as its download names it: ``<task code>-r<number>.jsonl``."""
-    return f"{round.task.code}-r{round.number}.jsonl"
+def export_file_name(round: Round, *, deduplicated: bool = False) -> str:
+    """The round export's file name, as its download names it: ``<task code>-r<number>.jsonl``, and
+    ``<task code>-r<number>-deduplicated.jsonl`` for the deduplicated view."""
+    return f"{round.task.code}-r{round.number}{'-deduplicated' if deduplicated else ''}.jsonl"
 
 
 def _examples(lines, file_id: str) -> tuple[str, int, list[dict]]:
@@ -155,15 +161,18 @@ def _examples_record_set(fields: list[dict]) -> dict:
     }
 
 
-def round_export_croissant(round: Round, *, export_url: str, page_url: str, license: str) -> dict:
+def round_export_croissant(round: Round, *, export_url: str, page_url: str, license: str, deduplicated: bool = False) -> dict:
     """Return the Croissant JSON-LD (a dict) of the export of ``round`` as it stands now (its sha256
     computed from the very lines the export serves). ``export_url``: where the export downloads;
-    ``page_url``: the round's page; ``license``: the dataset licence to state."""
-    file_id = export_file_name(round)
-    sha256, lines, fields = _examples(export_lines([round]), file_id)
+    ``page_url``: the round's page; ``license``: the dataset licence to state; ``deduplicated``: describe
+    the deduplicated view (one example per near-duplicate group, ``validation.export.deduplicated``)."""
+    file_id = export_file_name(round, deduplicated=deduplicated)
+    sha256, lines, fields = _examples(export_lines([round], deduplicated=deduplicated), file_id)
+    what = ("The round export's deduplicated view (JSON Lines): one example per near-duplicate group, with the group's "
+            "size" if deduplicated else "The round export (JSON Lines)")
     distribution = [{
         "@type": "cr:FileObject", "@id": file_id, "name": file_id, "contentUrl": file_id,
-        "encodingFormat": ENCODING, "sha256": sha256, "description": f"The round export (JSON Lines), downloaded from {export_url}.",
+        "encodingFormat": ENCODING, "sha256": sha256, "description": f"{what}, downloaded from {export_url}.",
     }]
     return _round_dataset(round, lines=lines, sha256=sha256, download=file_id, export_url=export_url, page_url=page_url,
                           license=license, distribution=distribution, record_sets=[_examples_record_set(fields)])

@@ -11,8 +11,9 @@ import json
 from collections.abc import Iterator
 
 from django.db import connection
-from django.db.models import Prefetch, QuerySet
+from django.db.models import F, Prefetch, Q, QuerySet
 
+from annotation.diversity_models import ExampleDiversity
 from annotation.models import Example, TransferRate, ValidationState
 from tasks.models import Context, MLModel, Round, Task
 from validation import own_answers
@@ -29,7 +30,8 @@ def export_rows(examples: QuerySet):
 
     Shape: ``{"id", "task", "round", "context": {"uid", "data", "tag"}, "annotator", "input",
     "target", "model_output", "model_wrong", "origin", "suggestion_distance", "metadata", "tag", "retracted", "flagged",
-    "split", "validation_state", "final_target", "transfer", "created_at", "time_spent", "validations":
+    "split", "validation_state", "final_target", "transfer", "cluster", "near_duplicate_of", "group_size",
+    "created_at", "time_spent", "validations":
     [{"validator", "label", "mode", "counts", "gold_check", "metadata", "created_at"}], "ai_vote_counted",
     "ai_votes": [{"model", "label", "parsed", "reason", "confidence", "counted_as", "arm", "settings_checksum",
     "created_at"}]}`` (``counts``: the vote counted toward consensus; ``gold_check``: an answer to a gold item;
@@ -40,11 +42,14 @@ def export_rows(examples: QuerySet):
     with every counted validator's answer after it up to the kind's ``answers_wanted``
     (``validation.own_answers``, as the round's datasets keep them), null for the others; ``transfer`` is a
     validated example's transfer rate ``{"rate", "fooled", "tried"}`` (``validation/transfer.py``:
-    the share of the task's other models it fools), null when none is measured. Streams in
-    chunks of 500 examples.
+    the share of the task's other models it fools), null when none is measured. ``cluster``,
+    ``near_duplicate_of`` and ``group_size`` are where the round's last diversity report put the example
+    (``annotation.diversity_models.ExampleDiversity``): its cluster (-1: none), the id of the first-written
+    example of its near-duplicate group (null when it is that example) and the group's size; all three null
+    for an example no report has placed. Streams in chunks of 500 examples.
     """
     examples = (
-        examples.select_related("round__task", "context", "transfer")
+        examples.select_related("round__task", "context", "transfer", "diversity")
         .prefetch_related("validations", Prefetch("ai_votes", queryset=AIVote.objects.select_related("model")))
         .order_by("round_id", "pk")
     )
@@ -75,6 +80,7 @@ def export_rows(examples: QuerySet):
                 a for v in validations if (a := own_answers.given_answer(counts=v.counts, gold_check=v.gold_check, metadata=v.metadata))
             ]) if validated else None,
             "transfer": transfer_of(_transfer(e)) if validated else None,
+            **_place(e),
             "created_at": e.created_at.isoformat(),
             "time_spent": e.time_spent,
             "validations": [
@@ -107,6 +113,22 @@ def export_rows(examples: QuerySet):
         }
 
 
+def _place(example) -> dict:
+    try:
+        place = example.diversity
+    except ExampleDiversity.DoesNotExist:
+        return {"cluster": None, "near_duplicate_of": None, "group_size": None}
+    return {"cluster": place.cluster, "group_size": place.group_size,
+            "near_duplicate_of": None if place.representative_id == example.pk else place.representative_id}
+
+
+def deduplicated(examples: QuerySet) -> QuerySet:
+    """The deduplicated view of ``examples``: the ones not retracted that lead their near-duplicate group
+    (``ExampleDiversity.representative``, its ``group_size`` on each line), and the ones no diversity report
+    has placed yet (each its own group, ``group_size`` null)."""
+    return examples.filter(retracted=False).filter(Q(diversity__isnull=True) | Q(diversity__representative_id=F("pk")))
+
+
 def _transfer(example) -> TransferRate | None:
     try:
         return example.transfer
@@ -121,11 +143,12 @@ EXPORT_WORKERS = 2
 """Chunks an export builds at once on PostgreSQL, each on its own connection (see ``export_lines``)."""
 
 
-def export_lines(rounds, *, after: int = 0, chunk: int | None = None) -> Iterator[bytes]:
+def export_lines(rounds, *, after: int = 0, chunk: int | None = None, deduplicated: bool = False) -> Iterator[bytes]:
     """Yield the export of the examples of ``rounds`` (a list or queryset of ``Round``;
     retracted examples included) as UTF-8 JSON Lines, in id order, starting after example id
     ``after`` (resume an interrupted download with the last id received). Each yielded block
-    holds up to ``chunk`` lines (default ``EXPORT_CHUNK``).
+    holds up to ``chunk`` lines (default ``EXPORT_CHUNK``). ``deduplicated``: only the examples of
+    the deduplicated view (``deduplicated``: one per near-duplicate group, retracted ones left out).
 
     Same content as ``export_rows`` (user ids anonymised with each round's secret). Memory is
     bounded by ``chunk`` whatever the size of the export: each chunk is read by its own short
@@ -138,22 +161,27 @@ def export_lines(rounds, *, after: int = 0, chunk: int | None = None) -> Iterato
     transaction (whose uncommitted rows other connections cannot see) and elsewhere, one
     chunk at a time; off PostgreSQL each chunk goes through ``export_rows``.
     """
-    chunk = chunk or EXPORT_CHUNK
+    chunk, dedup = chunk or EXPORT_CHUNK, deduplicated
     round_ids = [r.pk for r in rounds]
-    bounds = _chunk_bounds(round_ids, after, chunk)
+    bounds = _chunk_bounds(round_ids, after, chunk, dedup)
     if connection.vendor != "postgresql":
         for start, last in bounds:
-            yield _python_lines(round_ids, start, last)
+            yield _python_lines(round_ids, start, last, dedup)
     elif connection.in_atomic_block or EXPORT_WORKERS < 2:
         for start, last in bounds:
-            yield _postgres_lines(round_ids, start, last)
+            yield _postgres_lines(round_ids, start, last, dedup)
     else:
-        yield from _parallel_postgres_lines(round_ids, bounds)
+        yield from _parallel_postgres_lines(round_ids, bounds, dedup)
 
 
-def _chunk_bounds(round_ids: list[int], after: int, chunk: int) -> Iterator[tuple[int, int]]:
+def _examples(round_ids: list[int], dedup: bool) -> QuerySet:
+    examples = Example.objects.filter(round_id__in=round_ids)
+    return deduplicated(examples) if dedup else examples
+
+
+def _chunk_bounds(round_ids: list[int], after: int, chunk: int, dedup: bool) -> Iterator[tuple[int, int]]:
     """``(after, last)`` example-id bounds of each chunk of at most ``chunk`` examples, in order."""
-    examples = Example.objects.filter(round_id__in=round_ids).order_by("pk").values_list("pk", flat=True)
+    examples = _examples(round_ids, dedup).order_by("pk").values_list("pk", flat=True)
     while True:
         last = examples.filter(pk__gt=after)[chunk - 1 : chunk].first() or examples.filter(pk__gt=after).last()
         if last is None:
@@ -162,14 +190,14 @@ def _chunk_bounds(round_ids: list[int], after: int, chunk: int) -> Iterator[tupl
         after = last
 
 
-def _parallel_postgres_lines(round_ids: list[int], bounds: Iterator[tuple[int, int]]) -> Iterator[bytes]:
+def _parallel_postgres_lines(round_ids: list[int], bounds: Iterator[tuple[int, int]], dedup: bool) -> Iterator[bytes]:
     """``_postgres_lines`` of each chunk, ``EXPORT_WORKERS`` at once in threads, yielded in order."""
     from collections import deque
     from concurrent.futures import ThreadPoolExecutor
 
     def build(start: int, last: int) -> bytes:
         try:
-            return _postgres_lines(round_ids, start, last)
+            return _postgres_lines(round_ids, start, last, dedup)
         finally:
             connection.close()  # this thread's own connection: nothing stays open between chunks
 
@@ -185,8 +213,8 @@ def _parallel_postgres_lines(round_ids: list[int], bounds: Iterator[tuple[int, i
         pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _python_lines(round_ids: list[int], after: int, last: int) -> bytes:
-    rows = export_rows(Example.objects.filter(round_id__in=round_ids, pk__gt=after, pk__lte=last))
+def _python_lines(round_ids: list[int], after: int, last: int, dedup: bool) -> bytes:
+    rows = export_rows(_examples(round_ids, dedup).filter(pk__gt=after, pk__lte=last))
     return "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows).encode("utf-8")
 
 
@@ -209,7 +237,8 @@ def _export_sql() -> str:
     validators' own answers up to the kind's ``answers_wanted``, given per task as the parameter
     ``answers``: ``{task id: {"field", "wanted"}}``, ``_answer_lists``; null unless validated
     correct and not retracted); ``transfer`` as ``transfer_selectors.transfer_of`` (the
-    rate a float8 division, as Python's). User ids are anonymised as ``calculations.anonymise``
+    rate a float8 division, as Python's); the example's place (``_place``). With the parameter
+    ``dedup`` true, only the examples of the deduplicated view (``deduplicated``). User ids are anonymised as ``calculations.anonymise``
     does (``_anonymised``). A test checks the lines against ``export_rows``."""
     q = connection.ops.quote_name
     example, validation = q(Example._meta.db_table), q(Validation._meta.db_table)
@@ -217,6 +246,7 @@ def _export_sql() -> str:
     context_t = q(Context._meta.db_table)
     transfer_t = q(TransferRate._meta.db_table)
     ai_vote, model_t = q(AIVote._meta.db_table), q(MLModel._meta.db_table)
+    place_t = q(ExampleDiversity._meta.db_table)
     return f"""
         WITH v AS (
             SELECT vv.example_id,
@@ -262,6 +292,9 @@ def _export_sql() -> str:
             'transfer', CASE WHEN e.validation_state = 'verified_correct' AND NOT e.retracted AND tr.id IS NOT NULL THEN
                 json_build_object('rate', tr.fooled::float8 / tr.tried, 'fooled', tr.fooled, 'tried', tr.tried)
             END,
+            'cluster', d.cluster,
+            'near_duplicate_of', CASE WHEN d.representative_id <> e.id THEN d.representative_id END,
+            'group_size', d.group_size,
             'created_at', {_iso("e.created_at")}, 'time_spent', e.time_spent,
             'validations', COALESCE(v.rows, '[]'::json),
             'ai_vote_counted', COALESCE(ai.counted, false),
@@ -274,6 +307,7 @@ def _export_sql() -> str:
         LEFT JOIN v ON v.example_id = e.id
         LEFT JOIN ai ON ai.example_id = e.id
         LEFT JOIN {transfer_t} tr ON tr.example_id = e.id
+        LEFT JOIN {place_t} d ON d.example_id = e.id
         CROSS JOIN LATERAL (SELECT
             CASE WHEN v.owner ? 'corrected_label' THEN jsonb_build_object('label', v.owner -> 'corrected_label')
                  WHEN v.owner ? 'corrected_answer' THEN jsonb_build_object('answers', jsonb_build_array(v.owner -> 'corrected_answer'))
@@ -281,6 +315,7 @@ def _export_sql() -> str:
         CROSS JOIN LATERAL (SELECT %(answers)s::jsonb -> t.id::text ->> 'field' AS field,
                                    (%(answers)s::jsonb -> t.id::text ->> 'wanted')::int AS wanted) a
         WHERE e.id > %(after)s AND e.id <= %(last)s AND e.round_id = ANY(%(rounds)s)
+          AND (NOT %(dedup)s OR (NOT e.retracted AND (d.id IS NULL OR d.representative_id = e.id)))
         ORDER BY e.id
     """
 
@@ -293,10 +328,10 @@ def _answer_lists(round_ids: list[int]) -> str:
                        for pk, t in tasks.items() if t.spec.answers_wanted(t.config) > 0})
 
 
-def _postgres_lines(round_ids: list[int], after: int, last: int) -> bytes:
+def _postgres_lines(round_ids: list[int], after: int, last: int, dedup: bool) -> bytes:
     answers = _answer_lists(round_ids)
     with connection.cursor() as cursor:
-        cursor.execute(_export_sql(), {"rounds": round_ids, "after": after, "last": last, "answers": answers})
+        cursor.execute(_export_sql(), {"rounds": round_ids, "after": after, "last": last, "answers": answers, "dedup": dedup})
         lines = [row[0] for row in cursor.fetchall()]
     lines.append("")
     return "\n".join(lines).encode("utf-8")

@@ -347,15 +347,29 @@ def _close_page(request, round, form, preview, status, error):
     }, status=status)
 
 
+EXPORT_VIEWS = {"all": False, "deduplicated": True}
+"""The export's ``?view=``: every example, or the deduplicated view (``export.deduplicated``)."""
+
+
+def _export_view(request) -> bool | None:
+    """Whether ``?view=`` asks for the deduplicated view; None when it names no view."""
+    return EXPORT_VIEWS.get(request.GET.get("view") or "all")
+
+
 def jsonl_response(request, rounds, filename):
     """Stream the examples of ``rounds`` as UTF-8 JSON Lines (``export.export_lines``) as a download, in
-    id order; ``?after=<id>`` resumes after the last example id received. A bad ``after``
-    answers 400 naming it."""
+    id order; ``?after=<id>`` resumes after the last example id received; ``?view=deduplicated`` keeps one
+    example per near-duplicate group (``export.deduplicated``), the file name ending ``-deduplicated.jsonl``.
+    A bad ``after`` or ``view`` answers 400 naming it."""
     after = request.GET.get("after", "")
     if after and not (after.isascii() and after.isdigit() and len(after) <= 19):
         return HttpResponseBadRequest("after must be the id of the last example you received (a whole number), e.g. ?after=1200.")
+    if (dedup := _export_view(request)) is None:
+        return HttpResponseBadRequest("view must be all (every example) or deduplicated (one example per near-duplicate group).")
+    if dedup:
+        filename = filename.removesuffix(".jsonl") + "-deduplicated.jsonl"
     response = StreamingHttpResponse(
-        export.export_lines(rounds, after=int(after or 0)), content_type="application/jsonl; charset=utf-8"
+        export.export_lines(rounds, after=int(after or 0), deduplicated=dedup), content_type="application/jsonl; charset=utf-8"
     )
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
     return response
@@ -373,17 +387,21 @@ def export_round(request, code, number):
 
 @login_required
 def round_croissant(request, code, number):
-    """Owners: the Croissant JSON-LD of the round's export (``validation.croissant``), to save beside the export."""
+    """Owners: the Croissant JSON-LD of the round's export (``validation.croissant``), to save beside the export;
+    ``?view=deduplicated`` describes the deduplicated view's file."""
     task = _task(code)
     if (refused := _owner_only(request, task)) is not None:
         return refused
     round = _round(task, number)
+    if (dedup := _export_view(request)) is None:
+        return HttpResponseBadRequest("view must be all (every example) or deduplicated (one example per near-duplicate group).")
+    export_url = request.build_absolute_uri(reverse("validation:export_round", args=[task.code, round.number]))
     body = round_export_croissant(
-        round, export_url=request.build_absolute_uri(reverse("validation:export_round", args=[task.code, round.number])),
+        round, export_url=export_url + ("?view=deduplicated" if dedup else ""), deduplicated=dedup,
         page_url=request.build_absolute_uri(reverse("validation:round", args=[task.code, round.number])),
         license=dataset_license_of_task(task),
     )
-    return croissant_response(body, f"{task.code}-r{round.number}.croissant.json")
+    return croissant_response(body, f"{task.code}-r{round.number}{'-deduplicated' if dedup else ''}.croissant.json")
 
 
 def croissant_response(body: dict, filename: str) -> JsonResponse:

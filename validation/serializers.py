@@ -40,8 +40,9 @@ class ValidationSerializer(serializers.ModelSerializer):
 
 
 #: What a validator is never shown of an example, so that its shape does not tell how it was made:
-#: its origin (written, assisted or generated) and the author's time on it (a generator spends none).
-HIDDEN_FROM_VALIDATORS = ("origin", "time_spent")
+#: its origin (written, assisted or generated) and the author's time on it (a generator spends none);
+#: nor where the diversity report put it (a cluster of fooling examples, a near-copy of another).
+HIDDEN_FROM_VALIDATORS = ("origin", "time_spent", "cluster", "near_duplicate_of")
 
 
 class ExampleForReviewSerializer(ExampleSerializer):
@@ -192,6 +193,15 @@ class ValidatedExampleSerializer(serializers.Serializer):
         allow_null=True, help_text='`{"rate", "fooled", "tried"}`: the share of the task\'s other ready models the validated '
         "example fools (fooled / tried); null when none is measured."
     )
+    cluster = serializers.IntegerField(
+        allow_null=True, help_text="The cluster the round's last diversity report put the example in (-1: none); null before "
+        "a report placed it. The clusters' sizes and top terms: `GET /rounds/{round_id}/diversity` (owners)."
+    )
+    near_duplicate_of = serializers.IntegerField(
+        allow_null=True, help_text="The id of the first-written example of its near-duplicate group; null when it leads "
+        "its group or before a report placed it."
+    )
+    group_size = serializers.IntegerField(allow_null=True, help_text="How many examples its near-duplicate group holds.")
     created_at = serializers.CharField()
     time_spent = serializers.FloatField(allow_null=True)
     validations = serializers.ListField(child=serializers.DictField())

@@ -168,6 +168,8 @@ MATRIX = [
     ("GET", "/api/v1/tasks/{task_code}/rounds/{round_number}/examples", None, _close_round_one, ALL_200),
     # the round's AI validator: owners only, whether or not a judge is set (none is here)
     ("GET", "/api/v1/rounds/{round_id}/judge", None, None, OWNERS_ONLY_READ),
+    # the round's diversity report: owners only, whether or not one was computed (none is here)
+    ("GET", "/api/v1/rounds/{round_id}/diversity", None, None, OWNERS_ONLY_READ),
     # dataset releases are public; sentiment has published none, so a version is 404 for everyone
     ("GET", "/api/v1/tasks/{task_code}/releases", None, None, ALL_200),
     ("GET", "/api/v1/tasks/{task_code}/releases/{version}", None, None, (404,) * 7),

@@ -6,6 +6,7 @@ from datetime import datetime, timezone
 import pytest
 from django.db import connection
 
+from annotation.diversity_models import ExampleDiversity
 from annotation.models import Example
 from annotation.services import retract_example
 from tasks.models import MLModel
@@ -44,12 +45,29 @@ def test_sql_lines_equal_the_python_rows(sentiment_task, qa_task, annotator, own
                           counted_as="vote", arm="policy", settings_checksum="c" * 64)
     AIVote.objects.create(example=pending, round=pending.round, model=judge, parsed=False, reason="no JSON", raw="??")
 
+    # the diversity report placed two of them: a cluster, and a near-duplicate group that "plain" leads
+    for example, cluster in ((plain, 0), (corrected, -1)):
+        ExampleDiversity.objects.create(example=example, round=example.round, cluster=cluster, representative=plain, group_size=2)
+
     rounds = sorted({sentiment_task.current_round().pk, qa_task.current_round().pk})
-    lines = _postgres_lines(rounds, 0, max(ids)).decode("utf-8").splitlines()
+    lines = _postgres_lines(rounds, 0, max(ids), False).decode("utf-8").splitlines()
 
     expected = sorted(export_rows(Example.objects.filter(pk__in=ids)), key=lambda row: row["id"])
     assert [json.loads(line) for line in lines] == expected
     assert [row["final_target"] for row in expected[1:2]] == [{"label": "negative"}]
     assert [row["ai_vote_counted"] for row in expected] == [True, False, False, False, False]
     assert [len(row["ai_votes"]) for row in expected] == [1, 0, 1, 0, 0]
+    assert [(row["cluster"], row["near_duplicate_of"], row["group_size"]) for row in expected[:3]] == [
+        (0, None, 2), (-1, plain.pk, 2), (None, None, None)]
     assert expected[4]["final_target"] == {"answers": [{"text": word, "answer_start": passage.find(word)}]}
+
+
+def test_the_deduplicated_view_is_the_same_in_sql(sentiment_task, annotator):
+    first, copy, alone, retracted = (make_example(sentiment_task, annotator) for _ in range(4))
+    for example, leader, size in ((first, first, 2), (copy, first, 2), (retracted, retracted, 1)):
+        ExampleDiversity.objects.create(example=example, round=example.round, cluster=0, representative=leader, group_size=size)
+    Example.objects.filter(pk=retracted.pk).update(retracted=True)
+
+    lines = _postgres_lines([sentiment_task.current_round().pk], 0, retracted.pk, True).decode("utf-8").splitlines()
+
+    assert [json.loads(line)["id"] for line in lines] == [first.pk, alone.pk]
