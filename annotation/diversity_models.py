@@ -61,15 +61,18 @@ class RoundSimilarity(models.Model):
 class RoundDiversity(models.Model):
     """A round's diversity report, written by the job ``annotation.diversity.report.compute_round_diversity``.
 
-    ``figures`` (JSON): ``examples``, ``vendi`` with ``low``/``high`` (95% bootstrap interval),
-    ``distinct_1``/``distinct_2``, ``self_bleu``, ``per_author`` (``[{author_id, examples, vendi}]``),
+    ``figures`` (JSON): ``examples``, ``vendi`` with ``vendi_low``/``vendi_high`` (95% bootstrap interval),
+    ``distinct_1``/``distinct_2``, ``self_bleu``, ``per_author`` (``[{author_id, examples, vendi, low, high}]``),
     ``near_duplicate_pairs`` (cosine ≥ the round's threshold) and ``lexical_pairs`` (MinHash LSH, Jaccard of
     word 3-shingles ≥ 0.8), ``clusters`` (HDBSCAN over validated fooling examples: ``size``, ``share``,
-    ``terms``, ``examples``, ``vmer``) and ``noise``. ``status``: queued, running, done or failed (``reason``).
+    ``terms``, ``examples``, ``vmer``), ``fooling_examples`` and ``noise``. ``status``: queued, running, done
+    or failed (``reason``); ``progress`` (0 to 1): how far the running job is. The report is computed again
+    by itself as the round's validated fooling examples grow (``annotation/diversity/refresh.py``).
     """
 
     round = models.OneToOneField("tasks.Round", on_delete=models.CASCADE, related_name="diversity")
     status = models.CharField(max_length=8, default="queued")
+    progress = models.FloatField(default=0.0)
     reason = models.TextField(blank=True)
     figures = models.JSONField(default=dict, blank=True)
     computed_at = models.DateTimeField(null=True, blank=True)

@@ -4,11 +4,12 @@ validated fooling examples). The rules stay in ``annotation/diversity/`` (``rule
 ``report.request_round_diversity``); this module parses and renders."""
 
 from django import forms
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib import messages
 from django.shortcuts import get_object_or_404, redirect, render
 
-from annotation.diversity import report, rules
+from annotation.diversity import refresh, report, rules
 from annotation.diversity_models import RoundDiversity, SimilarityMode
 from console.views import owner_console
 from dynabench.errors import RuleError
@@ -34,7 +35,7 @@ def diversity_page(request, task, number):
         try:
             if action == "compute":
                 report.request_round_diversity(round=round, acting_user=request.user)
-                messages.success(request, "The diversity report is queued; reload this page in a minute.")
+                messages.success(request, "The diversity report is queued; its progress shows below.")
                 return redirect("console:diversity", code=task.code, number=number)
             form = SimilarityRuleForm(request.POST)
             if form.is_valid():
@@ -51,5 +52,19 @@ def diversity_page(request, task, number):
         per_author = diversity.figures.get("per_author", [])
         names = dict(get_user_model().objects.filter(pk__in=[a["author_id"] for a in per_author]).values_list("pk", "username"))
         authors = [{**a, "username": names.get(a["author_id"], a["author_id"])} for a in per_author]
-    return render(request, "console/diversity.html", {"task": task, "section": "dashboard", "round": round, "form": form,
-                                                      "diversity": diversity, "authors": authors}, status=status)
+    return render(request, "console/diversity.html", {
+        "task": task, "section": "dashboard", "round": round, "form": form, "diversity": diversity, "authors": authors,
+        "refresh_growth": settings.DYNABENCH_DIVERSITY_REFRESH, "first_report_at": refresh.FIRST_REPORT_AT,
+    }, status=status)
+
+
+@owner_console
+def diversity_progress(request, task, number):
+    """HTMX: the report's status line with its progress bar, polling itself while the job is queued or
+    running; once it is done or failed, the page reloads (``HX-Refresh``) to show the figures or the reason."""
+    round = get_object_or_404(Round, task=task, number=number)
+    diversity = get_object_or_404(RoundDiversity, round=round)
+    response = render(request, "console/_diversity_status.html", {"task": task, "round": round, "diversity": diversity})
+    if diversity.status not in ("queued", "running"):
+        response["HX-Refresh"] = "true"
+    return response

@@ -21,6 +21,8 @@ urlpatterns = [
     path("tasks/<slug:code>/console/rounds/<int:number>/transfer", transfer_views.measure_transfer, name="measure_transfer"),
     path("tasks/<slug:code>/console/dashboard/", views.dashboard, name="dashboard"),
     path("tasks/<slug:code>/console/rounds/<int:number>/diversity/", diversity_views.diversity_page, name="diversity"),
+    path("tasks/<slug:code>/console/rounds/<int:number>/diversity/progress", diversity_views.diversity_progress,
+         name="diversity_progress"),
     path("tasks/<slug:code>/console/rounds/<int:number>/ai/", ai_views.ai_page, name="ai_help"),
     path("tasks/<slug:code>/console/rounds/<int:number>/ai/assistant", ai_views.set_assistant, name="ai_assistant"),
     path("tasks/<slug:code>/console/rounds/<int:number>/ai/generate", ai_views.generate, name="ai_generate"),

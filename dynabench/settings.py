@@ -437,6 +437,9 @@ DYNABENCH_WARM_MODELS = _env_bool("DYNABENCH_WARM_MODELS", False)
 # Diversity (annotation/diversity/): queue the embedding of each new example (the test suite turns it
 # off; its diversity tests embed directly). DYNABENCH_EMBEDDING_ENCODER (tests only) names another encoder.
 DYNABENCH_EMBED_ON_ARRIVAL = _env_bool("DYNABENCH_EMBED_ON_ARRIVAL", True)
+# A round's diversity report is computed again by itself when its validated fooling examples grow by this
+# fraction (annotation/diversity/refresh.py); 0 turns it off (the test suite does).
+DYNABENCH_DIVERSITY_REFRESH = float(os.environ.get("DYNABENCH_DIVERSITY_REFRESH", "0.25"))
 
 # The longest a page waits for a model's answer (s): an endpoint's timeout may not exceed it, a chat
 # turn whose model stalls ends after it, and the pages say it while they wait.

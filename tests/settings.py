@@ -106,6 +106,8 @@ def _give_this_process_its_own_state() -> None:
 _give_this_process_its_own_state()
 # No embedding job after each example (their workers would load MiniLM); the diversity tests embed directly.
 os.environ.setdefault("DYNABENCH_EMBED_ON_ARRIVAL", "0")
+# Nor a diversity report as a round's validated examples grow; its test turns it on.
+os.environ.setdefault("DYNABENCH_DIVERSITY_REFRESH", "0")
 
 from dynabench.settings import *  # noqa: E402,F401,F403
 

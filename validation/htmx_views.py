@@ -23,6 +23,7 @@ from django.views.decorators.http import require_POST
 
 from annotation import content_warning, crowd, qualification
 from annotation.models import Example
+from annotation.diversity.report import author_diversity
 from annotation.selectors import user_counts
 from dynabench import idempotency
 from dynabench.errors import RuleError
@@ -219,7 +220,8 @@ def _media_exports(task) -> list[tuple]:
 @login_required
 def user_page(request, username):
     """A user's vMER per round, their validated examples' transfer rates (and which earned a round's
-    transfer bonus), and their record as a validator (the user, owners and admins)."""
+    transfer bonus), the diversity of their examples (their Vendi score beside the round's, and which were
+    near-copies), and their record as a validator (the user, owners and admins)."""
     person = get_object_or_404(get_user_model(), username=username)
     viewer = request.user
     if viewer != person and not (viewer.is_superuser or viewer.owned_tasks.exists()):
@@ -233,6 +235,7 @@ def user_page(request, username):
         "validator_total": selectors.validator_stats(person),
         "validator_rows": [(r, selectors.validator_stats(person, round=r)) for r in validated],
         "transfer": transfer_selectors.person_transfer(person),
+        "diversity": author_diversity(person),
     }
     return render(request, "validation/user.html", ctx)
 

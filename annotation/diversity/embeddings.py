@@ -69,9 +69,10 @@ def examples_to_embed(task_id: int, *, encoder: encoders.Encoder) -> list[tuple[
     return wanted
 
 
-def embed_task(task_id: int) -> str:
-    """RQ job: embed the task's examples that need it (``examples_to_embed``) in batches and store them.
-    Returns a one-line summary, e.g. ``"embedded 120 examples of task 3 with all-MiniLM-L6-v2"``."""
+def embed_task(task_id: int, *, on_progress=None) -> str:
+    """RQ job: embed the task's examples that need it (``examples_to_embed``) in batches and store them;
+    ``on_progress(done, total)`` is called after each batch (the report's job shows it). Returns a one-line
+    summary, e.g. ``"embedded 120 examples of task 3 with all-MiniLM-L6-v2"``."""
     cache.delete(_queued_key(task_id))
     encoder = encoders.get_encoder()
     wanted = examples_to_embed(task_id, encoder=encoder)
@@ -79,6 +80,8 @@ def embed_task(task_id: int) -> str:
         chunk = wanted[start:start + WRITE_BATCH]
         vectors = encoder.embed([text for _, text in chunk])
         store_vectors([(example, text, vector) for (example, text), vector in zip(chunk, vectors)], encoder=encoder)
+        if on_progress is not None:
+            on_progress(start + len(chunk), len(wanted))
     return f"embedded {len(wanted)} examples of task {task_id} with {encoder.name}"
 
 

@@ -9,6 +9,8 @@ from annotation.diversity import calculations
 
 MIN_AUTHOR_EXAMPLES = 5
 """An annotator's own Vendi score is given from this many examples."""
+AUTHOR_RESAMPLES = 100
+"""Bootstrap resamples of an annotator's own Vendi interval."""
 SHOWN_EXAMPLES = 3
 """Examples listed per cluster."""
 SHOWN_PAIRS = 20
@@ -24,7 +26,8 @@ def round_figures(
 
     ``texts[i]`` is example i's written text, ``X[i]`` its L2-normalised embedding (shape ``(n, d)``),
     ``authors[i]`` its author's id, ``fooled[i]`` whether it fooled the model and was validated correct,
-    ``ids[i]`` its id (default ``i``). Clusters (HDBSCAN) are of the validated fooling examples; every
+    ``ids[i]`` its id (default ``i``). ``per_author`` gives each annotator of at least ``MIN_AUTHOR_EXAMPLES``
+    examples their own Vendi score with its 95 % bootstrap interval (``low``, ``high``). Clusters (HDBSCAN) are of the validated fooling examples; every
     example of the round is then assigned to the cluster of the nearest centroid (cosine), and a
     cluster's ``vmer`` is its validated fooling examples over the examples assigned to it.
     ``vendi_at_500`` is ``[mean, low, high]`` over subsamples of 500 (None for fewer rows).
@@ -42,7 +45,8 @@ def round_figures(
     for row, author in enumerate(authors):
         by_author.setdefault(author, []).append(row)
     per_author = [
-        {"author_id": author, "examples": len(rows), "vendi": calculations.vendi_score(X[rows])}
+        {"author_id": author, "examples": len(rows), "vendi": calculations.vendi_score(X[rows]),
+         **dict(zip(("low", "high"), calculations.vendi_interval(X[rows], resamples=AUTHOR_RESAMPLES)))}
         for author, rows in by_author.items() if len(rows) >= MIN_AUTHOR_EXAMPLES
     ]
     return {

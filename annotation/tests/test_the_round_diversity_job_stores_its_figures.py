@@ -31,6 +31,7 @@ def test_it_computes_the_figures_of_the_rounds_examples(annotator, owner, sentim
     assert figures["examples"] == 7 and figures["fooling_examples"] == 3
     assert 1 <= figures["vendi_low"] <= figures["vendi_high"] and 1 <= figures["vendi"] <= 7
     assert figures["per_author"][0]["author_id"] == annotator.pk and figures["per_author"][0]["examples"] == 7
+    assert 1 <= figures["per_author"][0]["low"] <= figures["per_author"][0]["high"] <= 7  # the annotator's own interval
     # "the soup was cold" twice: identical tokens for the lower-casing tokenizer, so one pair at cosine 1
     assert [examples[0].pk, examples[1].pk] in [pair[:2] for pair in figures["pairs"]]
     places = {d.example_id: d for d in ExampleDiversity.objects.filter(round=sentiment_context.round)}
