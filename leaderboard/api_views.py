@@ -24,6 +24,7 @@ from dynabench.api import query_bool, query_choice
 from dynabench.roles import has_role
 from leaderboard import generative_boards, preflight, services
 from leaderboard.arena_board import cached_arena_board
+from leaderboard.cluster_scores import attach_per_cluster
 from leaderboard.metric_rules import METRICS, MISSING_LEGACY, MISSING_PER_MODEL
 from leaderboard.models import MissingMetric
 from leaderboard.selectors import cache_header, cached_leaderboard_table, model_runs, parse_weights
@@ -229,7 +230,7 @@ class ModelViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Crea
 
     def retrieve(self, request, *args, **kwargs):
         model = self.get_object()
-        model.runs = model_runs(model, request.user)
+        model.runs = attach_per_cluster(request.user, model_runs(model, request.user))
         model.dynascore, model.rank, model.rounds = _model_ranking(model)
         return Response(_finite(ModelDetailSerializer(model, context=self.get_serializer_context()).data))
 

@@ -67,12 +67,15 @@ def bootstrap_performance(
             for i, result in present:
                 out[:, i, j] = 100.0 * _resampled_metric(result, counts, perf_metric)
         else:  # a mean of per-item values: one matrix product for every model at once
-            values = np.stack([_item_values(result) for _, result in present], axis=1)  # (n, M')
+            values = np.stack([item_values(result) for _, result in present], axis=1)  # (n, M')
             out[:, [i for i, _ in present], j] = 100.0 * (counts @ values) / n
     return out
 
 
-def _item_values(result: ItemResults) -> np.ndarray:
+def item_values(result: ItemResults) -> np.ndarray:
+    """Return each item's score as floats, in the dataset's item order: 1.0 where the predicted label is
+    the gold one and 0.0 elsewhere (classification), else the stored per-item value (SQuAD F1, chrF++,
+    WER, ...)."""
     if result.values is not None:
         return result.values.astype(float)
     return (result.gold == result.predicted).astype(float)
@@ -93,7 +96,7 @@ def _resampled_metric(result: ItemResults, counts: np.ndarray, perf_metric: str)
             f1_sum += np.where(support > 0, 2 * tp / np.where(support > 0, support, 1), 0.0)
             present += support > 0
         return f1_sum / np.maximum(present, 1)
-    return counts @ _item_values(result) / n
+    return counts @ item_values(result) / n
 
 
 def percentile_interval(replicates: np.ndarray, *, level: float = 0.95, axis: int = 0) -> np.ndarray:

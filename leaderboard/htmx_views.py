@@ -12,6 +12,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from dynabench.errors import RuleError
 from leaderboard import archives, services
 from leaderboard.arena_board import cached_arena_board
+from leaderboard.cluster_scores import attach_per_cluster
 from leaderboard.error_codes import LeaderboardErrorCode as Code
 from leaderboard.forms import SaveLeaderboardForm, SubmissionForm
 from leaderboard.generative_boards import chat_board, generator_safety_board
@@ -19,6 +20,7 @@ from leaderboard.metric_rules import METRICS, MISSING_PER_MODEL
 from leaderboard.models import EvaluationRun, LeaderboardConfig, MissingMetric
 from leaderboard.plots import performance_by_round_svg
 from leaderboard.selectors import (
+    HIDDEN_TAG_MIN_ITEMS,
     METRIC_LABELS,
     METRIC_UNITS,
     cache_for,
@@ -239,7 +241,7 @@ def _visible_model(request, pk) -> MLModel:
 
 
 def _model_context(request, model):
-    runs = model_runs(model, request.user)
+    runs = attach_per_cluster(request.user, model_runs(model, request.user))
     is_owner = access.owns_model(request.user, model)
     return {
         "model": model, "task": model.task, "runs": runs, "is_owner": is_owner,
@@ -247,6 +249,7 @@ def _model_context(request, model):
         "owner_name": None if model.anonymous and not is_owner else (model.owner.username if model.owner else None),
         "tags": sorted({tag for r in runs for tag in (r.per_tag or {})}),
         "perf_metric": model.task.config.get("perf_metric"),
+        "hidden_min_items": HIDDEN_TAG_MIN_ITEMS,
         "key_use": _key_use(model) if is_owner and model.is_endpoint else None,
     }
 
@@ -260,7 +263,7 @@ def _key_use(model) -> dict:
 
 
 def model_page(request, pk):
-    """Model card, per-dataset and per-tag scores, live status, owner's toggles and downloads."""
+    """Model card, per-dataset, per-tag and per-cluster scores, live status, owner's toggles and downloads."""
     model = _visible_model(request, pk)
     return render(request, "leaderboard/model.html", _model_context(request, model))
 

@@ -6,6 +6,7 @@ from dynabench.api import StrictSerializerMixin
 from leaderboard.metric_rules import METRICS
 from leaderboard.models import EvaluationRun, MissingMetric
 from leaderboard.scheduling import evaluable_datasets
+from leaderboard.selectors import HIDDEN_TAG_MIN_ITEMS
 from tasks import access
 from tasks.loop import gate
 from tasks.models import Endpoint, MLModel, Purpose
@@ -146,6 +147,25 @@ class VisibilitySerializer(StrictSerializerMixin, serializers.Serializer):
     anonymous = serializers.BooleanField(required=False)
 
 
+class ClusterScoreSerializer(serializers.Serializer):
+    cluster = serializers.IntegerField(help_text="The number of the cluster in the round's diversity report; -1: items in no cluster.")
+    terms = serializers.ListField(child=serializers.CharField(), help_text="The cluster's top terms (class-based TF-IDF), at most 5.")
+    share = serializers.FloatField(allow_null=True, help_text="The cluster's share of the round's validated fooling examples, 0..1; null for -1.")
+    n = serializers.IntegerField(help_text="Items of the dataset in the cluster.")
+    score = serializers.FloatField(help_text="The model's mean per-item score on them, 0..1 (accuracy for classification).")
+
+
+class PerClusterSerializer(serializers.Serializer):
+    """The model's score per cluster of the diversity report of the dataset's round."""
+
+    report_computed_at = serializers.DateTimeField(allow_null=True)
+    clusters = ClusterScoreSerializer(many=True, help_text="Largest cluster first, items in no cluster (-1) last.")
+    unplaced = serializers.IntegerField(help_text="Items the report has not placed (written after it was computed), left out of the clusters.")
+    withheld = serializers.IntegerField(
+        help_text="Clusters left out because the dataset's labels are hidden from the caller and they have fewer "
+                  f"than {HIDDEN_TAG_MIN_ITEMS} items (the rule of per_tag).")
+
+
 class EvaluationSerializer(serializers.ModelSerializer):
     """The model's evaluation on one dataset: status, progress, error and, once done, the scores."""
 
@@ -155,12 +175,16 @@ class EvaluationSerializer(serializers.ModelSerializer):
     access = serializers.CharField(source="dataset.access")
     label_visibility = serializers.CharField(source="dataset.label_visibility")
     current = serializers.SerializerMethodField(help_text="False when the scores belong to an earlier version of the dataset (not ranked).")
+    per_cluster = PerClusterSerializer(
+        allow_null=True, read_only=True, default=None,
+        help_text="The model's score per cluster of the diversity report of the dataset's round; null without a finished "
+                  "report, a current done run or the per-item results.")
 
     class Meta:
         model = EvaluationRun
         fields = [
             "dataset", "dataset_id", "round", "access", "label_visibility", "status", "progress", "error", "n_examples",
-            "performance", "metrics", "per_tag", "throughput", "memory_gib", "robustness", "fairness", "queued_at",
+            "performance", "metrics", "per_tag", "per_cluster", "throughput", "memory_gib", "robustness", "fairness", "queued_at",
             "started_at", "finished_at", "dataset_version", "dataset_checksum", "model_checksum", "code_version", "current",
             "history", "metric_signatures",
         ]

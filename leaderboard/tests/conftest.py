@@ -148,3 +148,43 @@ def ranked_sentiment(researcher, outsider, sentiment_task, sentiment_datasets, s
         models[name] = model
     recompute_leaderboard(sentiment_task.pk)
     return models
+
+
+def make_clustered_dataset(task, name, places, clusters, *, author, label_visibility="public"):
+    """A dataset of ``task``'s current round whose items hold one example each by ``author`` (as
+    ``validation/round_close.py`` writes them), and the round's finished diversity report: ``clusters`` its ``figures["clusters"]``,
+    ``places[i]`` the cluster of item i's example (-1: none; None: no ``ExampleDiversity`` row, the example
+    written after the report)."""
+    from annotation.diversity_models import ExampleDiversity, RoundDiversity
+    from annotation.models import Example
+    from tasks.models import Dataset, DatasetItem
+
+    round_ = task.current_round()
+    context = round_.contexts.order_by("pk").first()
+    dataset = Dataset.objects.create(task=task, round=round_, name=name, label_visibility=label_visibility)
+    RoundDiversity.objects.update_or_create(round=round_, defaults={"status": "done", "figures": {"clusters": clusters}})
+    for i, place in enumerate(places):
+        example = Example.objects.create(round=round_, context=context, author=author, input={"text": f"{name} {i}"},
+                                         target={"label": "positive"}, model_output={"label": "negative"}, model_wrong=True)
+        DatasetItem.objects.create(dataset=dataset, uid=f"{name}-{i}", input=example.input, target=example.target,
+                                   metadata={"example_id": example.pk})
+        if place is not None:
+            ExampleDiversity.objects.create(example=example, round=round_, cluster=place, representative=example, group_size=1)
+    return dataset
+
+
+def make_scored_run(model, dataset, *, right):
+    """A done run of ``model`` on ``dataset`` whose stored per-item results are right where ``right[i]`` is true
+    (label codes: gold 0, predicted 0 or 1, in the dataset's item order)."""
+    import numpy as np
+
+    from leaderboard.models import EvaluationRun
+    from leaderboard.scoring import serialise
+
+    gold = np.zeros(len(right), dtype=np.int16)
+    predicted = np.array([0 if r else 1 for r in right], dtype=np.int16)
+    return EvaluationRun.objects.create(
+        model=model, dataset=dataset, status=EvaluationRun.Status.DONE, n_examples=len(right),
+        performance=sum(right) / len(right), metrics={"accuracy": sum(right) / len(right)}, dataset_version=dataset.version,
+        item_results=serialise(np.stack([gold, predicted])),
+    )
