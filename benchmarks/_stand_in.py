@@ -1,15 +1,34 @@
-"""What the endpoint benchmarks share: a stand-in OpenAI-compatible server of ``tests/`` in its own
-process, and a bare concurrent ``httpx`` client that is the reference the platform's path is measured against."""
+"""What the endpoint benchmarks share: a scratch ``var`` folder (so the run neither clears the cache of a
+platform running from this checkout nor leaves an embedded Redis behind), a stand-in OpenAI-compatible
+server of ``tests/`` in its own process, and a bare concurrent ``httpx`` client that is the reference the
+platform's path is measured against."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+def use_scratch_var() -> Path:
+    """Point the platform's ``var`` folder (its embedded Redis, SQLite file and secret key) at a new scratch
+    folder; call before ``django.setup()``. Returns the folder, for ``stop_scratch_redis``."""
+    var = Path(tempfile.mkdtemp(prefix="bench-var-"))
+    os.environ["DYNABENCH_VAR_DIR"] = str(var)
+    return var
+
+
+def stop_scratch_redis(var: Path) -> None:
+    """Stop the embedded Redis Django started in ``var`` (none runs when ``REDIS_URL`` named a server)."""
+    from dynabench import embedded_redis
+
+    embedded_redis.stop(var / "redis.sock")
 
 
 def start_stand_in(script: str, *args: str) -> tuple[subprocess.Popen, str]:

@@ -39,7 +39,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks._stand_in import bare_chat_per_s, start_stand_in  # noqa: E402
+from benchmarks._stand_in import bare_chat_per_s, start_stand_in, stop_scratch_redis, use_scratch_var  # noqa: E402
+
+VAR = use_scratch_var()
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "dynabench.settings")
 
 import django  # noqa: E402
@@ -259,4 +261,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    finally:
+        stop_scratch_redis(VAR)
