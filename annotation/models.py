@@ -115,6 +115,9 @@ class Example(models.Model):
             ),
             models.Index(fields=["author", "created_at"], name="example_author_daily"),
             models.Index(fields=["round", "author"], name="example_round_author"),
+            # Whether a round has examples written from a suggestion (console/ai_selectors.py): the round
+            # dashboard asks on every visit, and most rounds have none.
+            models.Index(fields=["round"], name="example_assisted", condition=Q(origin="assisted")),
         ]
         constraints = [
             # A repeated submission (same author, same key) returns the first example instead.

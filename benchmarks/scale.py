@@ -16,7 +16,9 @@ One command::
    whole middleware and template stack, no network): the round page, the owner's queue
    page and the owner's round dashboard (console), ``--samples`` GETs each: p50 and p95.
 3. The round export streamed to the end in a fresh process (``--export-only``): lines/s and
-   that process's peak RSS.
+   that process's peak RSS; first with no example placed by a diversity report, then with every
+   example placed (a cluster and a near-duplicate group of four, as ``ExampleDiversity`` rows)
+   beside it, as a ratio, and the deduplicated view (``?view=deduplicated``, a quarter of the lines).
 4. ``next_example_for`` (the review queue's claim) for validators with no validation yet,
    with the 3M validations in place: p50 and p95.
 5. The submit-example overhead over the bare predictor (HTTP, MiniLM) is measured by
@@ -51,6 +53,7 @@ parser.add_argument("--samples", type=int, default=30, help="GETs per page")
 parser.add_argument("--claims", type=int, default=200, help="next_example_for calls")
 parser.add_argument("--with-submit", action="store_true", help="also run benchmarks/annotation.py for the submit overhead")
 parser.add_argument("--export-only", action="store_true", help=argparse.SUPPRESS)
+parser.add_argument("--view", default="all", help=argparse.SUPPRESS)
 args = parser.parse_args()
 
 os.environ["DATABASE_URL"] = args.database_url
@@ -74,6 +77,7 @@ from django.test import Client  # noqa: E402
 from django.utils import timezone  # noqa: E402
 
 from annotation import counters  # noqa: E402
+from annotation.diversity_models import ExampleDiversity  # noqa: E402
 from annotation.models import Example  # noqa: E402
 from tasks.models import Context, Round, Task  # noqa: E402
 from tasks.data.seed import load_task_definition  # noqa: E402
@@ -149,7 +153,7 @@ def build(task, round) -> None:
     right_out = json.dumps({"label": "positive", "probs": {"positive": 0.7, "negative": 0.2, "neutral": 0.1}})
     columns = ["round_id", "context_id", "author_id", "input", "target", "model_output", "model_wrong", "metadata", "tag",
                "retracted", "flagged", "split", "created_at", "validation_state", "validation_count", "correct_count",
-               "incorrect_count", "flagged_count", "submission_key"]
+               "incorrect_count", "flagged_count", "submission_key", "origin"]
     step = timezone.timedelta(seconds=30 * 86400 / args.examples)
 
     def example_rows():
@@ -159,7 +163,7 @@ def build(task, round) -> None:
             yield (round.pk, context_ids[i % 1000], authors[i % len(authors)],
                    json.dumps({"prompt": f"Prompt {i % 1000}.", "text": f"Example sentence number {i}, written to fool the model."}),
                    target, wrong_out if wrong else right_out, wrong, "{}", "", False, False, "", start + i * step,
-                   state, counts["validation_count"], counts["correct_count"], counts["incorrect_count"], counts["flagged_count"], "")
+                   state, counts["validation_count"], counts["correct_count"], counts["incorrect_count"], counts["flagged_count"], "", "written")
 
     t0 = time.perf_counter()
     _copy(Example._meta.db_table, columns, example_rows())
@@ -208,6 +212,40 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+def place_examples(round, *, placed: bool) -> None:
+    """Remove every ``ExampleDiversity`` row of ``round``, then with ``placed`` give each example one as a
+    diversity report would: consecutive examples in near-duplicate groups of four (the first leads),
+    clusters 0 to 6 and -1 in turn. One INSERT ... SELECT."""
+    ExampleDiversity.objects.filter(round=round).delete()
+    if not placed:
+        return
+    t0 = time.perf_counter()
+    with connection.cursor() as cursor:
+        cursor.execute(f"""
+            INSERT INTO {ExampleDiversity._meta.db_table} (example_id, round_id, cluster, representative_id, group_size)
+            SELECT id, round_id, (n %% 8) - 1, first_value(id) OVER (PARTITION BY n / 4 ORDER BY id), 4
+            FROM (SELECT id, round_id, row_number() OVER (ORDER BY id) - 1 AS n FROM {Example._meta.db_table}
+                  WHERE round_id = %s) numbered""", [round.pk])
+        cursor.execute(f"ANALYZE {ExampleDiversity._meta.db_table}")
+    print(f"  placed {ExampleDiversity.objects.filter(round=round).count():,} examples in {time.perf_counter() - t0:.0f} s", flush=True)
+
+
+def export_in_child(what: str, *, view: str = "all", goal: str = ">= 50k lines/s, RSS <= 300 MB", met=None) -> dict:
+    """Stream the export (``view``) in a fresh process, print its row of the table beside ``goal`` (``met``:
+    whether it is met; by default 50,000 lines/s and 300 MB); return the child's figures with ``rate``."""
+    child = subprocess.run(
+        [sys.executable, __file__, "--export-only", "--view", view, "--database-url", args.database_url, "--redis-url", args.redis_url],
+        capture_output=True, text=True, check=True,
+    )
+    export = json.loads(child.stdout.strip().splitlines()[-1])
+    export["rate"] = rate = export["lines"] / export["seconds"]
+    met = met or (lambda e: e["rate"] >= 50_000 and e["rss_mb"] <= 300)
+    print(f"| {what}, {export['lines']:,} JSONL lines ({export['bytes'] / 1e6:.0f} MB) | {rate:,.0f} lines/s "
+          f"({export['seconds']:.1f} s) | peak RSS {export['rss_mb']:.0f} MB ({export['rss_before_mb']:.0f} MB before the first line) | | {goal} | "
+          f"{'MEETS' if met(export) else 'MISSES'} |", flush=True)
+    return export
+
+
 def export_only() -> None:
     """Child process: stream the round export to the end; print lines, seconds, peak RSS."""
     task = Task.objects.get(code=TASK)
@@ -215,10 +253,10 @@ def export_only() -> None:
     client = Client()
     client.force_login(owner)
     last = Example.objects.filter(round__task=task).order_by("-pk").values_list("pk", flat=True).first()
-    b"".join(client.get(f"/tasks/{task.code}/rounds/1/export.jsonl?after={last}").streaming_content)  # imports, URLs
+    b"".join(client.get(f"/tasks/{task.code}/rounds/1/export.jsonl?after={last}&view={args.view}").streaming_content)  # imports, URLs
     before_mb = peak_rss_mb()
     t0 = time.perf_counter()
-    response = client.get(f"/tasks/{task.code}/rounds/1/export.jsonl")
+    response = client.get(f"/tasks/{task.code}/rounds/1/export.jsonl?view={args.view}")
     lines = size = 0
     for block in response.streaming_content:
         lines += block.count(b"\n")
@@ -241,7 +279,7 @@ def main() -> None:
             with connection.cursor() as cursor:
                 cursor.execute("DELETE FROM validation_validation v USING annotation_example e WHERE v.example_id = e.id AND e.round_id = %s", [round.pk])
                 cursor.execute("DELETE FROM annotation_example WHERE round_id = %s", [round.pk])
-            Context.objects.filter(round=round).delete()
+        Context.objects.filter(round=round).delete()  # also what a build that stopped half-way left
         print("building the round ...", flush=True)
         t0 = time.perf_counter()
         build(task, round)
@@ -283,15 +321,16 @@ def main() -> None:
     print(f"| next example to validate ({Validation.objects.filter(example__round=round).count():,} validations) | {p50:.2f} ms | "
           f"{ms(pct(claims, 95)):.2f} ms | | p50 <= 5 ms | {verdict(p50, 5.0)} |", flush=True)
 
-    child = subprocess.run(
-        [sys.executable, __file__, "--export-only", "--database-url", args.database_url, "--redis-url", args.redis_url],
-        capture_output=True, text=True, check=True,
-    )
-    export = json.loads(child.stdout.strip().splitlines()[-1])
-    rate = export["lines"] / export["seconds"]
-    print(f"| round export, {export['lines']:,} JSONL lines ({export['bytes'] / 1e6:.0f} MB) | {rate:,.0f} lines/s "
-          f"({export['seconds']:.1f} s) | peak RSS {export['rss_mb']:.0f} MB ({export['rss_before_mb']:.0f} MB before the first line) | | >= 50k lines/s, RSS <= 300 MB | "
-          f"{'MEETS' if rate >= 50_000 and export['rss_mb'] <= 300 else 'MISSES'} |", flush=True)
+    place_examples(round, placed=False)
+    unplaced = export_in_child("round export")
+    place_examples(round, placed=True)
+    placed = export_in_child("round export, every example placed by a diversity report")
+    rate = placed["rate"] / unplaced["rate"]
+    print(f"| the placed export against the unplaced, lines/s | {rate:.2f}x | | | >= 0.9x | {verdict(rate, 0.9, higher_is_better=True)} |")
+    view = export_in_child("its deduplicated view (one example per near-duplicate group of four)", view="deduplicated",
+                           goal=f"<= the whole export's {placed['seconds']:.1f} s", met=lambda e: e["seconds"] <= placed["seconds"])
+    print(f"| the deduplicated view's time against the whole export's | {view['seconds'] / placed['seconds']:.2f}x | | | <= 1x | "
+          f"{verdict(view['seconds'] / placed['seconds'], 1.0)} |")
 
     if args.with_submit:
         run = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "annotation.py"), "--requests", "200", "--duration", "5",

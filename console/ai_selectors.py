@@ -15,12 +15,29 @@
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from django.db.models import Sum
 
 from annotation.calculations import ab_arm, distinct_ngrams, mean_interval, self_bleu
 from annotation.models import Example, GenerationRun, Origin, RoundAssistant, TransferRate, ValidationState
 
-def _metrics(examples: list[Example], rates: dict[int, float]) -> dict:
+class _Row(NamedTuple):
+    """The fields of one example the comparison reads (tuples, not model instances: a round may hold a million)."""
+
+    pk: int
+    author_id: int
+    origin: str
+    model_wrong: bool
+    validation_state: str
+    time_spent: float | None
+    correct_count: int
+    incorrect_count: int
+    flagged_count: int
+    validation_count: int
+
+
+def _metrics(examples: list[_Row], rates: dict[int, float]) -> dict:
     """The group's figures; ``rates``: example id -> transfer rate, for the examples that have one
     (``validation/transfer.py``)."""
     validated_fooled = [1.0 if e.model_wrong and e.validation_state == ValidationState.VERIFIED_CORRECT else 0.0
@@ -40,18 +57,19 @@ def _metrics(examples: list[Example], rates: dict[int, float]) -> dict:
 
 def assist_comparison(round) -> dict | None:
     """``{"by": "arm"|"origin", "groups": [{"key", "name", "n", "metrics": {name: Interval}}], "transfer": bool}``
-    for ``round``, or None when the round has no assistant and no assisted example."""
+    for ``round``, or None when the round has no assistant and no assisted example (two small queries then:
+    the round dashboard asks on every visit)."""
     assistant = RoundAssistant.objects.filter(round=round).first()
-    examples = list(Example.objects.filter(round=round, retracted=False).exclude(origin=Origin.GENERATED).only(
-        "model_wrong", "validation_state", "time_spent", "correct_count", "incorrect_count", "flagged_count",
-        "validation_count", "origin", "author_id"))
-    if assistant is None and not any(e.origin == Origin.ASSISTED for e in examples):
+    written = Example.objects.filter(round=round, retracted=False).exclude(origin=Origin.GENERATED)
+    if assistant is None and not written.filter(origin=Origin.ASSISTED).exists():
         return None
+    examples = [_Row(*row) for row in written.values_list(*_Row._fields)]
     by_arm = assistant is not None and assistant.ab_split
     groups = [("assisted", "Assisted arm" if by_arm else "Written with the assistant"),
               ("control" if by_arm else "written", "Unassisted arm" if by_arm else "Written unaided")]
     key = (lambda e: ab_arm(secret=round.secret, user_id=e.author_id)) if by_arm else (lambda e: e.origin)
-    rates = {row.example_id: row.rate for row in TransferRate.objects.filter(example__in=[e.pk for e in examples])}
+    measured = TransferRate.objects.filter(example__in=written).values_list("example_id", "fooled", "tried")
+    rates = {example_id: TransferRate(fooled=fooled, tried=tried).rate for example_id, fooled, tried in measured}
     rows = []
     for value, name in groups:
         chosen = [e for e in examples if key(e) == value]

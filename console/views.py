@@ -46,7 +46,7 @@ from leaderboard.selectors import board_standings
 from tasks.selectors import model_name_taken
 from validation import image_judgments, round_close, transfer_selectors
 from validation.forms import CloseRoundForm
-from validation.judge_selectors import judge_report
+from validation.judge_selectors import has_judge, judge_report
 
 def owner_console(view):
     """Log-in required; the task named by ``code`` must be owned by the user (or they are an
@@ -498,4 +498,4 @@ def dashboard(request, task, number=None):
                  per_hour_svg=per_hour_svg, vmer_svg=vmer_svg, rounds=task.rounds.order_by("-number"),
                  endpoint_use=round_usage(round), unsafe=unsafe, transfer=transfer, transfer_svg=transfer_svg,
                  assisted=ai_selectors.assist_comparison(round), generated=ai_selectors.generated_comparison(round),
-                 judge=judge_report(round))
+                 judge=judge_report(round) if has_judge(round) else None)

@@ -11,7 +11,7 @@ import json
 from collections.abc import Iterator
 
 from django.db import connection
-from django.db.models import F, Prefetch, Q, QuerySet
+from django.db.models import Exists, OuterRef, Prefetch, QuerySet
 
 from annotation.diversity_models import ExampleDiversity
 from annotation.models import Example, TransferRate, ValidationState
@@ -125,8 +125,11 @@ def _place(example) -> dict:
 def deduplicated(examples: QuerySet) -> QuerySet:
     """The deduplicated view of ``examples``: the ones not retracted that lead their near-duplicate group
     (``ExampleDiversity.representative``, its ``group_size`` on each line), and the ones no diversity report
-    has placed yet (each its own group, ``group_size`` null)."""
-    return examples.filter(retracted=False).filter(Q(diversity__isnull=True) | Q(diversity__representative_id=F("pk")))
+    has placed yet (each its own group, ``group_size`` null). Written as "no row placing it in another's
+    group" (NOT EXISTS), so a chunk in id order is read by walking the id index and probing the places'
+    unique index, whatever the round's size."""
+    copies = ExampleDiversity.objects.filter(example_id=OuterRef("pk")).exclude(representative_id=OuterRef("pk"))
+    return examples.filter(retracted=False).exclude(Exists(copies))
 
 
 def _transfer(example) -> TransferRate | None:
@@ -163,7 +166,7 @@ def export_lines(rounds, *, after: int = 0, chunk: int | None = None, deduplicat
     """
     chunk, dedup = chunk or EXPORT_CHUNK, deduplicated
     round_ids = [r.pk for r in rounds]
-    bounds = _chunk_bounds(round_ids, after, chunk, dedup)
+    bounds = _chunk_bounds(round_ids, after, chunk)
     if connection.vendor != "postgresql":
         for start, last in bounds:
             yield _python_lines(round_ids, start, last, dedup)
@@ -179,9 +182,10 @@ def _examples(round_ids: list[int], dedup: bool) -> QuerySet:
     return deduplicated(examples) if dedup else examples
 
 
-def _chunk_bounds(round_ids: list[int], after: int, chunk: int, dedup: bool) -> Iterator[tuple[int, int]]:
-    """``(after, last)`` example-id bounds of each chunk of at most ``chunk`` examples, in order."""
-    examples = _examples(round_ids, dedup).order_by("pk").values_list("pk", flat=True)
+def _chunk_bounds(round_ids: list[int], after: int, chunk: int) -> Iterator[tuple[int, int]]:
+    """``(after, last)`` example-id bounds of each chunk of at most ``chunk`` examples, in order (of the
+    deduplicated view too: its chunks then hold fewer lines, and finding a bound stays one index walk)."""
+    examples = Example.objects.filter(round_id__in=round_ids).order_by("pk").values_list("pk", flat=True)
     while True:
         last = examples.filter(pk__gt=after)[chunk - 1 : chunk].first() or examples.filter(pk__gt=after).last()
         if last is None:
@@ -247,6 +251,11 @@ def _export_sql() -> str:
     transfer_t = q(TransferRate._meta.db_table)
     ai_vote, model_t = q(AIVote._meta.db_table), q(MLModel._meta.db_table)
     place_t = q(ExampleDiversity._meta.db_table)
+
+    def kept(example: str) -> str:  # the deduplicated view's rule (``deduplicated``), when asked for
+        return (f"(NOT %(dedup)s OR (NOT {example}.retracted AND NOT EXISTS (SELECT 1 FROM {place_t} dd "
+                f"WHERE dd.example_id = {example}.id AND dd.example_id > %(after)s AND dd.example_id <= %(last)s "
+                f"AND dd.representative_id <> {example}.id)))")
     return f"""
         WITH v AS (
             SELECT vv.example_id,
@@ -259,7 +268,7 @@ def _export_sql() -> str:
             FROM {example} ee
             JOIN {validation} vv ON vv.example_id = ee.id
             JOIN {round_t} rr ON rr.id = ee.round_id
-            WHERE ee.id > %(after)s AND ee.id <= %(last)s AND ee.round_id = ANY(%(rounds)s)
+            WHERE ee.id > %(after)s AND ee.id <= %(last)s AND ee.round_id = ANY(%(rounds)s) AND {kept("ee")}
               AND vv.example_id > %(after)s AND vv.example_id <= %(last)s
             GROUP BY vv.example_id
         ), ai AS (
@@ -307,7 +316,7 @@ def _export_sql() -> str:
         LEFT JOIN v ON v.example_id = e.id
         LEFT JOIN ai ON ai.example_id = e.id
         LEFT JOIN {transfer_t} tr ON tr.example_id = e.id
-        LEFT JOIN {place_t} d ON d.example_id = e.id
+        LEFT JOIN {place_t} d ON d.example_id = e.id AND d.example_id > %(after)s AND d.example_id <= %(last)s
         CROSS JOIN LATERAL (SELECT
             CASE WHEN v.owner ? 'corrected_label' THEN jsonb_build_object('label', v.owner -> 'corrected_label')
                  WHEN v.owner ? 'corrected_answer' THEN jsonb_build_object('answers', jsonb_build_array(v.owner -> 'corrected_answer'))
@@ -315,7 +324,7 @@ def _export_sql() -> str:
         CROSS JOIN LATERAL (SELECT %(answers)s::jsonb -> t.id::text ->> 'field' AS field,
                                    (%(answers)s::jsonb -> t.id::text ->> 'wanted')::int AS wanted) a
         WHERE e.id > %(after)s AND e.id <= %(last)s AND e.round_id = ANY(%(rounds)s)
-          AND (NOT %(dedup)s OR (NOT e.retracted AND (d.id IS NULL OR d.representative_id = e.id)))
+          AND {kept("e")}
         ORDER BY e.id
     """
 

@@ -22,7 +22,7 @@ import dataclasses
 from django.core.cache import cache
 from django.db.models import Max
 
-from annotation.models import Example, ValidationState
+from annotation.models import Example, RoundTally, ValidationState
 from validation.judge_agreement import leave_one_out_reference, rater_agreement
 from validation.judge_models import AIVote, RoundJudge
 from validation.models import GoldItem, Validation
@@ -55,11 +55,19 @@ def judge_report(round, *, seed: int = 0) -> dict:
     return report
 
 
+def has_judge(round) -> bool:
+    """Whether ``round`` has, or had, an AI validator: a judge set or a vote cast (two indexed lookups). The
+    round dashboard shows the judge's figures only then."""
+    return RoundJudge.objects.filter(round=round).exists() or AIVote.objects.filter(round=round).exists()
+
+
 def _cache_key(round, seed: int) -> str:
+    """The round's latest AI vote and its running tally (``annotation.counters``: validations recorded, examples
+    per state), which every new vote, validation or decision changes: three index lookups, whatever the round's size."""
     ai = AIVote.objects.filter(round=round).aggregate(last=Max("id"))["last"]
-    human = Validation.objects.filter(example__round=round).aggregate(last=Max("id"))["last"]
-    settled = Example.objects.filter(round=round).exclude(validation_state=ValidationState.PENDING).count()
-    return f"judge-report:{round.pk}:{ai}:{human}:{settled}:{seed}"
+    tally = RoundTally.objects.filter(round=round).values_list(
+        "validations", "pending", "verified_correct", "verified_incorrect", "flagged", "retracted").first()
+    return f"judge-report:{round.pk}:{ai}:{':'.join(map(str, tally or ()))}:{seed}"
 
 
 def _compute(round, seed: int) -> dict:
