@@ -276,6 +276,7 @@ def main() -> None:
     have = Example.objects.filter(round=round).count()
     if have != args.examples or Validation.objects.filter(example__round=round).count() != args.examples * args.votes:
         if have:
+            place_examples(round, placed=False)
             with connection.cursor() as cursor:
                 cursor.execute("DELETE FROM validation_validation v USING annotation_example e WHERE v.example_id = e.id AND e.round_id = %s", [round.pk])
                 cursor.execute("DELETE FROM annotation_example WHERE round_id = %s", [round.pk])
