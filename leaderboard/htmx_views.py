@@ -249,6 +249,7 @@ def _model_context(request, model):
         "owner_name": None if model.anonymous and not is_owner else (model.owner.username if model.owner else None),
         "tags": sorted({tag for r in runs for tag in (r.per_tag or {})}),
         "perf_metric": model.task.config.get("perf_metric"),
+        "item_score_lower": model.task.spec.score_key in model.task.spec.lower_is_better,
         "hidden_min_items": HIDDEN_TAG_MIN_ITEMS,
         "key_use": _key_use(model) if is_owner and model.is_endpoint else None,
     }
