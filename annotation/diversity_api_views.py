@@ -1,7 +1,6 @@
 """``GET /api/v1/rounds/{id}/diversity``: a round's diversity report and near-duplicate rule, for the
 task's owners (the report itself: ``annotation/diversity/report.py``)."""
 
-from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework.permissions import IsAuthenticated
@@ -11,10 +10,10 @@ from rest_framework.views import APIView
 from annotation.diversity import rules
 from annotation.diversity_models import RoundDiversity
 from dynabench.permissions import IsTaskOwner
-from tasks.models import Round
+from tasks.api_views import RoundByIdMixin
 
 
-class RoundDiversityView(APIView):
+class RoundDiversityView(RoundByIdMixin, APIView):
     """The round's near-duplicate rule (``threshold``, ``mode``) and its last diversity report: ``status``
     (``none`` before one was asked for, then queued, running, done or failed with its ``reason``),
     ``computed_at`` and ``figures`` (Vendi with its 95 % bootstrap interval, distinct-n, self-BLEU, per-author
@@ -23,14 +22,6 @@ class RoundDiversityView(APIView):
     (``GET /examples/{id}``) and in the round export. Owners of the round's task only (403 otherwise)."""
 
     permission_classes = [IsAuthenticated, IsTaskOwner]
-
-    def get_task(self):
-        return self.get_round().task
-
-    def get_round(self) -> Round:
-        if not hasattr(self, "_round"):
-            self._round = get_object_or_404(Round.objects.select_related("task"), pk=self.kwargs["round_id"])
-        return self._round
 
     @extend_schema(summary="Get a round's diversity report and near-duplicate rule", responses=OpenApiTypes.OBJECT)
     def get(self, request, round_id: int):

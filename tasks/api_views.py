@@ -86,6 +86,19 @@ class RoundScopedMixin(TaskScopedMixin):
         return self._round
 
 
+class RoundByIdMixin:
+    """For views under ``/rounds/{round_id}/`` (with ``dynabench.permissions.IsTaskOwner``): ``get_round()``
+    (404 when there is none) and ``get_task()``, the round's task, which the permission checks."""
+
+    def get_task(self):
+        return self.get_round().task
+
+    def get_round(self) -> Round:
+        if not hasattr(self, "_round"):
+            self._round = get_object_or_404(Round.objects.select_related("task"), pk=self.kwargs["round_id"])
+        return self._round
+
+
 @extend_schema_view(
     list=extend_schema(
         summary="List tasks",
