@@ -16,11 +16,21 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def use_scratch_var() -> Path:
+DYNASENT_DEV = Path(os.environ.get("DYNABENCH_SHARED_DATA", ROOT.parent / "shared" / "data")) / "dynasent" / \
+    "dynasent-v1.1-round01-yelp-dev.jsonl"
+"""DynaSent round 1's Yelp dev sentences: the texts the endpoint benchmarks send."""
+
+
+def set_up_django() -> Path:
     """Point the platform's ``var`` folder (its embedded Redis, SQLite file and secret key) at a new scratch
-    folder; call before ``django.setup()``. Returns the folder, for ``stop_scratch_redis``."""
+    folder and set Django up; call before importing anything of Django's. Returns the folder, for
+    ``stop_scratch_redis``."""
     var = Path(tempfile.mkdtemp(prefix="bench-var-"))
     os.environ["DYNABENCH_VAR_DIR"] = str(var)
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "dynabench.settings")
+    import django
+
+    django.setup()
     return var
 
 

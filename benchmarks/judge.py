@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import tempfile
 import time
@@ -31,21 +30,12 @@ from urllib.parse import urlsplit
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks._stand_in import bare_chat_per_s, start_stand_in, stop_scratch_redis, use_scratch_var  # noqa: E402
+from benchmarks._stand_in import DYNASENT_DEV as DYNASENT, bare_chat_per_s, set_up_django, start_stand_in, stop_scratch_redis  # noqa: E402
 
-VAR = use_scratch_var()
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "dynabench.settings")
-
-import django  # noqa: E402
-
-django.setup()
+VAR = set_up_django()
 
 from django.conf import settings  # noqa: E402
 from django.db import connection  # noqa: E402
-
-DYNASENT = ROOT.parent / "shared" / "data" / "dynasent" / "dynasent-v1.1-round01-yelp-dev.jsonl"
-if not DYNASENT.exists():
-    DYNASENT = Path("/work/shared/data/dynasent/dynasent-v1.1-round01-yelp-dev.jsonl")
 
 
 def sentences(n: int, offset: int) -> list[tuple[str, str]]:

@@ -5,16 +5,9 @@ records (every file's sha256 checked)."""
 import json
 
 from releases.tests.support import download_folder, released
-from tests.croissant_support import validate_and_load
+from tests.croissant_support import records_script, validate_and_load
 
-LOAD = """
-import json, sys
-import mlcroissant as mlc
-dataset = mlc.Dataset(jsonld=sys.argv[1])
-records = [{k.split("/")[-1]: (v.decode() if isinstance(v, bytes) else v) for k, v in r.items()}
-           for r in dataset.records("round2-dev")]
-print(json.dumps(records, default=str))
-"""
+LOAD = records_script("round2-dev")
 
 
 def test_the_release_s_croissant_validates_and_loads_round_two(dynasent_task, owner, tmp_path):

@@ -7,16 +7,10 @@ import json
 from django.test import Client
 
 from annotation.models import Example
-from tests.croissant_support import validate_and_load
+from tests.croissant_support import records_script, validate_and_load
 from validation.models import Validation
 
-LOAD = """
-import json, sys
-import mlcroissant as mlc
-records = [{k.split("/")[-1]: (v.decode() if isinstance(v, bytes) else v) for k, v in r.items()}
-           for r in mlc.Dataset(jsonld=sys.argv[1]).records("examples")]
-print(json.dumps(records, default=str))
-"""
+LOAD = records_script("examples")
 
 
 def test_the_round_export_loads_with_its_croissant(sentiment_task, owner, annotator, validator, tmp_path):

@@ -9,15 +9,9 @@ from django.test import Client
 
 from annotation.diversity_models import ExampleDiversity
 from annotation.models import Example
-from tests.croissant_support import validate_and_load
+from tests.croissant_support import records_script, validate_and_load
 
-LOAD = """
-import json, sys
-import mlcroissant as mlc
-records = [{k.split("/")[-1]: (v.decode() if isinstance(v, bytes) else v) for k, v in r.items()}
-           for r in mlc.Dataset(jsonld=sys.argv[1]).records("examples")]
-print(json.dumps(records, default=str))
-"""
+LOAD = records_script("examples")
 
 
 def test_the_deduplicated_view_keeps_each_groups_first_example(sentiment_task, owner, annotator, tmp_path):
