@@ -11,6 +11,7 @@ import logging
 import os
 import signal
 
+import redis.exceptions
 from django.conf import settings
 from rq import worker_registration
 from rq.defaults import DEFAULT_WORKER_TTL
@@ -129,13 +130,20 @@ class ReapingWorker(ObservedWorker):
         thread to end; but that thread may read the UNSUBSCRIBE reply before its stop flag is cleared, and
         then sits in its next read for RQ's ``sleep_time`` (60 s): a warm stop took a minute and
         ``scripts/run.sh`` shut the worker down cold. Here the flag is cleared first, so the reply
-        itself ends the thread."""
+        itself ends the thread. When a message reaches the thread between the two, the thread ends first and
+closes the connection, which unsubscribes it: the UNSUBSCRIBE that then fails on the closed socket is
+not an error."""
         thread = self.pubsub_thread
         if not thread:
             return
         self.log.info("Worker %s: unsubscribing from channel %s", self.name, self.pubsub_channel_name)
         thread.stop(timeout=0)  # clears the flag only: the reply to UNSUBSCRIBE below wakes the reader, which ends
-        self.pubsub.unsubscribe()
+        try:
+            self.pubsub.unsubscribe()
+        except redis.exceptions.ConnectionError:
+            # a command reached the thread first: it saw the flag and closed the connection under UNSUBSCRIBE,
+            # and a closed connection is subscribed to nothing
+            pass
         thread.join(timeout=5)
         self.pubsub.close()
 
